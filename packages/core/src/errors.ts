@@ -1,0 +1,141 @@
+/**
+ * Every failure the library raises, one class each, with a stable `code`.
+ * `FlightErrorCodes` lists them; `toFlightError` turns anything thrown into one of them.
+ */
+import type { FailureType, FlightStatus } from './state/types.js';
+
+export interface FlightErrorContext {
+  stage?: string | undefined;
+  key?: string | undefined;
+  [field: string]: unknown;
+}
+
+/** Base class: every error thrown by @flight packages is an instance of it. */
+export class FlightError extends Error {
+  static readonly code: string = 'E_FLIGHT';
+  readonly code: string;
+  readonly context: FlightErrorContext;
+
+  constructor(message: string, options: { cause?: unknown; context?: FlightErrorContext } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = (new.target as typeof FlightError).code;
+    this.context = options.context ?? {};
+  }
+}
+
+/** A key, stage or option is invalid. Nothing was sent anywhere. */
+export class FlightValidationError extends FlightError {
+  static override readonly code = 'E_FLIGHT_VALIDATION';
+}
+
+/** An owner write was refused: another owner (a newer epoch) holds the flight, or it ended. */
+export class FlightFencedError extends FlightError {
+  static override readonly code = 'E_FLIGHT_FENCED';
+}
+
+/** The owner lost its lease (refused or failed renewal, stalled, or past its max run time). */
+export class FlightLeaseLostError extends FlightError {
+  static override readonly code = 'E_FLIGHT_LEASE_LOST';
+}
+
+/** A follower waited longer than the stage's wait timeout. */
+export class FlightWaitTimeoutError extends FlightError {
+  static override readonly code = 'E_FLIGHT_WAIT_TIMEOUT';
+}
+
+/** The caller's own AbortSignal fired; the flight goes on for everyone else. */
+export class FlightAbortedError extends FlightError {
+  static override readonly code = 'E_FLIGHT_ABORTED';
+}
+
+/** The flight was cancelled cluster-wide. */
+export class FlightCancelledError extends FlightError {
+  static override readonly code = 'E_FLIGHT_CANCELLED';
+}
+
+/** The coordinator (Redis) failed or did not answer by its deadline. */
+export class FlightCoordinationError extends FlightError {
+  static override readonly code = 'E_FLIGHT_COORDINATION';
+}
+
+/** A stored payload failed its checksum, was truncated, or could not be decoded. */
+export class FlightCorruptResultError extends FlightError {
+  static override readonly code = 'E_FLIGHT_CORRUPT_RESULT';
+}
+
+/** A result is larger than the stage's size cap (on encode, or when it inflates on decode). */
+export class FlightResultTooLargeError extends FlightError {
+  static override readonly code = 'E_FLIGHT_RESULT_TOO_LARGE';
+}
+
+/** A session lock could not be acquired in time. */
+export class FlightLockTimeoutError extends FlightError {
+  static override readonly code = 'E_FLIGHT_LOCK_TIMEOUT';
+}
+
+/** A session lock was released or renewed by a holder that no longer holds it. */
+export class FlightLockLostError extends FlightError {
+  static override readonly code = 'E_FLIGHT_LOCK_LOST';
+}
+
+/**
+ * The owner's failure, as seen by every caller of the flight: thrown to the owner's callers and
+ * replayed to followers (non-retryable failures). Carries the seed's errorType/errorCode/retryable.
+ */
+export class FlightExecutionError extends FlightError {
+  static override readonly code = 'E_FLIGHT_EXECUTION';
+  readonly errorType: FailureType;
+  readonly errorCode: string;
+  readonly retryable: boolean;
+  /** True when this caller received a failure recorded by another caller's run. */
+  readonly replayed: boolean;
+
+  constructor(
+    message: string,
+    details: { errorType: FailureType; errorCode: string; retryable: boolean; replayed: boolean },
+    options: { cause?: unknown; context?: FlightErrorContext } = {},
+  ) {
+    super(message, options);
+    this.errorType = details.errorType;
+    this.errorCode = details.errorCode;
+    this.retryable = details.retryable;
+    this.replayed = details.replayed;
+  }
+}
+
+/** Every error class by its code. */
+export const FlightErrorCodes = {
+  E_FLIGHT: FlightError,
+  E_FLIGHT_VALIDATION: FlightValidationError,
+  E_FLIGHT_FENCED: FlightFencedError,
+  E_FLIGHT_LEASE_LOST: FlightLeaseLostError,
+  E_FLIGHT_WAIT_TIMEOUT: FlightWaitTimeoutError,
+  E_FLIGHT_ABORTED: FlightAbortedError,
+  E_FLIGHT_CANCELLED: FlightCancelledError,
+  E_FLIGHT_COORDINATION: FlightCoordinationError,
+  E_FLIGHT_CORRUPT_RESULT: FlightCorruptResultError,
+  E_FLIGHT_RESULT_TOO_LARGE: FlightResultTooLargeError,
+  E_FLIGHT_LOCK_TIMEOUT: FlightLockTimeoutError,
+  E_FLIGHT_LOCK_LOST: FlightLockLostError,
+  E_FLIGHT_EXECUTION: FlightExecutionError,
+} as const;
+
+export type FlightErrorCode = keyof typeof FlightErrorCodes;
+
+/** True for errors that mean "the coordinator could not be used" (what hybrid mode falls back on). */
+export function isCoordinationFailure(error: unknown): boolean {
+  return error instanceof FlightCoordinationError;
+}
+
+/** Wraps anything thrown by a coordinator into a FlightCoordinationError (typed errors pass through). */
+export function toCoordinationError(error: unknown, context: FlightErrorContext = {}): FlightError {
+  if (error instanceof FlightError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new FlightCoordinationError(`coordinator failed: ${message}`, { cause: error, context });
+}
+
+/** The terminal status a reply refers to, for messages. */
+export function describeStatus(status: FlightStatus | null): string {
+  return status ?? 'missing';
+}

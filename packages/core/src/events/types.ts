@@ -1,0 +1,48 @@
+import type { FailureType } from '../state/types.js';
+
+/** How a caller got its value. */
+export type FlightRole = 'owner' | 'follower' | 'replay' | 'l1' | 'local';
+
+interface Base {
+  stage: string;
+  key: string;
+}
+
+/** Lifecycle events of `SingleFlight`, for logs, metrics and dashboards. */
+export interface FlightEventMap {
+  /** This node became the owner of an epoch (new or by takeover). */
+  owner: Base & { epoch: number; takeover: boolean };
+  /** Another owner's run was taken over (dead, stuck, expired or retryable failure). */
+  takeover: Base & { epoch: number; previousEpoch: number; previousStatus: string };
+  /** This node is waiting for another node's owner. */
+  follower: Base & { epoch: number; ownerId: string };
+  /** A stored success or non-retryable failure was replayed. */
+  replay: Base & { outcome: 'success' | 'failure' };
+  /** Served from the node-local L1 replay cache. */
+  l1: Base;
+  /** The supplier is about to run on this node (an upstream call). */
+  run: Base & { role: FlightRole; attempt: number };
+  /** An owner write was refused: a newer epoch holds the flight. */
+  fenced: Base & { epoch: number; operation: string };
+  /** The owner lost its lease; its AbortSignal was aborted. */
+  'lease-lost': Base & { epoch: number; reason: LeaseLossReason };
+  /** Coordination failed and hybrid mode used the in-process single-flight. */
+  fallback: Base & { error: string };
+  /** Coordination failed in distributed mode (the caller got a FlightCoordinationError). */
+  'coordination-error': Base & { error: string };
+  /** A follower finished waiting. */
+  waited: Base & { waitedMs: number; woken: 'event' | 'poll' | 'timeout' };
+  /** A caller's call settled. */
+  settled: Base & {
+    role: FlightRole | 'none';
+    shared: boolean;
+    ok: boolean;
+    durationMs: number;
+    errorType?: FailureType | undefined;
+    errorCode?: string | undefined;
+  };
+}
+
+export type FlightEventName = keyof FlightEventMap;
+
+export type LeaseLossReason = 'fenced' | 'expired' | 'renewal-failed' | 'stalled' | 'max-run-time' | 'cancelled';

@@ -1,0 +1,132 @@
+/**
+ * The owner's lease keeper (the seed's `FlightHeartbeatManager`), with the seed's known bug fixed:
+ * the lease renews only while the owner makes progress. It stops — and reports the loss — when
+ * - the run passes the stage's max run time (`max-run-time`),
+ * - the supplier reported progress once and then stayed silent for the stall window (`stalled`),
+ * - the coordinator refuses the renewal (`fenced`, `expired`, `cancelled`),
+ * - renewals keep failing until the lease may have lapsed (`renewal-failed`).
+ * One task per `requestKey|ownerToken`; every tick is guarded, so nothing throws from a timer.
+ */
+import type { LeaseLossReason } from '../events/types.js';
+import type { Clock, TimerHandle } from '../ports/clock.js';
+import type { FlightLogger } from '../ports/logger.js';
+
+/** Result of one renewal attempt. */
+export type RenewResult = 'ok' | 'fenced' | 'expired' | 'cancelled';
+
+export interface HeartbeatSpec {
+  requestKey: string;
+  ownerToken: string;
+  intervalMs: number;
+  /** Renewal must happen within this long of the last success, or the lease is considered lost. */
+  takeoverAfterMs: number;
+  maxRunMs: number;
+  stallTimeoutMs: number;
+  /** Renews the lease once; rejects on a transport failure. */
+  renew: () => Promise<RenewResult>;
+  /** Called once, when the lease is lost. */
+  onLost: (reason: LeaseLossReason) => void;
+}
+
+export interface HeartbeatTask {
+  readonly taskKey: string;
+  /** Records that the owner's work made progress (resets the stall window). */
+  progress(): void;
+  readonly lost: LeaseLossReason | undefined;
+}
+
+class Task implements HeartbeatTask {
+  readonly taskKey: string;
+  lost: LeaseLossReason | undefined;
+  stopped = false;
+  timer: TimerHandle | undefined;
+  readonly startedAt: number;
+  lastRenewedAt: number;
+  lastProgressAt: number | undefined;
+
+  constructor(
+    readonly spec: HeartbeatSpec,
+    private readonly clock: Clock,
+  ) {
+    this.taskKey = `${spec.requestKey}|${spec.ownerToken}`;
+    this.startedAt = clock.now();
+    this.lastRenewedAt = this.startedAt;
+  }
+
+  progress(): void {
+    this.lastProgressAt = this.clock.now();
+  }
+}
+
+export class HeartbeatManager {
+  private readonly tasks = new Map<string, Task>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly logger: FlightLogger,
+  ) {}
+
+  /** Starts renewing; the first renewal happens one interval from now. */
+  start(spec: HeartbeatSpec): HeartbeatTask {
+    const task = new Task(spec, this.clock);
+    this.stop(task.taskKey);
+    this.tasks.set(task.taskKey, task);
+    this.schedule(task);
+    return task;
+  }
+
+  /** Stops a task (idempotent). */
+  stop(taskKey: string | undefined): void {
+    if (!taskKey) return;
+    const task = this.tasks.get(taskKey);
+    if (!task) return;
+    task.stopped = true;
+    if (task.timer !== undefined) this.clock.clearTimeout(task.timer);
+    this.tasks.delete(taskKey);
+  }
+
+  /** Number of running tasks. */
+  get size(): number {
+    return this.tasks.size;
+  }
+
+  private schedule(task: Task): void {
+    task.timer = this.clock.setTimeout(() => {
+      this.tick(task).catch((error) => this.logger.error({ err: error, key: task.spec.requestKey }, 'heartbeat tick failed'));
+    }, task.spec.intervalMs);
+  }
+
+  private lose(task: Task, reason: LeaseLossReason): void {
+    if (task.lost) return;
+    task.lost = reason;
+    this.stop(task.taskKey);
+    try {
+      task.spec.onLost(reason);
+    } catch (error) {
+      this.logger.error({ err: error, key: task.spec.requestKey }, 'lease-lost handler threw');
+    }
+  }
+
+  private async tick(task: Task): Promise<void> {
+    if (task.stopped) return;
+    const now = this.clock.now();
+    const { spec } = task;
+    if (now - task.startedAt >= spec.maxRunMs) return this.lose(task, 'max-run-time');
+    if (task.lastProgressAt !== undefined && now - task.lastProgressAt >= spec.stallTimeoutMs) return this.lose(task, 'stalled');
+    let result: RenewResult | undefined;
+    try {
+      result = await spec.renew();
+    } catch (error) {
+      this.logger.warn({ err: error, key: spec.requestKey }, 'heartbeat renewal failed');
+    }
+    if (task.stopped) return;
+    if (result === 'ok') {
+      task.lastRenewedAt = this.clock.now();
+    } else if (result) {
+      return this.lose(task, result);
+    } else if (this.clock.now() - task.lastRenewedAt >= spec.takeoverAfterMs) {
+      return this.lose(task, 'renewal-failed');
+    }
+    this.schedule(task);
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * The embedded coordinator: the state machine in process memory. It is the default for one process
+ * and for tests, and it passes the same conformance suite as the Redis coordinators.
+ */
+import { systemClock, type Clock } from '../ports/clock.js';
+import type { FlightCoordinator } from '../ports/coordinator.js';
+import * as machine from '../state/transitions.js';
+import type { FlightRecord, FlightRef, TerminalEvent } from '../state/types.js';
+
+export interface MemoryCoordinatorOptions {
+  /** Source of time for lease arithmetic. @default the system clock */
+  clock?: Clock;
+}
+
+interface Waiter {
+  epoch: number;
+  resolve: (event: TerminalEvent | null) => void;
+}
+
+export interface MemoryCoordinator extends FlightCoordinator {
+  /** Live records (expired ones are swept first). */
+  size(): number;
+}
+
+export function flightId(ref: FlightRef): string {
+  return `${ref.stage}\u0000${ref.key}`;
+}
+
+export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}): MemoryCoordinator {
+  const clock = options.clock ?? systemClock;
+  const records = new Map<string, FlightRecord>();
+  const waiters = new Map<string, Set<Waiter>>();
+  let writes = 0;
+
+  const sweep = () => {
+    const now = clock.now();
+    for (const [id, record] of records) if (!machine.isLive(record, now)) records.delete(id);
+  };
+
+  const read = (ref: FlightRef): FlightRecord | null => {
+    const id = flightId(ref);
+    const record = records.get(id);
+    if (record && !machine.isLive(record, clock.now())) {
+      records.delete(id);
+      return null;
+    }
+    return record ?? null;
+  };
+
+  function apply<R>(ref: FlightRef, step: (record: FlightRecord | null, now: number) => machine.Transition<R>): Promise<R> {
+    const id = flightId(ref);
+    const { reply, next, event } = step(read(ref), clock.now());
+    if (next) records.set(id, structuredClone(next));
+    if (++writes % 1000 === 0) sweep();
+    if (event) {
+      const set = waiters.get(id);
+      if (set) {
+        for (const waiter of [...set]) if (event.epoch >= waiter.epoch) waiter.resolve(event);
+      }
+    }
+    return Promise.resolve(structuredClone(reply));
+  }
+
+  return {
+    acquire: (input) => apply(input, (r, now) => machine.acquire(r, input, now)),
+    markRunning: (fence, lease) => apply(fence, (r, now) => machine.markRunning(r, fence, lease, now)),
+    heartbeat: (fence, lease) => apply(fence, (r, now) => machine.heartbeat(r, fence, lease, now)),
+    complete: (fence, input) => apply(fence, (r, now) => machine.complete(r, fence, input, now)),
+    fail: (fence, input) => apply(fence, (r, now) => machine.fail(r, fence, input, now)),
+    cancel: (ref, input) => apply(ref, (r, now) => machine.cancel(r, ref, input, now)),
+    expire: (ref, input) => apply(ref, (r, now) => machine.expire(r, ref, input, now)),
+    readMeta: async (ref) => structuredClone(read(ref)?.meta ?? null),
+    readResult: async (ref) => {
+      const record = read(ref);
+      return record?.meta.status === 'SUCCEEDED' ? (record.result ?? null) : null;
+    },
+    waitForTerminal(ref, { epoch, timeoutMs, signal }) {
+      const record = read(ref);
+      if (record && record.meta.epoch >= epoch && !['PENDING', 'RUNNING'].includes(record.meta.status)) {
+        const { meta } = record;
+        return Promise.resolve({ stage: meta.stage, key: meta.requestKey, status: meta.status, epoch: meta.epoch });
+      }
+      const id = flightId(ref);
+      return new Promise((resolve) => {
+        let set = waiters.get(id);
+        if (!set) waiters.set(id, (set = new Set()));
+        const waiter: Waiter = {
+          epoch,
+          resolve: (event) => {
+            clock.clearTimeout(timer);
+            signal?.removeEventListener('abort', onAbort);
+            set.delete(waiter);
+            if (set.size === 0 && waiters.get(id) === set) waiters.delete(id);
+            resolve(event);
+          },
+        };
+        const onAbort = () => waiter.resolve(null);
+        const timer = clock.setTimeout(() => waiter.resolve(null), timeoutMs);
+        signal?.addEventListener('abort', onAbort, { once: true });
+        set.add(waiter);
+        if (signal?.aborted) onAbort();
+      });
+    },
+    size() {
+      sweep();
+      return records.size;
+    },
+    async close() {
+      for (const set of waiters.values()) for (const waiter of [...set]) waiter.resolve(null);
+      waiters.clear();
+    },
+  };
+}

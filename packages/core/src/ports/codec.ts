@@ -1,0 +1,9 @@
+/**
+ * Turns results into stored text and back. Every coordinator stores strings.
+ * Implementations MUST verify integrity on `decode` and throw `FlightCorruptResultError` for
+ * a damaged payload, and enforce `maxBytes` on both sides (`FlightResultTooLargeError`).
+ */
+export interface ResultCodec {
+  encode(value: unknown, options: { maxBytes: number }): string;
+  decode(payload: string, options: { maxBytes: number }): unknown;
+}

@@ -1,0 +1,54 @@
+import type {
+  AcquireInput,
+  AcquireReply,
+  CancelReply,
+  ExpireReply,
+  Fence,
+  FailureRecord,
+  FlightMeta,
+  FlightRef,
+  LeaseTerms,
+  TerminalEvent,
+  WriteReply,
+} from '../state/types.js';
+
+/**
+ * Where flights are coordinated across processes (Redis) or inside one (memory).
+ *
+ * Every method implements the pure transition of the same name in `state/transitions.ts`, atomically.
+ * Adapters MUST:
+ * - take time from one clock shared by all nodes (Redis: the server's `TIME`), never the caller's;
+ * - check ownerId, ownerToken and epoch inside every owner write and answer `FENCED` to anyone else;
+ * - make `complete` store the result, move to SUCCEEDED and publish the terminal event in one step;
+ * - give every stored key a TTL;
+ * - settle every returned promise by a deadline, rejecting with `FlightCoordinationError` when the
+ *   backing store fails or does not answer (hybrid mode falls back on exactly that error).
+ */
+export interface FlightCoordinator {
+  /** Join the flight or become its owner. Returns the outcome, the metadata and, for REPLAY_SUCCESS, the stored result. */
+  acquire(input: AcquireInput): Promise<AcquireReply>;
+  /** PENDING → RUNNING for the fenced owner; renews the lease. */
+  markRunning(fence: Fence, lease: LeaseTerms): Promise<WriteReply>;
+  /** Renews the fenced owner's lease; refused past the run's deadline (the run becomes EXPIRED). */
+  heartbeat(fence: Fence, lease: LeaseTerms): Promise<WriteReply>;
+  /** Stores `result`, moves to SUCCEEDED and publishes the terminal event, atomically. */
+  complete(fence: Fence, input: { result: string; resultTtlMs: number }): Promise<WriteReply>;
+  /** Moves to FAILED with the failure record and publishes the terminal event. */
+  fail(fence: Fence, input: { failure: FailureRecord; ttlMs: number }): Promise<WriteReply>;
+  /** Cancels an active flight cluster-wide and publishes the terminal event. */
+  cancel(ref: FlightRef, input: { reason: string; ttlMs: number }): Promise<CancelReply>;
+  /** Marks an active flight that is past its deadline EXPIRED and publishes the terminal event. */
+  expire(ref: FlightRef, input: { ttlMs: number }): Promise<ExpireReply>;
+  /** Reads the metadata, or null when there is no live record. */
+  readMeta(ref: FlightRef): Promise<FlightMeta | null>;
+  /** Reads the stored result of a SUCCEEDED flight, or null. */
+  readResult(ref: FlightRef): Promise<string | null>;
+  /**
+   * Resolves with the first terminal event of `ref` at or after `epoch`, or `null` when `timeoutMs`
+   * passes or `signal` aborts. Never rejects: a broken notification channel only delays the waiter
+   * until its timeout (callers poll the state as a safety net).
+   */
+  waitForTerminal(ref: FlightRef, options: { epoch: number; timeoutMs: number; signal?: AbortSignal }): Promise<TerminalEvent | null>;
+  /** Releases connections and timers owned by the coordinator (not the user's own client). */
+  close(): Promise<void>;
+}

@@ -1,0 +1,243 @@
+/**
+ * The state machine as pure functions: (stored record, input, now) → (reply, next record, event).
+ *
+ * This is the specification every coordinator implements. The in-memory coordinator calls these
+ * functions directly; the Redis Lua scripts re-implement them, and the conformance suite checks
+ * that both give the same replies for the same sequence of calls.
+ */
+import type {
+  AcquireInput,
+  AcquireReply,
+  CancelReply,
+  ExpireReply,
+  Fence,
+  FailureRecord,
+  FlightMeta,
+  FlightRecord,
+  FlightRef,
+  LeaseTerms,
+  TerminalEvent,
+  WriteReply,
+} from './types.js';
+import { isActive } from './types.js';
+
+/** What a transition decided: the reply, the record to store (`undefined` = unchanged) and the event to publish. */
+export interface Transition<R> {
+  reply: R;
+  next?: FlightRecord | undefined;
+  event?: TerminalEvent | undefined;
+}
+
+/**
+ * The next fencing epoch: strictly above the previous one and at least `now * 1000`, so epochs keep
+ * growing even when a record is lost (evicted, or Redis restarted empty) as long as the clock moves on.
+ */
+export function nextEpoch(previous: number, now: number): number {
+  return Math.max(previous + 1, now * 1000);
+}
+
+/** True when the record is live at `now` (its storage TTL has not ended). */
+export function isLive(record: FlightRecord | null | undefined, now: number): record is FlightRecord {
+  return !!record && record.meta.expireAt > now;
+}
+
+export function fenceMatches(meta: FlightMeta, fence: Fence): boolean {
+  return meta.ownerId === fence.ownerId && meta.ownerToken === fence.ownerToken && meta.epoch === fence.epoch;
+}
+
+function fenced(record: FlightRecord | null): Transition<WriteReply> {
+  return {
+    reply: { ok: false, code: 'FENCED', status: record?.meta.status ?? null, epoch: record?.meta.epoch ?? null },
+  };
+}
+
+function terminalEvent(meta: FlightMeta): TerminalEvent {
+  return { stage: meta.stage, key: meta.requestKey, status: meta.status, epoch: meta.epoch };
+}
+
+function newOwnerMeta(input: AcquireInput, previous: FlightMeta | null, now: number): FlightMeta {
+  return {
+    status: 'PENDING',
+    stage: input.stage,
+    requestKey: input.key,
+    sessionId: input.sessionId ?? previous?.sessionId ?? '',
+    ownerId: input.ownerId,
+    ownerToken: input.ownerToken,
+    epoch: nextEpoch(previous?.epoch ?? 0, now),
+    takeovers: previous ? previous.takeovers + 1 : 0,
+    createdAt: previous?.createdAt ?? now,
+    updatedAt: now,
+    heartbeatAt: now,
+    expireAt: now + input.leaseTtlMs,
+    deadlineAt: now + input.maxRunMs,
+    retryable: false,
+    errorType: '',
+    errorCode: '',
+    errorMessage: '',
+    resultRef: '',
+  };
+}
+
+/**
+ * Join a flight or become its owner (the seed's `acquireOrJoin`).
+ * - no live record, or SUCCEEDED without its result → OWNER_NEW
+ * - SUCCEEDED → REPLAY_SUCCESS (with the result)
+ * - FAILED: retryable → OWNER_TAKEOVER, else REPLAY_FAILURE
+ * - CANCELLED: replayed (REPLAY_FAILURE) to callers that followed that epoch, taken over by new callers
+ * - EXPIRED → OWNER_TAKEOVER
+ * - PENDING/RUNNING: same ownerToken → the same owner outcome again (idempotent retry);
+ *   heartbeat older than `takeoverAfterMs` or past the deadline → OWNER_TAKEOVER; else FOLLOWER_WAIT
+ */
+export function acquire(stored: FlightRecord | null, input: AcquireInput, now: number): Transition<AcquireReply> {
+  const record = isLive(stored, now) ? stored : null;
+  if (!record || (record.meta.status === 'SUCCEEDED' && record.result === undefined)) {
+    // A lost record keeps no epoch to build on; the clock-based floor of nextEpoch keeps epochs growing.
+    const meta = newOwnerMeta(input, null, now);
+    if (record) meta.epoch = nextEpoch(record.meta.epoch, now);
+    return { reply: { outcome: 'OWNER_NEW', meta }, next: { meta } };
+  }
+  const current = record.meta;
+  const takeover = (): Transition<AcquireReply> => {
+    const meta = newOwnerMeta(input, current, now);
+    return { reply: { outcome: 'OWNER_TAKEOVER', meta }, next: { meta } };
+  };
+  switch (current.status) {
+    case 'SUCCEEDED':
+      return { reply: { outcome: 'REPLAY_SUCCESS', meta: current, result: record.result } };
+    case 'FAILED':
+      return current.retryable ? takeover() : { reply: { outcome: 'REPLAY_FAILURE', meta: current } };
+    case 'CANCELLED':
+      return input.joinEpoch === current.epoch ? { reply: { outcome: 'REPLAY_FAILURE', meta: current } } : takeover();
+    case 'EXPIRED':
+      return takeover();
+    case 'PENDING':
+    case 'RUNNING': {
+      if (current.ownerToken === input.ownerToken && current.ownerId === input.ownerId) {
+        return { reply: { outcome: current.takeovers > 0 ? 'OWNER_TAKEOVER' : 'OWNER_NEW', meta: current } };
+      }
+      const stale = now - current.heartbeatAt > input.takeoverAfterMs || now >= current.deadlineAt;
+      return stale ? takeover() : { reply: { outcome: 'FOLLOWER_WAIT', meta: current } };
+    }
+  }
+}
+
+/** Renew the lease; shared by markRunning and heartbeat. Past the deadline the run becomes EXPIRED. */
+function renew(
+  stored: FlightRecord | null,
+  fence: Fence,
+  lease: LeaseTerms,
+  now: number,
+  allowPending: boolean,
+): Transition<WriteReply> {
+  const record = isLive(stored, now) ? stored : null;
+  if (!record || !fenceMatches(record.meta, fence) || !isActive(record.meta.status)) return fenced(record);
+  if (record.meta.status === 'PENDING' && !allowPending) return fenced(record);
+  if (now >= record.meta.deadlineAt) {
+    const meta: FlightMeta = { ...record.meta, status: 'EXPIRED', updatedAt: now, expireAt: now + lease.leaseTtlMs };
+    return { ...fenced({ meta }), next: { meta }, event: terminalEvent(meta) };
+  }
+  const meta: FlightMeta = {
+    ...record.meta,
+    status: 'RUNNING',
+    heartbeatAt: now,
+    updatedAt: now,
+    expireAt: now + lease.leaseTtlMs,
+  };
+  return { reply: { ok: true, meta }, next: { meta, result: record.result } };
+}
+
+/** PENDING → RUNNING for the fenced owner (idempotent while RUNNING). */
+export function markRunning(stored: FlightRecord | null, fence: Fence, lease: LeaseTerms, now: number) {
+  return renew(stored, fence, lease, now, true);
+}
+
+/** Renew a RUNNING owner's lease. Refused (FENCED) for anyone else, and EXPIRED past the deadline. */
+export function heartbeat(stored: FlightRecord | null, fence: Fence, lease: LeaseTerms, now: number) {
+  return renew(stored, fence, lease, now, false);
+}
+
+/** Store the result and move to SUCCEEDED, atomically, with the terminal event. Idempotent for the same fence. */
+export function complete(
+  stored: FlightRecord | null,
+  fence: Fence,
+  input: { result: string; resultTtlMs: number },
+  now: number,
+): Transition<WriteReply> {
+  const record = isLive(stored, now) ? stored : null;
+  if (!record || !fenceMatches(record.meta, fence)) return fenced(record);
+  if (record.meta.status === 'SUCCEEDED') return { reply: { ok: true, meta: record.meta } };
+  if (!isActive(record.meta.status)) return fenced(record);
+  const meta: FlightMeta = {
+    ...record.meta,
+    status: 'SUCCEEDED',
+    updatedAt: now,
+    expireAt: now + input.resultTtlMs,
+    resultRef: 'result',
+  };
+  return { reply: { ok: true, meta }, next: { meta, result: input.result }, event: terminalEvent(meta) };
+}
+
+/** Move to FAILED with the failure's class, code and retryability, with the terminal event. Idempotent for the same fence. */
+export function fail(
+  stored: FlightRecord | null,
+  fence: Fence,
+  input: { failure: FailureRecord; ttlMs: number },
+  now: number,
+): Transition<WriteReply> {
+  const record = isLive(stored, now) ? stored : null;
+  if (!record || !fenceMatches(record.meta, fence)) return fenced(record);
+  if (record.meta.status === 'FAILED') return { reply: { ok: true, meta: record.meta } };
+  if (!isActive(record.meta.status)) return fenced(record);
+  const { failure } = input;
+  const meta: FlightMeta = {
+    ...record.meta,
+    status: 'FAILED',
+    updatedAt: now,
+    expireAt: now + input.ttlMs,
+    retryable: failure.retryable,
+    errorType: failure.type,
+    errorCode: failure.code,
+    errorMessage: failure.message,
+  };
+  return { reply: { ok: true, meta }, next: { meta }, event: terminalEvent(meta) };
+}
+
+/** Cancel an active flight cluster-wide (no fence: an operator action). */
+export function cancel(
+  stored: FlightRecord | null,
+  _ref: FlightRef,
+  input: { reason: string; ttlMs: number },
+  now: number,
+): Transition<CancelReply> {
+  const record = isLive(stored, now) ? stored : null;
+  if (!record || !isActive(record.meta.status)) {
+    return { reply: { ok: false, code: 'NOT_ACTIVE', status: record?.meta.status ?? null } };
+  }
+  const meta: FlightMeta = {
+    ...record.meta,
+    status: 'CANCELLED',
+    updatedAt: now,
+    expireAt: now + input.ttlMs,
+    retryable: false,
+    errorType: 'CANCELLED',
+    errorCode: 'E_FLIGHT_CANCELLED',
+    errorMessage: input.reason,
+  };
+  return { reply: { ok: true, meta }, next: { meta }, event: terminalEvent(meta) };
+}
+
+/** Mark an active flight past its deadline EXPIRED. */
+export function expire(
+  stored: FlightRecord | null,
+  _ref: FlightRef,
+  input: { ttlMs: number },
+  now: number,
+): Transition<ExpireReply> {
+  const record = isLive(stored, now) ? stored : null;
+  if (!record || !isActive(record.meta.status)) {
+    return { reply: { ok: false, code: 'NOT_ACTIVE', status: record?.meta.status ?? null } };
+  }
+  if (now < record.meta.deadlineAt) return { reply: { ok: false, code: 'NOT_DUE', status: record.meta.status } };
+  const meta: FlightMeta = { ...record.meta, status: 'EXPIRED', updatedAt: now, expireAt: now + input.ttlMs };
+  return { reply: { ok: true, meta }, next: { meta }, event: terminalEvent(meta) };
+}

@@ -1,0 +1,122 @@
+/**
+ * The persisted shape of a flight: statuses, outcomes, the metadata record and the
+ * inputs of every transition. These types are shared by the pure transition
+ * functions, every coordinator and the Lua scripts' replies.
+ */
+
+/** Every status a flight's metadata can hold. */
+export const FLIGHT_STATUSES = ['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'EXPIRED'] as const;
+export type FlightStatus = (typeof FLIGHT_STATUSES)[number];
+
+/** Statuses in which an owner holds the flight. */
+export const ACTIVE_STATUSES: readonly FlightStatus[] = ['PENDING', 'RUNNING'];
+/** Statuses after which no owner write is accepted for the epoch. */
+export const TERMINAL_STATUSES: readonly FlightStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED', 'EXPIRED'];
+
+export function isActive(status: FlightStatus): boolean {
+  return status === 'PENDING' || status === 'RUNNING';
+}
+
+/** What `acquire` decided for the caller. */
+export const ACQUIRE_OUTCOMES = ['OWNER_NEW', 'OWNER_TAKEOVER', 'FOLLOWER_WAIT', 'REPLAY_SUCCESS', 'REPLAY_FAILURE'] as const;
+export type AcquireOutcome = (typeof ACQUIRE_OUTCOMES)[number];
+
+/** Failure classes of the seed, plus CANCELLED for flights cancelled cluster-wide. */
+export const FAILURE_TYPES = ['TIMEOUT', 'OVERLOAD', 'PROVIDER', 'VALIDATION', 'UNEXPECTED', 'CANCELLED'] as const;
+export type FailureType = (typeof FAILURE_TYPES)[number];
+
+/** Identifies one flight: the stage and the request key inside it. */
+export interface FlightRef {
+  stage: string;
+  key: string;
+}
+
+/** The metadata record of a flight (the seed's `meta:{requestKey}` hash). Times are epoch milliseconds. */
+export interface FlightMeta {
+  status: FlightStatus;
+  stage: string;
+  requestKey: string;
+  sessionId: string;
+  ownerId: string;
+  ownerToken: string;
+  /** Fencing epoch: grows on every new owner of this key and never repeats, even after the record is lost. */
+  epoch: number;
+  /** How many times ownership was taken over inside this record. */
+  takeovers: number;
+  createdAt: number;
+  updatedAt: number;
+  heartbeatAt: number;
+  /** When the record expires (the storage TTL ends). */
+  expireAt: number;
+  /** The latest time the current run may still be renewed; past it the run is EXPIRED. */
+  deadlineAt: number;
+  retryable: boolean;
+  errorType: FailureType | '';
+  errorCode: string;
+  errorMessage: string;
+  /** Where the result is stored (set once SUCCEEDED). */
+  resultRef: string;
+}
+
+/** A flight as stored: its metadata and, once SUCCEEDED, the encoded result. */
+export interface FlightRecord {
+  meta: FlightMeta;
+  result?: string | undefined;
+}
+
+/** Proves who is writing: owner writes are refused unless all three match the record. */
+export interface Fence extends FlightRef {
+  ownerId: string;
+  ownerToken: string;
+  epoch: number;
+}
+
+/** Lease arithmetic, taken from the stage policy and passed with every call. */
+export interface LeaseTerms {
+  /** A run whose heartbeat is older than this may be taken over. */
+  takeoverAfterMs: number;
+  /** Storage TTL of an active flight, renewed by each heartbeat. Larger than `takeoverAfterMs`. */
+  leaseTtlMs: number;
+  /** Longest a run may last from its acquisition; past it, heartbeats are refused and the run is EXPIRED. */
+  maxRunMs: number;
+}
+
+export interface AcquireInput extends FlightRef, LeaseTerms {
+  sessionId?: string | undefined;
+  ownerId: string;
+  /** A fresh random token per attempt; repeating an acquire with the same token is idempotent. */
+  ownerToken: string;
+  /** The epoch this caller was following, if any: a CANCELLED flight of that epoch is replayed to it. */
+  joinEpoch?: number | undefined;
+}
+
+export interface FailureRecord {
+  type: FailureType;
+  code: string;
+  message: string;
+  retryable: boolean;
+}
+
+/** Reply of `acquire`. `result` is present for REPLAY_SUCCESS. */
+export interface AcquireReply {
+  outcome: AcquireOutcome;
+  meta: FlightMeta;
+  result?: string | undefined;
+}
+
+/** Reply of an owner write: accepted, or refused because the writer is no longer the owner. */
+export type WriteReply =
+  | { ok: true; meta: FlightMeta }
+  | { ok: false; code: 'FENCED'; status: FlightStatus | null; epoch: number | null };
+
+export type CancelReply = { ok: true; meta: FlightMeta } | { ok: false; code: 'NOT_ACTIVE'; status: FlightStatus | null };
+
+export type ExpireReply =
+  | { ok: true; meta: FlightMeta }
+  | { ok: false; code: 'NOT_ACTIVE' | 'NOT_DUE'; status: FlightStatus | null };
+
+/** Published when a flight reaches a terminal status. */
+export interface TerminalEvent extends FlightRef {
+  status: FlightStatus;
+  epoch: number;
+}

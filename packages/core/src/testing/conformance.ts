@@ -1,0 +1,281 @@
+/**
+ * The coordinator conformance suite: any `FlightCoordinator` (memory, ioredis, node-redis, standalone
+ * or cluster) registers it in one call and proves it obeys the state machine of `state/transitions.ts`:
+ * every transition and outcome, fencing, TTL/expiry, terminal events, and a model-based run of random
+ * interleavings from several simulated nodes compared step by step with the pure model.
+ *
+ * ```ts
+ * registerCoordinatorConformance({ name: 'memory', create: (now) => ({ coordinator: createMemoryCoordinator({ clock: ... }) }) });
+ * ```
+ */
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { FlightCoordinator } from '../ports/coordinator.js';
+import type { AcquireInput, Fence, FailureRecord, FlightRef, LeaseTerms } from '../state/types.js';
+import { runModelComparison } from './model.js';
+
+export interface ConformanceTarget {
+  coordinator: FlightCoordinator;
+  /** Called after each test. */
+  cleanup?: () => Promise<void> | void;
+}
+
+export interface ConformanceOptions {
+  name: string;
+  /** Creates a coordinator whose lease arithmetic reads time from `now` (the suite moves it). */
+  create: (now: () => number) => Promise<ConformanceTarget> | ConformanceTarget;
+  /** Runs of the model-based property. @default 100 */
+  modelRuns?: number;
+}
+
+export const LEASE: LeaseTerms = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
+const STAGE = 'conformance';
+
+export function registerCoordinatorConformance(options: ConformanceOptions): void {
+  describe(`FlightCoordinator conformance: ${options.name}`, () => {
+    let time = 0;
+    let target: ConformanceTarget;
+    let c: FlightCoordinator;
+    const now = () => time;
+    const advance = (ms: number) => {
+      time += ms;
+    };
+
+    beforeEach(async () => {
+      time = Date.now();
+      target = await options.create(now);
+      c = target.coordinator;
+    });
+    afterEach(async () => {
+      await target?.cleanup?.();
+    });
+
+    const ref = (suffix = ''): FlightRef => ({ stage: STAGE, key: `k-${randomUUID()}${suffix}` });
+    const acquireAs = (r: FlightRef, ownerId: string, extra: Partial<AcquireInput> = {}) =>
+      c.acquire({ ...r, ...LEASE, ownerId, ownerToken: randomUUID(), ...extra });
+    const fenceOf = (r: FlightRef, meta: { ownerId: string; ownerToken: string; epoch: number }): Fence => ({
+      ...r,
+      ownerId: meta.ownerId,
+      ownerToken: meta.ownerToken,
+      epoch: meta.epoch,
+    });
+    const failure = (retryable: boolean): FailureRecord => ({
+      type: retryable ? 'PROVIDER' : 'VALIDATION',
+      code: retryable ? 'E_UPSTREAM_502' : 'E_BAD_INPUT',
+      message: 'boom',
+      retryable,
+    });
+    async function owner(r: FlightRef, id = 'node-a') {
+      const reply = await acquireAs(r, id);
+      expect(reply.outcome).toBe('OWNER_NEW');
+      const fence = fenceOf(r, reply.meta);
+      expect((await c.markRunning(fence, LEASE)).ok).toBe(true);
+      return fence;
+    }
+
+    it('creates a PENDING flight for the first caller (OWNER_NEW) with every metadata field', async () => {
+      const r = ref();
+      const reply = await acquireAs(r, 'node-a', { sessionId: 's-1' });
+      expect(reply.outcome).toBe('OWNER_NEW');
+      expect(reply.meta).toMatchObject({
+        status: 'PENDING',
+        stage: STAGE,
+        requestKey: r.key,
+        sessionId: 's-1',
+        ownerId: 'node-a',
+        takeovers: 0,
+        createdAt: time,
+        heartbeatAt: time,
+        expireAt: time + LEASE.leaseTtlMs,
+        deadlineAt: time + LEASE.maxRunMs,
+        retryable: false,
+        errorType: '',
+      });
+      expect(reply.meta.epoch).toBeGreaterThanOrEqual(time * 1000);
+      expect(await c.readMeta(r)).toEqual(reply.meta);
+    });
+
+    it('makes later callers followers of the live owner (FOLLOWER_WAIT) and repeats the owner outcome for the same token', async () => {
+      const r = ref();
+      const first = await acquireAs(r, 'node-a');
+      const second = await acquireAs(r, 'node-b');
+      expect(second.outcome).toBe('FOLLOWER_WAIT');
+      expect(second.meta.epoch).toBe(first.meta.epoch);
+      expect(second.meta.ownerId).toBe('node-a');
+      const again = await c.acquire({ ...r, ...LEASE, ownerId: 'node-a', ownerToken: first.meta.ownerToken });
+      expect(again.outcome).toBe('OWNER_NEW');
+      expect(again.meta.epoch).toBe(first.meta.epoch);
+    });
+
+    it('moves PENDING → RUNNING only for the fenced owner, and renews the lease on heartbeat', async () => {
+      const r = ref();
+      const { meta } = await acquireAs(r, 'node-a');
+      const fence = fenceOf(r, meta);
+      expect(await c.heartbeat(fence, LEASE)).toMatchObject({ ok: false, code: 'FENCED', status: 'PENDING' });
+      expect(await c.markRunning({ ...fence, ownerToken: 'forged' }, LEASE)).toMatchObject({ ok: false, code: 'FENCED' });
+      expect(await c.markRunning({ ...fence, epoch: fence.epoch - 1 }, LEASE)).toMatchObject({ ok: false, code: 'FENCED' });
+      const running = await c.markRunning(fence, LEASE);
+      expect(running).toMatchObject({ ok: true, meta: { status: 'RUNNING' } });
+      advance(1000);
+      const beat = await c.heartbeat(fence, LEASE);
+      expect(beat).toMatchObject({ ok: true, meta: { status: 'RUNNING', heartbeatAt: time, expireAt: time + LEASE.leaseTtlMs } });
+      expect(await c.heartbeat({ ...fence, ownerId: 'node-b' }, LEASE)).toMatchObject({ ok: false, code: 'FENCED', status: 'RUNNING' });
+    });
+
+    it('completes atomically: SUCCEEDED with the result, replayed to every later caller', async () => {
+      const r = ref();
+      const fence = await owner(r);
+      const done = await c.complete(fence, { result: 'payload-1', resultTtlMs: 60_000 });
+      expect(done).toMatchObject({ ok: true, meta: { status: 'SUCCEEDED', expireAt: time + 60_000 } });
+      const replay = await acquireAs(r, 'node-b');
+      expect(replay.outcome).toBe('REPLAY_SUCCESS');
+      expect(replay.result).toBe('payload-1');
+      expect(await c.readResult(r)).toBe('payload-1');
+      // A lost reply retried by the same owner is accepted without change; anyone else is fenced.
+      expect((await c.complete(fence, { result: 'payload-1', resultTtlMs: 60_000 })).ok).toBe(true);
+      expect(await c.complete({ ...fence, ownerToken: 'other' }, { result: 'payload-2', resultTtlMs: 60_000 })).toMatchObject({
+        ok: false,
+        code: 'FENCED',
+        status: 'SUCCEEDED',
+      });
+      expect(await c.readResult(r)).toBe('payload-1');
+    });
+
+    it('replays a non-retryable failure and lets the next caller take over a retryable one', async () => {
+      const hard = ref();
+      const f1 = await owner(hard);
+      expect(await c.fail(f1, { failure: failure(false), ttlMs: 10_000 })).toMatchObject({ ok: true, meta: { status: 'FAILED' } });
+      const replay = await acquireAs(hard, 'node-b');
+      expect(replay.outcome).toBe('REPLAY_FAILURE');
+      expect(replay.meta).toMatchObject({ errorType: 'VALIDATION', errorCode: 'E_BAD_INPUT', errorMessage: 'boom', retryable: false });
+      expect(await c.complete(f1, { result: 'late', resultTtlMs: 1000 })).toMatchObject({ ok: false, code: 'FENCED', status: 'FAILED' });
+
+      const soft = ref();
+      const f2 = await owner(soft);
+      await c.fail(f2, { failure: failure(true), ttlMs: 10_000 });
+      const next = await acquireAs(soft, 'node-b');
+      expect(next.outcome).toBe('OWNER_TAKEOVER');
+      expect(next.meta.epoch).toBeGreaterThan(f2.epoch);
+      expect(next.meta).toMatchObject({ status: 'PENDING', ownerId: 'node-b', takeovers: 1, errorType: '', retryable: false });
+      expect(await c.heartbeat(f2, LEASE)).toMatchObject({ ok: false, code: 'FENCED' });
+    });
+
+    it('takes over an owner whose heartbeat is stale, and fences every write of the old epoch', async () => {
+      const r = ref();
+      const old = await owner(r, 'node-a');
+      advance(LEASE.takeoverAfterMs);
+      expect((await acquireAs(r, 'node-b')).outcome).toBe('FOLLOWER_WAIT');
+      advance(1);
+      const next = await acquireAs(r, 'node-b');
+      expect(next.outcome).toBe('OWNER_TAKEOVER');
+      expect(next.meta.epoch).toBeGreaterThan(old.epoch);
+      const fresh = fenceOf(r, next.meta);
+      expect(await c.heartbeat(old, LEASE)).toMatchObject({ ok: false, code: 'FENCED' });
+      expect(await c.complete(old, { result: 'stale', resultTtlMs: 1000 })).toMatchObject({ ok: false, code: 'FENCED' });
+      expect(await c.fail(old, { failure: failure(false), ttlMs: 1000 })).toMatchObject({ ok: false, code: 'FENCED' });
+      expect((await c.markRunning(fresh, LEASE)).ok).toBe(true);
+      expect((await c.complete(fresh, { result: 'fresh', resultTtlMs: 1000 })).ok).toBe(true);
+      expect(await c.readResult(r)).toBe('fresh');
+    });
+
+    it('refuses renewal past the run deadline and marks the run EXPIRED; expire() does the same on demand', async () => {
+      const r = ref();
+      const fence = await owner(r);
+      for (let t = 0; t < LEASE.maxRunMs; t += 2000) {
+        advance(2000);
+        const beat = await c.heartbeat(fence, LEASE);
+        if (t + 2000 >= LEASE.maxRunMs) expect(beat).toMatchObject({ ok: false, code: 'FENCED', status: 'EXPIRED' });
+        else expect(beat.ok).toBe(true);
+      }
+      expect((await c.readMeta(r))?.status).toBe('EXPIRED');
+      expect((await acquireAs(r, 'node-b')).outcome).toBe('OWNER_TAKEOVER');
+
+      const other = ref();
+      const live = await owner(other);
+      expect(await c.expire(other, { ttlMs: 10_000 })).toMatchObject({ ok: false, code: 'NOT_DUE' });
+      for (let t = 2000; t < LEASE.maxRunMs; t += 2000) {
+        advance(2000);
+        expect((await c.heartbeat(live, LEASE)).ok).toBe(true);
+      }
+      advance(2000);
+      expect(await c.expire(other, { ttlMs: 10_000 })).toMatchObject({ ok: true, meta: { status: 'EXPIRED' } });
+      expect(await c.expire(other, { ttlMs: 10_000 })).toMatchObject({ ok: false, code: 'NOT_ACTIVE', status: 'EXPIRED' });
+    });
+
+    it('cancels an active flight: replayed to its followers, taken over by new callers', async () => {
+      const r = ref();
+      const fence = await owner(r);
+      const follower = await acquireAs(r, 'node-b');
+      expect(await c.cancel(r, { reason: 'user left', ttlMs: 10_000 })).toMatchObject({ ok: true, meta: { status: 'CANCELLED' } });
+      expect(await c.heartbeat(fence, LEASE)).toMatchObject({ ok: false, code: 'FENCED', status: 'CANCELLED' });
+      const replay = await acquireAs(r, 'node-b', { joinEpoch: follower.meta.epoch });
+      expect(replay.outcome).toBe('REPLAY_FAILURE');
+      expect(replay.meta).toMatchObject({ status: 'CANCELLED', errorType: 'CANCELLED', errorMessage: 'user left' });
+      expect((await acquireAs(r, 'node-c')).outcome).toBe('OWNER_TAKEOVER');
+      expect(await c.cancel(ref(), { reason: 'x', ttlMs: 1000 })).toMatchObject({ ok: false, code: 'NOT_ACTIVE', status: null });
+    });
+
+    it('forgets a flight after its TTL and keeps epochs growing when it starts again', async () => {
+      const r = ref();
+      const fence = await owner(r);
+      await c.complete(fence, { result: 'v', resultTtlMs: 5000 });
+      advance(5000);
+      expect(await c.readMeta(r)).toBeNull();
+      expect(await c.readResult(r)).toBeNull();
+      const again = await acquireAs(r, 'node-b');
+      expect(again.outcome).toBe('OWNER_NEW');
+      expect(again.meta.epoch).toBeGreaterThan(fence.epoch);
+      // An abandoned active flight disappears after its lease TTL.
+      const lonely = ref();
+      await acquireAs(lonely, 'node-a');
+      advance(LEASE.leaseTtlMs);
+      expect(await c.readMeta(lonely)).toBeNull();
+    });
+
+    it('wakes waiters with the terminal event, at once when already terminal, and gives null on timeout or abort', async () => {
+      const r = ref();
+      const fence = await owner(r);
+      const waiting = c.waitForTerminal(r, { epoch: fence.epoch, timeoutMs: 5000 });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await c.complete(fence, { result: 'v', resultTtlMs: 60_000 });
+      expect(await waiting).toMatchObject({ stage: STAGE, key: r.key, status: 'SUCCEEDED', epoch: fence.epoch });
+      expect(await c.waitForTerminal(r, { epoch: fence.epoch, timeoutMs: 5000 })).toMatchObject({ status: 'SUCCEEDED' });
+
+      const quiet = ref();
+      const q = await owner(quiet);
+      const started = Date.now();
+      expect(await c.waitForTerminal(quiet, { epoch: q.epoch, timeoutMs: 100 })).toBeNull();
+      expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+      const controller = new AbortController();
+      const aborted = c.waitForTerminal(quiet, { epoch: q.epoch, timeoutMs: 5000, signal: controller.signal });
+      controller.abort();
+      expect(await aborted).toBeNull();
+    });
+
+    it('keeps keys with braces, colons, spaces and unicode apart and working', async () => {
+      const keys = ['{a}:b c', '{a}:b', 'a:{b c}', '}{', '  ', 'ключ ✓', '*', 'x\ny'];
+      const prefix = randomUUID();
+      for (const key of keys) {
+        const r = { stage: STAGE, key: `${prefix}${key}` };
+        const fence = await owner(r);
+        await c.complete(fence, { result: `v:${key}`, resultTtlMs: 60_000 });
+      }
+      for (const key of keys) {
+        expect(await c.readResult({ stage: STAGE, key: `${prefix}${key}` })).toBe(`v:${key}`);
+      }
+      expect(await c.readMeta({ stage: 'other-stage', key: `${prefix}${keys[0]}` })).toBeNull();
+    });
+
+    it('matches the pure state machine on random interleavings from several nodes (model-based)', async () => {
+      await runModelComparison({
+        coordinator: () => c,
+        now,
+        advance,
+        runs: options.modelRuns ?? 100,
+        fc,
+        expect,
+      });
+    });
+  });
+}

@@ -1,0 +1,150 @@
+/**
+ * Model-based comparison: random sequences of operations from three simulated nodes (acquire,
+ * markRunning, heartbeat, complete, fail, cancel, expire, clock moves) run against a coordinator
+ * and against the pure transition functions; every reply must match, and the invariants must hold
+ * after every step (epochs only grow; a SUCCEEDED result never changes while it lives).
+ */
+import { randomUUID } from 'node:crypto';
+import type fcModule from 'fast-check';
+import type { FlightCoordinator } from '../ports/coordinator.js';
+import * as machine from '../state/transitions.js';
+import type { Fence, FlightRecord, FlightRef, LeaseTerms } from '../state/types.js';
+
+const LEASE: LeaseTerms = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
+const NODES = ['node-0', 'node-1', 'node-2'] as const;
+
+type Op =
+  | { kind: 'acquire'; node: number; follow: boolean; retryToken: boolean }
+  | { kind: 'markRunning' | 'heartbeat'; node: number }
+  | { kind: 'complete'; node: number; value: string }
+  | { kind: 'fail'; node: number; retryable: boolean }
+  | { kind: 'cancel' }
+  | { kind: 'expire' }
+  | { kind: 'advance'; ms: number };
+
+export interface ModelRunOptions {
+  coordinator: () => FlightCoordinator;
+  now: () => number;
+  advance: (ms: number) => void;
+  runs: number;
+  fc: typeof fcModule;
+  expect: (value: unknown) => any;
+}
+
+export function opArbitrary(fc: typeof fcModule) {
+  const node = fc.integer({ min: 0, max: NODES.length - 1 });
+  return fc.oneof(
+    { weight: 4, arbitrary: fc.record({ kind: fc.constant('acquire' as const), node, follow: fc.boolean(), retryToken: fc.boolean() }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('markRunning' as const, 'heartbeat' as const), node }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('complete' as const), node, value: fc.constantFrom('v1', 'v2', 'v3') }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('fail' as const), node, retryable: fc.boolean() }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom('cancel' as const, 'expire' as const) }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.constantFrom(1, 500, 2999, 3001, 6001, 21_000) }) },
+  ) as fcModule.Arbitrary<Op>;
+}
+
+export async function runModelComparison(options: ModelRunOptions): Promise<void> {
+  const { fc, expect } = options;
+  await fc.assert(
+    fc.asyncProperty(fc.array(opArbitrary(fc), { minLength: 1, maxLength: 30 }), async (ops) => {
+      const c = options.coordinator();
+      const ref: FlightRef = { stage: 'model', key: `m-${randomUUID()}` };
+      let model: FlightRecord | null = null;
+      const fences: (Fence | undefined)[] = NODES.map(() => undefined);
+      const joined: (number | undefined)[] = NODES.map(() => undefined);
+      let highestEpoch = 0;
+      let succeeded: { epoch: number; result: string } | undefined;
+
+      const step = <R>(transition: machine.Transition<R>): R => {
+        if (transition.next) model = structuredClone(transition.next);
+        return transition.reply;
+      };
+
+      for (const op of ops) {
+        const now = options.now();
+        switch (op.kind) {
+          case 'advance':
+            options.advance(op.ms);
+            break;
+          case 'acquire': {
+            const ownerToken = op.retryToken && fences[op.node] ? fences[op.node]!.ownerToken : randomUUID();
+            const input = {
+              ...ref,
+              ...LEASE,
+              ownerId: NODES[op.node]!,
+              ownerToken,
+              joinEpoch: op.follow ? joined[op.node] : undefined,
+            };
+            const expected = step(machine.acquire(model, input, now));
+            const actual = await c.acquire(input);
+            expect({ op, outcome: actual.outcome, meta: actual.meta, result: actual.result }).toEqual({
+              op,
+              outcome: expected.outcome,
+              meta: expected.meta,
+              result: expected.result,
+            });
+            if (actual.outcome === 'OWNER_NEW' || actual.outcome === 'OWNER_TAKEOVER') {
+              fences[op.node] = { ...ref, ownerId: actual.meta.ownerId, ownerToken: actual.meta.ownerToken, epoch: actual.meta.epoch };
+            }
+            if (actual.outcome === 'FOLLOWER_WAIT') joined[op.node] = actual.meta.epoch;
+            expect(actual.meta.epoch >= highestEpoch || model === null).toBe(true);
+            break;
+          }
+          case 'markRunning':
+          case 'heartbeat': {
+            const fence = fences[op.node] ?? { ...ref, ownerId: NODES[op.node]!, ownerToken: 'none', epoch: 0 };
+            const expected = step(machine[op.kind](model, fence, LEASE, now));
+            expect({ op, reply: await c[op.kind](fence, LEASE) }).toEqual({ op, reply: expected });
+            break;
+          }
+          case 'complete': {
+            const fence = fences[op.node] ?? { ...ref, ownerId: NODES[op.node]!, ownerToken: 'none', epoch: 0 };
+            const input = { result: `${op.value}@${fence.epoch}`, resultTtlMs: 10_000 };
+            const expected = step(machine.complete(model, fence, input, now));
+            expect({ op, reply: await c.complete(fence, input) }).toEqual({ op, reply: expected });
+            break;
+          }
+          case 'fail': {
+            const fence = fences[op.node] ?? { ...ref, ownerId: NODES[op.node]!, ownerToken: 'none', epoch: 0 };
+            const input = {
+              failure: { type: op.retryable ? ('TIMEOUT' as const) : ('VALIDATION' as const), code: 'E_X', message: 'm', retryable: op.retryable },
+              ttlMs: 5000,
+            };
+            const expected = step(machine.fail(model, fence, input, now));
+            expect({ op, reply: await c.fail(fence, input) }).toEqual({ op, reply: expected });
+            break;
+          }
+          case 'cancel': {
+            const input = { reason: 'model', ttlMs: 5000 };
+            const expected = step(machine.cancel(model, ref, input, now));
+            expect({ op, reply: await c.cancel(ref, input) }).toEqual({ op, reply: expected });
+            break;
+          }
+          case 'expire': {
+            const input = { ttlMs: 5000 };
+            const expected = step(machine.expire(model, ref, input, now));
+            expect({ op, reply: await c.expire(ref, input) }).toEqual({ op, reply: expected });
+            break;
+          }
+        }
+        // Invariants, read back from the coordinator after every step.
+        const meta = await c.readMeta(ref);
+        const stored = model as FlightRecord | null;
+        const liveModel = machine.isLive(stored, options.now()) ? stored : null;
+        expect({ op, meta }).toEqual({ op, meta: liveModel?.meta ?? null });
+        if (meta) {
+          expect(meta.epoch).toBeGreaterThanOrEqual(highestEpoch);
+          highestEpoch = meta.epoch;
+          if (meta.status === 'SUCCEEDED') {
+            const result = await c.readResult(ref);
+            if (succeeded && succeeded.epoch === meta.epoch) expect(result).toBe(succeeded.result);
+            succeeded = { epoch: meta.epoch, result: result! };
+          }
+        } else {
+          succeeded = undefined;
+        }
+      }
+    }),
+    { numRuns: options.runs },
+  );
+}

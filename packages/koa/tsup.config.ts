@@ -1,0 +1,12 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig({
+  entry: { index: 'src/index.ts' },
+  format: ['esm', 'cjs'],
+  dts: true,
+  clean: true,
+  sourcemap: true,
+  target: 'node20',
+  // Internal workspace packages are bundled in; everything else stays external.
+  noExternal: [/^@flight\/(redis-scripts|http-shared)$/],
+});
