@@ -1,0 +1,13 @@
+/** Entry point of the fake model process: `pnpm --filter @flight/interview-demo start:model`. */
+import { startFakeModel } from './fake-model.js';
+
+const port = Number(process.env.MODEL_PORT ?? 8090);
+const latencyMs = Number(process.env.MODEL_LATENCY_MS ?? 300);
+const model = await startFakeModel({ port, latencyMs, host: process.env.MODEL_HOST ?? '127.0.0.1' });
+console.log(JSON.stringify({ level: 30, time: Date.now(), msg: 'fake model listening', url: `${model.url}/v1`, latencyMs }));
+
+const stop = () => {
+  model.close().finally(() => process.exit(0));
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

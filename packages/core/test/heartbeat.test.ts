@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { HeartbeatManager, silentLogger, type HeartbeatSpec, type LeaseLossReason, type RenewResult } from '@flight/core';
+import { createManualClock } from '@flight/core/testing';
+
+function setup(overrides: Partial<HeartbeatSpec> = {}, renew: () => Promise<RenewResult> = async () => 'ok') {
+  const clock = createManualClock();
+  const manager = new HeartbeatManager(clock, silentLogger);
+  const lost: LeaseLossReason[] = [];
+  let renewals = 0;
+  const task = manager.start({
+    requestKey: 'k',
+    ownerToken: 't',
+    intervalMs: 1000,
+    takeoverAfterMs: 3000,
+    maxRunMs: 60_000,
+    stallTimeoutMs: 5000,
+    renew: () => {
+      renewals++;
+      return renew();
+    },
+    onLost: (reason) => lost.push(reason),
+    ...overrides,
+  });
+  return { clock, manager, task, lost, renewals: () => renewals };
+}
+
+describe('HeartbeatManager', () => {
+  it('renews every interval until stopped', async () => {
+    const { clock, manager, task, renewals, lost } = setup();
+    await clock.advance(3500);
+    expect(renewals()).toBe(3);
+    manager.stop(task.taskKey);
+    await clock.advance(5000);
+    expect(renewals()).toBe(3);
+    expect(lost).toEqual([]);
+    expect(clock.pending).toBe(0);
+    expect(task.taskKey).toBe('k|t');
+  });
+
+  it('stops at the max run time even while the process is alive (the seed bug)', async () => {
+    const { clock, lost, renewals, manager } = setup({ maxRunMs: 4000 });
+    await clock.advance(10_000);
+    expect(lost).toEqual(['max-run-time']);
+    expect(renewals()).toBe(3);
+    expect(manager.size).toBe(0);
+  });
+
+  it('stops when a supplier that reports progress goes silent for the stall window', async () => {
+    const { clock, task, lost } = setup({ stallTimeoutMs: 2500 });
+    task.progress();
+    await clock.advance(2000);
+    task.progress();
+    await clock.advance(2000);
+    expect(lost).toEqual([]);
+    await clock.advance(1000);
+    expect(lost).toEqual(['stalled']);
+  });
+
+  it('reports a refused renewal as fenced, expired or cancelled', async () => {
+    for (const refusal of ['fenced', 'expired', 'cancelled'] as const) {
+      const { clock, lost } = setup({}, async () => refusal);
+      await clock.advance(1000);
+      expect(lost).toEqual([refusal]);
+    }
+  });
+
+  it('survives failing renewals and only gives up once the lease may have lapsed; nothing throws from the timer', async () => {
+    let failing = true;
+    const { clock, lost, renewals } = setup({}, async () => {
+      if (failing) throw new Error('ECONNRESET');
+      return 'ok';
+    });
+    await clock.advance(2000);
+    expect(lost).toEqual([]);
+    failing = false;
+    await clock.advance(1000);
+    failing = true;
+    await clock.advance(2000);
+    expect(lost).toEqual([]);
+    await clock.advance(1000);
+    expect(lost).toEqual(['renewal-failed']);
+    expect(renewals()).toBe(6);
+  });
+
+  it('contains a throwing lease-lost handler', async () => {
+    const { clock } = setup({
+      maxRunMs: 1000,
+      onLost: () => {
+        throw new Error('listener bug');
+      },
+    });
+    await expect(clock.advance(2000)).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,354 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  createMemoryCoordinator,
+  createSingleFlight,
+  FlightAbortedError,
+  FlightCancelledError,
+  FlightCoordinationError,
+  FlightExecutionError,
+  FlightLeaseLostError,
+  FlightValidationError,
+  FlightWaitTimeoutError,
+  type FlightCoordinator,
+  type FlightEventMap,
+  type SingleFlight,
+  type SingleFlightOptions,
+  type StagePolicyInput,
+} from '@flight/core';
+
+const FAST: StagePolicyInput = {
+  heartbeatIntervalMs: 500,
+  takeoverAfterMs: 800,
+  pollIntervalMs: 50,
+  guard: { retry: false, circuitBreaker: false, timeoutMs: 0 },
+};
+const LEASE = { takeoverAfterMs: 800, leaseTtlMs: 1600, maxRunMs: 60_000 };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const instances: SingleFlight[] = [];
+
+function cluster(n: number, options: Partial<SingleFlightOptions> & { stage?: StagePolicyInput } = {}) {
+  const coordinator = options.coordinator ?? createMemoryCoordinator();
+  const nodes = Array.from({ length: n }, (_, i) =>
+    createSingleFlight({
+      coordinator,
+      mode: 'distributed',
+      nodeId: `node-${i}`,
+      defaults: { ...FAST, ...options.stage },
+      ...options,
+    }),
+  );
+  instances.push(...nodes);
+  return { coordinator, nodes };
+}
+
+function record<E extends keyof FlightEventMap>(sf: SingleFlight, event: E) {
+  const seen: FlightEventMap[E][] = [];
+  sf.on(event, (payload) => seen.push(payload));
+  return seen;
+}
+
+afterEach(async () => {
+  await Promise.all(instances.splice(0).map((sf) => sf.close()));
+});
+
+describe('SingleFlight (distributed over a shared coordinator)', () => {
+  it('runs the supplier once for many callers on several nodes; everyone gets the same value', async () => {
+    const { nodes } = cluster(3);
+    let runs = 0;
+    const supplier = async () => {
+      runs++;
+      await sleep(100);
+      return { score: 8, at: 'once' };
+    };
+    const key = randomUUID();
+    const results = await Promise.all(Array.from({ length: 150 }, (_, i) => nodes[i % 3]!.execute('eval', key, supplier)));
+    expect(runs).toBe(1);
+    expect(new Set(results.map((r) => JSON.stringify(r.value)))).toEqual(new Set(['{"score":8,"at":"once"}']));
+    const roles = results.map((r) => r.role);
+    expect(roles.filter((r) => r === 'owner')).toHaveLength(50); // the owner node's 50 callers share its run
+    expect(roles.filter((r) => r === 'follower')).toHaveLength(100);
+    expect(results.every((r) => r.shared)).toBe(true);
+    expect(new Set(results.map((r) => r.epoch)).size).toBe(1);
+  });
+
+  it('replays a stored success to later callers (replay), then serves from L1', async () => {
+    const { nodes } = cluster(2);
+    const key = randomUUID();
+    let runs = 0;
+    const first = await nodes[0]!.execute('eval', key, async () => ++runs);
+    expect(first).toMatchObject({ value: 1, role: 'owner', shared: false });
+    const replay = await nodes[1]!.execute('eval', key, async () => ++runs);
+    expect(replay).toMatchObject({ value: 1, role: 'replay', shared: true });
+    const l1 = await nodes[1]!.execute('eval', key, async () => ++runs);
+    expect(l1).toMatchObject({ value: 1, role: 'l1', shared: true });
+    expect(runs).toBe(1);
+  });
+
+  it('skips L1 for stages that turn it off', async () => {
+    const { nodes } = cluster(1, { stages: { demeanor: { ...FAST, l1: { enabled: false } } } });
+    const key = randomUUID();
+    await nodes[0]!.execute('demeanor', key, async () => 'v');
+    expect((await nodes[0]!.execute('demeanor', key, async () => 'w')).role).toBe('replay');
+  });
+
+  it('replays a non-retryable failure to every caller without running again', async () => {
+    const { nodes } = cluster(2);
+    const key = randomUUID();
+    let runs = 0;
+    const supplier = async () => {
+      runs++;
+      await sleep(50);
+      throw Object.assign(new Error('bad answer format'), { status: 400 });
+    };
+    const settled = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => nodes[i % 2]!.execute('eval', key, supplier)));
+    expect(runs).toBe(1);
+    for (const outcome of settled) {
+      expect(outcome.status).toBe('rejected');
+      const error = (outcome as PromiseRejectedResult).reason as FlightExecutionError;
+      expect(error).toBeInstanceOf(FlightExecutionError);
+      expect(error).toMatchObject({ code: 'E_FLIGHT_EXECUTION', errorType: 'VALIDATION', retryable: false });
+    }
+    const replayed = settled.map((o) => ((o as PromiseRejectedResult).reason as FlightExecutionError).replayed);
+    expect(replayed.filter(Boolean)).toHaveLength(10);
+    await expect(nodes[1]!.execute('eval', key, supplier)).rejects.toMatchObject({ errorType: 'VALIDATION', replayed: true });
+    expect(runs).toBe(1);
+  });
+
+  it('lets the next caller take over after a retryable failure', async () => {
+    const { nodes } = cluster(2);
+    const key = randomUUID();
+    const takeovers = record(nodes[1]!, 'takeover');
+    await expect(
+      nodes[0]!.execute('eval', key, async () => {
+        throw Object.assign(new Error('upstream 502'), { status: 502 });
+      }),
+    ).rejects.toMatchObject({ errorType: 'PROVIDER', retryable: true, replayed: false });
+    const next = await nodes[1]!.execute('eval', key, async () => 'recovered');
+    expect(next).toMatchObject({ value: 'recovered', role: 'owner' });
+    expect(takeovers).toHaveLength(1);
+  });
+
+  it('takes over from an owner that stopped heartbeating (dead node)', async () => {
+    const { coordinator, nodes } = cluster(1);
+    const key = randomUUID();
+    const ghost = await coordinator.acquire({ stage: 'eval', key, ...LEASE, ownerId: 'dead-node', ownerToken: 'ghost' });
+    await coordinator.markRunning({ stage: 'eval', key, ownerId: 'dead-node', ownerToken: 'ghost', epoch: ghost.meta.epoch }, LEASE);
+    const started = Date.now();
+    const result = await nodes[0]!.execute('eval', key, async () => 'taken over');
+    const waited = Date.now() - started;
+    expect(result).toMatchObject({ value: 'taken over', role: 'owner' });
+    expect(result.epoch).toBeGreaterThan(ghost.meta.epoch);
+    expect(waited).toBeGreaterThanOrEqual(700);
+    expect(waited).toBeLessThan(2000);
+  });
+
+  it('stops renewing a stuck owner (progress rule): another node takes over and the stuck write is fenced', async () => {
+    const { nodes } = cluster(2, { stage: { stallTimeoutMs: 600 } });
+    const [a, b] = nodes as [SingleFlight, SingleFlight];
+    const key = randomUUID();
+    const lost = record(a, 'lease-lost');
+    const fenced = record(a, 'fenced');
+    let stuckSignal: AbortSignal | undefined;
+    let unstick!: () => void;
+    const stuck = a.execute('eval', key, async (ctx) => {
+      stuckSignal = ctx.signal;
+      ctx.progress();
+      await new Promise<void>((resolve) => (unstick = resolve)); // ignores its signal
+      return 'stale result';
+    });
+    await sleep(50);
+    const fresh = await b.execute('eval', key, async () => 'fresh result');
+    expect(fresh.role).toBe('owner');
+    expect(lost.map((e) => e.reason)).toEqual(['stalled']);
+    expect(stuckSignal?.aborted).toBe(true);
+    expect(stuckSignal?.reason).toBeInstanceOf(FlightLeaseLostError);
+    unstick();
+    const late = await stuck;
+    expect(late.value).toBe('fresh result');
+    expect(late.role).toBe('follower');
+    expect(fenced.map((e) => e.operation)).toEqual(['complete']);
+    expect((await b.execute('eval', key, async () => 'x')).value).toBe('fresh result');
+  });
+
+  it('expires a run past its max run time and wakes followers to take over at once', async () => {
+    const { nodes } = cluster(2, { stage: { maxRunMs: 1000, takeoverAfterMs: 5000, leaseTtlMs: 10_000 } });
+    const [a, b] = nodes as [SingleFlight, SingleFlight];
+    const key = randomUUID();
+    const lost = record(a, 'lease-lost');
+    void a.execute('eval', key, () => new Promise(() => {})).catch(() => {});
+    await sleep(50);
+    const started = Date.now();
+    const result = await b.execute('eval', key, async () => 'after expiry');
+    expect(result).toMatchObject({ value: 'after expiry', role: 'owner' });
+    expect(lost.map((e) => e.reason)).toEqual(['max-run-time']);
+    expect(Date.now() - started).toBeLessThan(2500); // long before takeoverAfterMs (5 s)
+  });
+
+  it('cancels a flight cluster-wide: the owner aborts, followers and the owner callers get FlightCancelledError', async () => {
+    const { nodes } = cluster(2);
+    const [a, b] = nodes as [SingleFlight, SingleFlight];
+    const key = randomUUID();
+    let ownerSignal: AbortSignal | undefined;
+    const owner = a.execute('eval', key, (ctx) => {
+      ownerSignal = ctx.signal;
+      return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+    });
+    await sleep(30);
+    const follower = b.execute('eval', key, async () => 'never');
+    await sleep(30);
+    expect(await b.cancel('eval', key, 'interview ended')).toBe(true);
+    await expect(follower).rejects.toBeInstanceOf(FlightCancelledError);
+    await expect(owner).rejects.toBeInstanceOf(FlightCancelledError);
+    expect(ownerSignal?.aborted).toBe(true);
+    expect(await b.cancel('eval', key)).toBe(false);
+  });
+
+  it('lets one caller give up without disturbing the flight for the others', async () => {
+    const { nodes } = cluster(2);
+    const key = randomUUID();
+    let runs = 0;
+    const supplier = async () => {
+      runs++;
+      await sleep(150);
+      return 'done';
+    };
+    const ownerCaller = new AbortController();
+    const followerCaller = new AbortController();
+    const owner = nodes[0]!.execute('eval', key, supplier, { signal: ownerCaller.signal });
+    await sleep(20);
+    const follower = nodes[1]!.execute('eval', key, supplier, { signal: followerCaller.signal });
+    const patient = nodes[1]!.execute('eval', key, supplier);
+    ownerCaller.abort();
+    followerCaller.abort();
+    await expect(owner).rejects.toBeInstanceOf(FlightAbortedError);
+    await expect(follower).rejects.toBeInstanceOf(FlightAbortedError);
+    expect(await patient).toMatchObject({ value: 'done', role: 'follower' });
+    expect(runs).toBe(1);
+  });
+
+  it('gives a typed wait timeout when the owner never finishes', async () => {
+    const { coordinator, nodes } = cluster(1, { stage: { waitTimeoutMs: 300 } });
+    const key = randomUUID();
+    const ghost = await coordinator.acquire({ stage: 'eval', key, ...LEASE, ownerId: 'slow-node', ownerToken: 'slow' });
+    const fence = { stage: 'eval', key, ownerId: 'slow-node', ownerToken: 'slow', epoch: ghost.meta.epoch };
+    await coordinator.markRunning(fence, LEASE);
+    const beat = setInterval(() => void coordinator.heartbeat(fence, LEASE), 100);
+    try {
+      await expect(nodes[0]!.execute('eval', key, async () => 'x')).rejects.toBeInstanceOf(FlightWaitTimeoutError);
+    } finally {
+      clearInterval(beat);
+    }
+  });
+
+  it('serialises heavy stages of one session with the session lock', async () => {
+    const { nodes } = cluster(1, { stages: { extraction: { ...FAST, sessionLock: { enabled: true, ttlMs: 5000, waitMs: 5000 } } } });
+    let active = 0;
+    let maxActive = 0;
+    const supplier = async () => {
+      active++;
+      maxActive = Math.max(maxActive, active);
+      await sleep(40);
+      active--;
+      return 'ok';
+    };
+    await Promise.all(
+      ['cv-1.pdf', 'cv-2.pdf', 'cv-3.pdf'].map((file) => nodes[0]!.execute('extraction', `s-1:${file}`, supplier, { sessionId: 's-1' })),
+    );
+    expect(maxActive).toBe(1);
+    await Promise.all(
+      ['a', 'b'].map((session) => nodes[0]!.execute('extraction', `${session}:cv.pdf`, supplier, { sessionId: session })),
+    );
+    expect(maxActive).toBe(2); // different sessions overlap
+  });
+
+  it('classifies a guard timeout as a retryable TIMEOUT', async () => {
+    const { nodes } = cluster(1, { stage: { guard: { timeoutMs: 50, retry: false, circuitBreaker: false } } });
+    await expect(nodes[0]!.execute('eval', randomUUID(), () => sleep(500).then(() => 'late'))).rejects.toMatchObject({
+      errorType: 'TIMEOUT',
+      retryable: true,
+    });
+  });
+
+  it('rejects bad input with typed validation errors', async () => {
+    const { nodes } = cluster(1);
+    const settled = record(nodes[0]!, 'settled');
+    await expect(nodes[0]!.execute('bad stage', 'k', async () => 1)).rejects.toBeInstanceOf(FlightValidationError);
+    await expect(nodes[0]!.execute('eval', '', async () => 1)).rejects.toBeInstanceOf(FlightValidationError);
+    await expect(nodes[0]!.execute('eval', 'k', 'nope' as never)).rejects.toBeInstanceOf(FlightValidationError);
+    await expect(nodes[0]!.execute('eval', randomUUID(), async () => 10n)).rejects.toMatchObject({ errorType: 'VALIDATION' });
+    expect(settled.filter((s) => !s.ok)).toHaveLength(4);
+    expect(() => createSingleFlight({ defaults: { heartbeatIntervalMs: 1000, takeoverAfterMs: 900 } }).policy('x')).toThrow(
+      FlightValidationError,
+    );
+  });
+});
+
+/** A coordinator whose backing store is down: every call fails like a dead Redis connection. */
+function downCoordinator(healthy: FlightCoordinator, state: { down: boolean }): FlightCoordinator {
+  return new Proxy(healthy, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function' || prop === 'close' || prop === 'waitForTerminal') return value;
+      return (...args: unknown[]) => {
+        if (state.down) return Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
+        return value.apply(target, args);
+      };
+    },
+  });
+}
+
+describe('modes', () => {
+  it('hybrid mode falls back to the in-process single-flight while coordination fails, then returns', async () => {
+    const state = { down: true };
+    const coordinator = downCoordinator(createMemoryCoordinator(), state);
+    const sf = createSingleFlight({ coordinator, mode: 'hybrid', defaults: FAST, fallbackCooldownMs: 200 });
+    instances.push(sf);
+    const fallbacks = record(sf, 'fallback');
+    let runs = 0;
+    const supplier = async () => {
+      runs++;
+      await sleep(30);
+      return 'served';
+    };
+    const key = randomUUID();
+    const results = await Promise.all(Array.from({ length: 20 }, () => sf.execute('eval', key, supplier)));
+    expect(runs).toBe(1);
+    expect(results.every((r) => r.role === 'local' && r.value === 'served')).toBe(true);
+    expect(fallbacks.length).toBeGreaterThanOrEqual(1);
+    expect(sf.degraded).toBe(true);
+    state.down = false;
+    await sleep(250);
+    expect(sf.degraded).toBe(false);
+    const back = await sf.execute('eval', randomUUID(), supplier);
+    expect(back.role).toBe('owner');
+  });
+
+  it('distributed mode fails fast with a typed coordination error', async () => {
+    const coordinator = downCoordinator(createMemoryCoordinator(), { down: true });
+    const sf = createSingleFlight({ coordinator, mode: 'distributed', defaults: FAST });
+    instances.push(sf);
+    let runs = 0;
+    await expect(sf.execute('eval', 'k', async () => ++runs)).rejects.toBeInstanceOf(FlightCoordinationError);
+    expect(runs).toBe(0);
+  });
+
+  it('local mode deduplicates in process only', async () => {
+    const sf = createSingleFlight({ mode: 'local', defaults: FAST });
+    instances.push(sf);
+    let runs = 0;
+    const key = randomUUID();
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        sf.execute('eval', key, async () => {
+          runs++;
+          await sleep(20);
+          return 'x';
+        }),
+      ),
+    );
+    expect(runs).toBe(1);
+    expect(results.every((r) => r.role === 'local' && r.shared)).toBe(true);
+  });
+});

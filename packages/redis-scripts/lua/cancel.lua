@@ -1,0 +1,29 @@
+--[[
+  cancel: cancel an active flight cluster-wide (no fence: an operator action), publishing the
+  terminal event (transitions.ts `cancel`).
+
+  KEYS[1] meta hash   KEYS[2] result string   KEYS[3] event stream
+  ARGV[1] now in ms, or '' for the server clock
+  ARGV[2] event channel   ARGV[3] flight tag
+  ARGV[4] reason   ARGV[5] ttlMs
+
+  Returns { 'OK' | 'NOT_ACTIVE', flat meta (empty when there is no live record), false }.
+]]
+--@include common
+
+local now = clock_now(ARGV[1])
+local ttl = int_arg(ARGV[5])
+if now == nil or ttl == nil or ttl < 1 then return bad_input('cancel arguments') end
+local rec = load_live(KEYS[1], now)
+if rec == nil or not is_active(rec) then return reply('NOT_ACTIVE', rec) end
+local m = copy(rec)
+m.status = 'CANCELLED'
+m.updatedAt = now
+m.expireAt = now + ttl
+m.retryable = '0'
+m.errorType = 'CANCELLED'
+m.errorCode = 'E_FLIGHT_CANCELLED'
+m.errorMessage = ARGV[4]
+save_meta(KEYS[1], m, now)
+publish_terminal(KEYS[3], ARGV[2], ARGV[3], m, now)
+return reply('OK', m)

@@ -1,0 +1,31 @@
+--[[
+  complete: store the result, move to SUCCEEDED and publish the terminal event, in one step
+  (transitions.ts `complete`). Idempotent for the same fence.
+
+  KEYS[1] meta hash   KEYS[2] result string   KEYS[3] event stream
+  ARGV[1] now in ms, or '' for the server clock
+  ARGV[2] event channel   ARGV[3] flight tag
+  ARGV[4] ownerId   ARGV[5] ownerToken   ARGV[6] epoch
+  ARGV[7] result   ARGV[8] resultTtlMs
+
+  Returns { 'OK' | 'FENCED', flat meta (empty when there is no live record), false }.
+]]
+--@include common
+
+local now = clock_now(ARGV[1])
+local epoch = int_arg(ARGV[6])
+local ttl = int_arg(ARGV[8])
+if now == nil or epoch == nil or ttl == nil or ttl < 1 then return bad_input('complete arguments') end
+local rec = load_live(KEYS[1], now)
+if rec == nil or not fence_matches(rec, ARGV[4], ARGV[5], epoch) then return reply('FENCED', rec) end
+if rec.status == 'SUCCEEDED' then return reply('OK', rec) end
+if not is_active(rec) then return reply('FENCED', rec) end
+local m = copy(rec)
+m.status = 'SUCCEEDED'
+m.updatedAt = now
+m.expireAt = now + ttl
+m.resultRef = 'result'
+save_meta(KEYS[1], m, now)
+redis.call('SET', KEYS[2], ARGV[7], 'PX', fmt(ttl))
+publish_terminal(KEYS[3], ARGV[2], ARGV[3], m, now)
+return reply('OK', m)

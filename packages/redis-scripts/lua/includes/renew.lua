@@ -1,0 +1,27 @@
+-- Lease renewal shared by markRunning and heartbeat (transitions.ts `renew`).
+local function renew(allow_pending)
+  local now = clock_now(ARGV[1])
+  local epoch = int_arg(ARGV[6])
+  local lease_ttl = int_arg(ARGV[7])
+  if now == nil or epoch == nil or lease_ttl == nil then return bad_input('renew arguments') end
+  local rec = load_live(KEYS[1], now)
+  if rec == nil or not fence_matches(rec, ARGV[4], ARGV[5], epoch) or not is_active(rec) then
+    return reply('FENCED', rec)
+  end
+  if rec.status == 'PENDING' and not allow_pending then return reply('FENCED', rec) end
+  local m = copy(rec)
+  if now >= rec.deadlineAt then
+    m.status = 'EXPIRED'
+    m.updatedAt = now
+    m.expireAt = now + lease_ttl
+    save_meta(KEYS[1], m, now)
+    publish_terminal(KEYS[3], ARGV[2], ARGV[3], m, now)
+    return reply('FENCED', m)
+  end
+  m.status = 'RUNNING'
+  m.heartbeatAt = now
+  m.updatedAt = now
+  m.expireAt = now + lease_ttl
+  save_meta(KEYS[1], m, now)
+  return reply('OK', m)
+end
