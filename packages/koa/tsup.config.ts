@@ -3,7 +3,8 @@ import { defineConfig } from 'tsup';
 export default defineConfig({
   entry: { index: 'src/index.ts' },
   format: ['esm', 'cjs'],
-  dts: true,
+  // Inline the bundled internal package's types too: it is never published.
+  dts: { resolve: [/^@flight\/http-shared$/] },
   clean: true,
   sourcemap: true,
   target: 'node20',

@@ -3,7 +3,7 @@
  * when a REDIS_URL is configured, else the embedded in-memory coordinator (one process only).
  */
 import { createMemoryCoordinator, createMemorySessionLock, type FlightCoordinator, type FlightLogger, type SessionLock } from '@flight/core';
-import * as ioredisAdapter from '@flight/redis-ioredis';
+import { createIoredisCoordinator, createIoredisSessionLock } from '@flight/redis-ioredis';
 import { Redis } from 'ioredis';
 
 export interface Coordination {
@@ -22,18 +22,9 @@ export interface CoordinationOptions {
   redisUrl?: string | undefined;
   /** Key prefix of this app's flights in Redis. @default 'flight:demo' */
   prefix?: string;
+  /** Deadline of every Redis call. @default 1000 */
+  commandTimeoutMs?: number;
   logger: FlightLogger;
-}
-
-type AdapterApi = {
-  createIoredisCoordinator?: (options: { client: Redis; prefix?: string }) => FlightCoordinator;
-  createIoredisSessionLock?: (options: { client: Redis; prefix?: string }) => SessionLock;
-};
-
-/** True when `@flight/redis-ioredis` exports the coordinator and the session lock. */
-export function redisAdapterAvailable(): boolean {
-  const api = ioredisAdapter as AdapterApi;
-  return typeof api.createIoredisCoordinator === 'function' && typeof api.createIoredisSessionLock === 'function';
 }
 
 function memory(reason: string): Coordination {
@@ -50,11 +41,10 @@ function memory(reason: string): Coordination {
 export async function createCoordination(options: CoordinationOptions): Promise<Coordination> {
   const url = options.redisUrl?.trim();
   if (!url || url === 'memory') return memory('no REDIS_URL: in-memory coordinator, this process only');
-  if (!redisAdapterAvailable()) return memory('@flight/redis-ioredis does not export its coordinator yet: in-memory coordinator, this process only');
-  const api = ioredisAdapter as Required<AdapterApi>;
   const client = new Redis(url, {
-    // Fail fast while Redis is away (hybrid mode falls back on the error) and keep reconnecting.
-    enableOfflineQueue: false,
+    // While Redis is away a command fails after one reconnection attempt (hybrid mode falls back on
+    // the error) and the client keeps reconnecting. The offline queue stays on: the coordinator's
+    // subscriber connection (a duplicate of this client) subscribes while it is still connecting.
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
     lazyConnect: true,
@@ -77,13 +67,17 @@ export async function createCoordination(options: CoordinationOptions): Promise<
     options.logger.warn({ redis: url, err: error.message }, 'redis not reachable at startup; will keep retrying');
   });
   const prefix = options.prefix ?? 'flight:demo';
+  // Every Redis call settles within this deadline (then FlightCoordinationError → local fallback).
+  const commandTimeoutMs = options.commandTimeoutMs ?? 1000;
+  const coordinator = createIoredisCoordinator({ client, prefix, commandTimeoutMs });
   return {
     kind: 'redis',
     reason: `redis ${url} (prefix ${prefix})`,
-    coordinator: api.createIoredisCoordinator({ client, prefix }),
-    sessionLock: api.createIoredisSessionLock({ client, prefix }),
+    coordinator,
+    sessionLock: createIoredisSessionLock({ client, prefix, commandTimeoutMs }),
     connected: () => ready,
     async close() {
+      await coordinator.close().catch(() => {});
       client.disconnect();
     },
   };

@@ -17,6 +17,9 @@ export const STAGES = {
   demeanor: 'interview-demeanor',
 } as const;
 
+/** The extra GET route coalesced by the @flight/express middleware (the whole HTTP response is shared). */
+export const REPORT_STAGE = 'interview-report';
+
 export type StageName = (typeof STAGES)[keyof typeof STAGES];
 export const STAGE_NAMES: readonly StageName[] = Object.values(STAGES);
 
@@ -28,7 +31,7 @@ export interface StageTuning {
 }
 
 /** The stage policies handed to `createSingleFlight({ stages })`. */
-export function stagePolicies(tuning: StageTuning = {}): Record<StageName, StagePolicyInput> {
+export function stagePolicies(tuning: StageTuning = {}): Record<StageName | typeof REPORT_STAGE, StagePolicyInput> {
   const heartbeatIntervalMs = tuning.heartbeatIntervalMs ?? 1000;
   const timeoutMs = tuning.modelTimeoutMs ?? 30_000;
   const lease: StagePolicyInput = {
@@ -63,5 +66,7 @@ export function stagePolicies(tuning: StageTuning = {}): Record<StageName, Stage
       sessionLock: { enabled: true, ttlMs: timeoutMs + 10_000, waitMs: 60_000 },
       guard: guard(timeoutMs),
     },
+    // GET /api/sessions/:id/report through the middleware: responses kept briefly, no L1.
+    [REPORT_STAGE]: { ...lease, l1: { enabled: false }, resultTtlMs: 5000, guard: guard(timeoutMs) },
   };
 }

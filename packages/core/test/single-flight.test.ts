@@ -15,6 +15,7 @@ import {
   type SingleFlight,
   type SingleFlightOptions,
   type StagePolicyInput,
+  systemClock,
 } from '@flight/core';
 
 const FAST: StagePolicyInput = {
@@ -67,8 +68,8 @@ describe('SingleFlight (distributed over a shared coordinator)', () => {
     expect(runs).toBe(1);
     expect(new Set(results.map((r) => JSON.stringify(r.value)))).toEqual(new Set(['{"score":8,"at":"once"}']));
     const roles = results.map((r) => r.role);
-    expect(roles.filter((r) => r === 'owner')).toHaveLength(50); // the owner node's 50 callers share its run
-    expect(roles.filter((r) => r === 'follower')).toHaveLength(100);
+    expect(roles.filter((r) => r === 'owner')).toHaveLength(1); // the one caller whose supplier ran
+    expect(roles.filter((r) => r === 'follower')).toHaveLength(149);
     expect(results.every((r) => r.shared)).toBe(true);
     expect(new Set(results.map((r) => r.epoch)).size).toBe(1);
   });
@@ -144,12 +145,11 @@ describe('SingleFlight (distributed over a shared coordinator)', () => {
     expect(waited).toBeLessThan(2000);
   });
 
-  it('stops renewing a stuck owner (progress rule): another node takes over and the stuck write is fenced', async () => {
-    const { nodes } = cluster(2, { stage: { stallTimeoutMs: 600 } });
+  it('stops renewing a stuck owner (progress rule): its run is abandoned and a follower takes over at once', async () => {
+    const { nodes } = cluster(2, { stage: { stallTimeoutMs: 600, takeoverAfterMs: 5000, leaseTtlMs: 10_000 } });
     const [a, b] = nodes as [SingleFlight, SingleFlight];
     const key = randomUUID();
     const lost = record(a, 'lease-lost');
-    const fenced = record(a, 'fenced');
     let stuckSignal: AbortSignal | undefined;
     let unstick!: () => void;
     const stuck = a.execute('eval', key, async (ctx) => {
@@ -159,16 +159,40 @@ describe('SingleFlight (distributed over a shared coordinator)', () => {
       return 'stale result';
     });
     await sleep(50);
+    const started = Date.now();
     const fresh = await b.execute('eval', key, async () => 'fresh result');
-    expect(fresh.role).toBe('owner');
+    expect(fresh).toMatchObject({ value: 'fresh result', role: 'owner' });
+    expect(Date.now() - started).toBeLessThan(2500); // woken by the failure record, long before takeoverAfterMs
     expect(lost.map((e) => e.reason)).toEqual(['stalled']);
     expect(stuckSignal?.aborted).toBe(true);
     expect(stuckSignal?.reason).toBeInstanceOf(FlightLeaseLostError);
+    await expect(stuck).rejects.toMatchObject({ errorType: 'TIMEOUT', errorCode: 'E_FLIGHT_LEASE_LOST', retryable: true });
     unstick();
-    const late = await stuck;
-    expect(late.value).toBe('fresh result');
-    expect(late.role).toBe('follower');
+    await sleep(10);
+    expect((await b.execute('eval', key, async () => 'x')).value).toBe('fresh result');
+  });
+
+  it('fences an owner whose lease was taken while it was paused: its late completion is refused', async () => {
+    let skew = 0;
+    const coordinator = createMemoryCoordinator({ clock: { ...systemClock, now: () => Date.now() + skew } });
+    const { nodes } = cluster(2, { coordinator });
+    const [a, b] = nodes as [SingleFlight, SingleFlight];
+    const key = randomUUID();
+    const fenced = record(a, 'fenced');
+    let resume!: () => void;
+    const paused = a.execute('eval', key, async () => {
+      await new Promise<void>((resolve) => (resume = resolve));
+      return 'stale result';
+    });
+    await sleep(30);
+    skew = 5000; // to the coordinator, A has been silent for 5 s (as if its process was paused)
+    const fresh = await b.execute('eval', key, async () => 'fresh result');
+    expect(fresh).toMatchObject({ value: 'fresh result', role: 'owner' });
+    resume(); // A wakes up before its next heartbeat and tries to complete
+    const late = await paused;
     expect(fenced.map((e) => e.operation)).toEqual(['complete']);
+    expect(late).toMatchObject({ value: 'fresh result', role: 'follower' });
+    expect(await coordinator.readResult({ stage: 'eval', key })).toContain('.');
     expect((await b.execute('eval', key, async () => 'x')).value).toBe('fresh result');
   });
 

@@ -1,1 +1,7 @@
-export {};
+export * from './errors.js';
+export * from './options.js';
+export * from './request.js';
+export * from './response.js';
+export { recordResponse, type OwnerRun, type RecordResult } from './recorder.js';
+export { createHttpFlightHandler, type HttpExchange, type HttpFlightRole } from './handler.js';
+export { groupedHeaders, errorStatus } from './replay.js';

@@ -1,1 +1,195 @@
-export {};
+/**
+ * `@flight/koa`: middleware that coalesces identical concurrent requests across a cluster with
+ * distributed single-flight. A thin binding of Koa 2/3 over the shared HTTP handler.
+ */
+import { Readable } from 'node:stream';
+import type { Context, Middleware, Next } from 'koa';
+import {
+  createHttpFlightHandler,
+  disconnectSignal,
+  errorStatus,
+  groupedHeaders,
+  problemBody,
+  PROBLEM_CONTENT_TYPE,
+  readBody,
+  sharedBody,
+  type HttpExchange,
+  type HttpFlightOptions,
+  type OwnerRun,
+  type RecordResult,
+} from '@flight/http-shared';
+
+export {
+  FlightBodyTooLargeError,
+  FlightHttpError,
+  FlightHttpErrorCodes,
+  FlightHttpUnavailableError,
+  FlightIdempotencyConflictError,
+  FlightIdempotencyKeyInvalidError,
+  FlightIdempotencyKeyMissingError,
+  FlightIdempotencyKeyReusedError,
+  FlightSharedFailureError,
+  DEFAULT_REPLAY_HEADERS,
+  REPRESENTATION_HEADERS,
+  type FlightKeySpec,
+  type HttpFlightRole,
+  type IdempotencyOptions,
+  type SharedResponse,
+} from '@flight/http-shared';
+
+/** Options of the Koa middleware; `key` receives the Koa context. */
+export type KoaFlightOptions = HttpFlightOptions<Context>;
+
+/** Reads a stream up to `limit` bytes. Past it, returns a stream replaying what was read, then the rest. */
+async function collect(stream: Readable, limit: number): Promise<{ bytes: Buffer } | { rest: Readable }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const iterator = stream[Symbol.asyncIterator]();
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done) return { bytes: Buffer.concat(chunks, size) };
+    const chunk: Buffer = typeof next.value === 'string' ? Buffer.from(next.value) : Buffer.from(next.value as Uint8Array);
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size > limit) {
+      async function* rest() {
+        yield* chunks;
+        for (;;) {
+          const item = await iterator.next();
+          if (item.done) return;
+          yield item.value as Buffer;
+        }
+      }
+      return { rest: Readable.from(rest(), { objectMode: false }) };
+    }
+  }
+}
+
+const EMPTY_STATUSES = new Set([204, 205, 304]);
+
+function isWebStream(body: unknown): body is ReadableStream<Uint8Array> {
+  return typeof ReadableStream !== 'undefined' && body instanceof ReadableStream;
+}
+
+/** Runs the downstream middleware and records the response it left on the context. */
+function recordKoa(ctx: Context, next: Next, maxBodyBytes: number): OwnerRun {
+  let replacement: { body: unknown } | undefined;
+  let thrown: { error: unknown } | undefined;
+  const head = ctx.method === 'HEAD';
+  const result = (async (): Promise<RecordResult> => {
+    try {
+      await next();
+    } catch (error) {
+      thrown = { error };
+      return { kind: 'error', error, status: errorStatus(error) };
+    }
+    if (ctx.respond === false) return { kind: 'unrecordable' };
+    const status = ctx.status;
+    let body: unknown = ctx.body;
+    let bytes: Buffer;
+    const headers = { ...ctx.response.headers };
+    if (head || EMPTY_STATUSES.has(status)) bytes = Buffer.alloc(0);
+    else if (body === null || body === undefined) {
+      // What Koa's respond() sends for a missing body.
+      if ((ctx.response as { _explicitNullBody?: boolean })._explicitNullBody) {
+        bytes = Buffer.alloc(0);
+        delete headers['content-type'];
+      } else {
+        bytes = Buffer.from(ctx.req.httpVersionMajor >= 2 ? String(status) : ctx.message || String(status), 'utf8');
+        headers['content-type'] = 'text/plain; charset=utf-8';
+      }
+    }
+    else if (typeof body === 'string') bytes = Buffer.from(body, 'utf8');
+    else if (Buffer.isBuffer(body)) bytes = body;
+    else if (body instanceof Uint8Array) bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    else if (body instanceof Readable || isWebStream(body)) {
+      if (isWebStream(body)) body = Readable.fromWeb(body as never);
+      const collected = await collect(body as Readable, maxBodyBytes);
+      if ('rest' in collected) {
+        replacement = { body: collected.rest };
+        return { kind: 'overflow' };
+      }
+      bytes = collected.bytes;
+      replacement = { body: bytes };
+    } else if (typeof Blob !== 'undefined' && body instanceof Blob) {
+      if (body.size > maxBodyBytes) return { kind: 'overflow' };
+      bytes = Buffer.from(await body.arrayBuffer());
+      replacement = { body: bytes };
+    } else if (typeof Response !== 'undefined' && body instanceof Response) {
+      return { kind: 'unrecordable' };
+    } else {
+      bytes = Buffer.from(JSON.stringify(body), 'utf8');
+    }
+    if (bytes.length > maxBodyBytes) return { kind: 'overflow' };
+    return { kind: 'complete', response: { status, headers, body: bytes } };
+  })();
+  return {
+    result,
+    release() {
+      if (thrown) throw thrown.error;
+      if (replacement) ctx.body = replacement.body as never;
+    },
+  };
+}
+
+function exchangeOf(ctx: Context, next: Next): HttpExchange<Context> {
+  const url = ctx.originalUrl ?? ctx.url;
+  const mark = url.indexOf('?');
+  const method = ctx.method.toUpperCase();
+  const request = ctx.request as typeof ctx.request & { body?: unknown; rawBody?: unknown };
+  return {
+    native: ctx,
+    request: {
+      method,
+      path: mark === -1 ? url : url.slice(0, mark),
+      query: mark === -1 ? '' : url.slice(mark + 1),
+      headers: ctx.req.headers,
+    },
+    signal: disconnectSignal(ctx.res),
+    parsedBody: () => request.body,
+    async readBody(limit) {
+      const body = await readBody(ctx.req, limit);
+      request.body = body;
+      request.rawBody = body;
+      return body;
+    },
+    setHeader: (name, value) => ctx.set(name, value),
+    record: (maxBodyBytes) => recordKoa(ctx, next, maxBodyBytes),
+    passthrough: () => next(),
+    replay(shared) {
+      ctx.status = shared.status;
+      for (const [name, value] of groupedHeaders(shared)) ctx.set(name, value);
+      if (method === 'HEAD') {
+        ctx.body = Buffer.alloc(0);
+        if (shared.length !== undefined) ctx.length = shared.length;
+        else ctx.remove('Content-Length');
+      } else {
+        ctx.body = sharedBody(shared);
+      }
+      // Koa adds a Content-Type to bodies without one; replay exactly the shared headers.
+      if (!shared.headers.some(([name]) => name === 'content-type')) ctx.remove('Content-Type');
+    },
+    reject(error) {
+      ctx.status = error.status;
+      ctx.body = problemBody(error);
+      ctx.type = PROBLEM_CONTENT_TYPE;
+      if (error.status === 413) ctx.set('connection', 'close');
+    },
+  };
+}
+
+/**
+ * Middleware: identical concurrent requests (same stage and key) run the downstream middleware
+ * once across the cluster; the others receive the same response. Use it on a route:
+ *
+ * ```ts
+ * router.get('/report', createFlightMiddleware({ singleFlight, stage: 'report' }), handler);
+ * ```
+ * Throws `FlightValidationError` on invalid options.
+ */
+export function createFlightMiddleware(options: KoaFlightOptions): Middleware {
+  const handle = createHttpFlightHandler<Context>(options);
+  return async function flightMiddleware(ctx: Context, next: Next): Promise<void> {
+    await handle(exchangeOf(ctx, next));
+  };
+}

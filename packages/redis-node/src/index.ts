@@ -1,1 +1,139 @@
-export {};
+/**
+ * @flight/redis-node — the Redis coordinator and session lock of @flight, bound to node-redis
+ * (`redis` 5 or 6; a client from `createClient` or `createCluster`). Only the driver lives here:
+ * scripts, keys, deadlines, error mapping and notifications are shared with @flight/redis-ioredis.
+ */
+import type { FlightCoordinator } from '@flight/core';
+import {
+  closeWithin,
+  createRedisCoordinator,
+  createRedisSessionLock,
+  type RedisCoordinator,
+  type RedisCoordinatorOptions,
+  type RedisDriver,
+  type RedisSessionLock,
+  type RedisSessionLockOptions,
+} from '@flight/redis-scripts';
+import { createClient, type RedisClientOptions } from 'redis';
+
+interface Closable {
+  connect(): Promise<unknown>;
+  subscribe(channel: string, listener: (message: string, channel: string) => unknown): Promise<void>;
+  on(event: string, listener: (...args: any[]) => void): unknown;
+  close?(): Promise<void>;
+  quit?(): Promise<unknown>;
+  destroy?(): void;
+}
+
+/** The part of a node-redis client (`createClient`) used here. Structural: `redis` 5 and 6 both fit. */
+export interface NodeRedisClient extends Closable {
+  sendCommand(args: string[]): Promise<unknown>;
+  duplicate(): Closable;
+}
+
+/** The part of a node-redis cluster client (`createCluster`) used here. */
+export interface NodeRedisCluster extends Closable {
+  sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
+  duplicate(): Closable;
+  readonly masters: unknown;
+}
+
+/** Where to connect: the user's own connected client (kept open on close), or options to create one (closed on close). */
+export type NodeRedisConnection =
+  | { client: NodeRedisClient | NodeRedisCluster; redis?: never }
+  | { redis: RedisClientOptions; client?: never };
+
+export type NodeRedisCoordinatorOptions = NodeRedisConnection & RedisCoordinatorOptions;
+export type NodeRedisSessionLockOptions = NodeRedisConnection & RedisSessionLockOptions;
+
+function closeQuietly(client: Closable): Promise<void> {
+  return closeWithin(
+    1000,
+    async () => (client.close ? client.close() : client.quit?.()),
+    () => client.destroy?.(),
+  );
+}
+
+function isCluster(client: NodeRedisClient | NodeRedisCluster): client is NodeRedisCluster {
+  return 'masters' in client;
+}
+
+/** Builds the `RedisDriver` of `@flight/redis-scripts` over a node-redis client or cluster. */
+export function createNodeRedisDriver(connection: NodeRedisConnection): RedisDriver {
+  let client: NodeRedisClient | NodeRedisCluster;
+  let ready: Promise<unknown> = Promise.resolve();
+  if (connection.client) {
+    client = connection.client;
+  } else {
+    const created = createClient(connection.redis) as unknown as NodeRedisClient;
+    created.on('error', () => undefined); // reconnects on its own; calls fail by their deadline
+    ready = created.connect();
+    ready.catch(() => undefined);
+    client = created;
+  }
+  const owned = !connection.client;
+  const subscribers = new Set<Closable>();
+  const cluster = isCluster(client);
+
+  const send = async (routingKey: string | undefined, args: string[]): Promise<unknown> => {
+    await ready;
+    return isCluster(client) ? client.sendCommand(routingKey, false, args) : client.sendCommand(args);
+  };
+  const evalArgs = (head: string, keys: readonly string[], args: readonly string[]) => [head, String(keys.length), ...keys, ...args];
+
+  return {
+    isCluster: cluster,
+    evalsha: (sha, keys, args) => send(keys[0], ['EVALSHA', ...evalArgs(sha, keys, args)]),
+    eval: (source, keys, args) => send(keys[0], ['EVAL', ...evalArgs(source, keys, args)]),
+    async subscribe(channel, handlers) {
+      await ready;
+      const sub = client.duplicate();
+      subscribers.add(sub);
+      let subscribed = false;
+      sub.on('error', () => undefined); // reconnects on its own; waiters fall back to their timeouts
+      sub.on('ready', () => {
+        if (subscribed) handlers.onReconnect();
+      });
+      try {
+        await sub.connect();
+        await sub.subscribe(channel, (message) => handlers.onMessage(message));
+      } catch (error) {
+        subscribers.delete(sub);
+        sub.destroy?.();
+        throw error;
+      }
+      subscribed = true;
+      return {
+        async close() {
+          subscribers.delete(sub);
+          await closeQuietly(sub);
+        },
+      };
+    },
+    // On a cluster, the routing key sends WAIT to the master that serves the flight's slot.
+    waitReplicas: async (key, replicas, timeoutMs) => Number(await send(key, ['WAIT', String(replicas), String(timeoutMs)])),
+    async close() {
+      await Promise.all([...subscribers].map(closeQuietly));
+      subscribers.clear();
+      if (owned) await closeQuietly(client);
+    },
+  };
+}
+
+/**
+ * The flight coordinator on Redis through node-redis. Pass your connected `createClient()` or
+ * `createCluster()` client (it is not closed by `close()`; one duplicate connection is opened for
+ * notifications), or `redis` client options.
+ */
+export function createNodeRedisCoordinator(options: NodeRedisCoordinatorOptions): RedisCoordinator & FlightCoordinator {
+  const { client, redis, ...rest } = options;
+  return createRedisCoordinator(createNodeRedisDriver(client ? { client } : { redis: redis! }), rest);
+}
+
+/** The session lock on Redis through node-redis (token-checked acquire/release/renew). */
+export function createNodeRedisSessionLock(options: NodeRedisSessionLockOptions): RedisSessionLock {
+  const { client, redis, ...rest } = options;
+  return createRedisSessionLock(createNodeRedisDriver(client ? { client } : { redis: redis! }), rest);
+}
+
+export type { RedisCoordinator, RedisCoordinatorOptions, RedisSessionLock, RedisSessionLockOptions } from '@flight/redis-scripts';

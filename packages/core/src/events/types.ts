@@ -18,6 +18,8 @@ export interface FlightEventMap {
   follower: Base & { epoch: number; ownerId: string };
   /** A stored success or non-retryable failure was replayed. */
   replay: Base & { outcome: 'success' | 'failure' };
+  /** A stored result failed verification (corrupt, truncated, or over the cap); it was not returned. */
+  corrupt: Base & { error: string; action: 'rerun' | 'error' };
   /** Served from the node-local L1 replay cache. */
   l1: Base;
   /** The supplier is about to run on this node (an upstream call). */

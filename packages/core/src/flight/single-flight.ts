@@ -17,7 +17,7 @@ import {
   toCoordinationError,
 } from '../errors.js';
 import { FlightEvents } from '../events/emitter.js';
-import type { FlightEventMap, FlightEventName, FlightRole } from '../events/types.js';
+import type { FlightEventMap, FlightEventName, FlightRole, LeaseLossReason } from '../events/types.js';
 import { toExecutionError, toFailureRecord } from '../failure/classify.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import { HeartbeatManager } from '../heartbeat/heartbeat-manager.js';
@@ -56,7 +56,11 @@ export interface ExecuteOptions {
 /** What a caller gets. */
 export interface FlightResult<T> {
   value: T;
-  /** How the value was obtained: ran it (`owner`, `local`), waited for another node (`follower`), stored (`replay`), L1 (`l1`). */
+  /**
+   * How the value was obtained: ran the supplier (`owner`; `local` in local mode or fallback, also for
+   * callers that joined a local run), joined a run of this or another node (`follower`), a stored result
+   * (`replay`), or the node's L1 cache (`l1`).
+   */
   role: FlightRole;
   /** True when the value was produced once for several callers (or came from a stored result). */
   shared: boolean;
@@ -73,6 +77,16 @@ interface Outcome {
 }
 
 type OwnerResult = { kind: 'value'; value: unknown } | { kind: 'fenced'; error: Error };
+
+/** Settles with `promise`, or rejects with the signal's reason as soon as it aborts (the promise is abandoned). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
 
 function failureOf(meta: FlightMeta): FailureRecord {
   return {
@@ -148,7 +162,8 @@ export class SingleFlight {
       const result = await this.local.do(id, () => this.runFlight(stage, key, supplier, policy, options.sessionId), {
         signal: options.signal,
       });
-      role = result.value.role;
+      // Callers that joined another caller's run on this node followed it; they did not run the supplier.
+      role = !result.leader && result.value.role === 'owner' ? 'follower' : result.value.role;
       shared = result.shared || role === 'follower' || role === 'replay';
       return { value: result.value.value as T, role, shared, stage, key, epoch: result.value.epoch };
     } catch (error) {
@@ -302,7 +317,16 @@ export class SingleFlight {
       };
       switch (reply.outcome) {
         case 'REPLAY_SUCCESS': {
-          const value = this.options.codec.decode(reply.result ?? '', { maxBytes: policy.maxResultBytes });
+          let value: unknown;
+          try {
+            value = this.options.codec.decode(reply.result ?? '', { maxBytes: policy.maxResultBytes });
+          } catch (error) {
+            const action = policy.onCorruptResult;
+            this.events.emit('corrupt', { ...ref, error: (error as Error).message, action });
+            this.options.logger.error({ ...ref, err: error, action }, 'stored result failed verification');
+            if (action === 'error') throw error;
+            return await this.runLocal(stage, key, supplier, policy);
+          }
           this.remember(ref, value, policy);
           const role: FlightRole = joinEpoch === undefined ? 'replay' : 'follower';
           if (role === 'replay') this.events.emit('replay', { ...ref, outcome: 'success' });
@@ -373,9 +397,10 @@ export class SingleFlight {
 
     const id = flightId(ref);
     const controller = new AbortController();
+    let lostReason: LeaseLossReason | undefined;
     this.owners.set(id, controller);
     const task = this.heartbeats.start({
-      requestKey: id,
+      requestKey: `${ref.stage}|${ref.key}`,
       ownerToken: meta.ownerToken,
       intervalMs: policy.heartbeatIntervalMs,
       takeoverAfterMs: policy.takeoverAfterMs,
@@ -387,6 +412,7 @@ export class SingleFlight {
         return reply.status === 'EXPIRED' ? 'expired' : reply.status === 'CANCELLED' ? 'cancelled' : 'fenced';
       },
       onLost: (reason) => {
+        lostReason = reason;
         const error =
           reason === 'cancelled'
             ? new FlightCancelledError('flight cancelled', { context: ref })
@@ -404,9 +430,13 @@ export class SingleFlight {
       let value: unknown;
       try {
         this.events.emit('run', { ...ref, role: 'owner', attempt });
-        const raw = await this.guard(policy).execute(
-          async (signal) =>
-            supplier({ signal, ...ref, role: 'owner', epoch: meta.epoch, attempt, progress: () => task.progress() }),
+        // Raced with the lease: once it is lost the run stops counting, even if the supplier ignores its signal.
+        const raw = await untilAborted(
+          this.guard(policy).execute(
+            async (signal) =>
+              supplier({ signal, ...ref, role: 'owner', epoch: meta.epoch, attempt, progress: () => task.progress() }),
+            controller.signal,
+          ),
           controller.signal,
         );
         ({ payload, value } = this.roundTrip(raw, policy));
@@ -423,7 +453,9 @@ export class SingleFlight {
           logger.warn({ ...ref, err: writeError }, 'could not record the failure');
           this.events.emit('coordination-error', { ...ref, error: (writeError as Error).message });
         }
-        if (written && !written.ok) return fencedResult('fail');
+        // Follow whoever holds the flight now, unless this run itself timed out (max run time, stall,
+        // failed renewals, server-side expiry): then its callers get the typed TIMEOUT at once.
+        if (written && !written.ok && (!lost || lostReason === 'fenced')) return fencedResult('fail');
         throw toExecutionError(failure, { ...ref, replayed: false, cause: error });
       }
       try {

@@ -55,6 +55,12 @@ export interface StagePolicyInput {
   sessionLock?: { enabled?: boolean; ttlMs?: number; waitMs?: number };
   /** How many times one call may re-enter the flight after a takeover or a fenced write. @default 3 */
   maxAttempts?: number;
+  /**
+   * What a caller does when the stored result fails its checksum, is truncated or inflates past the cap:
+   * `rerun` runs the supplier on this node (never returning the damaged value), `error` throws the typed error.
+   * @default 'rerun'
+   */
+  onCorruptResult?: 'rerun' | 'error';
 }
 
 /** A stage policy with every default applied. */
@@ -82,6 +88,7 @@ export interface StagePolicy {
   };
   sessionLock: { enabled: boolean; ttlMs: number; waitMs: number };
   maxAttempts: number;
+  onCorruptResult: 'rerun' | 'error';
 }
 
 export const MIN_HEARTBEAT_INTERVAL_MS = 500;
@@ -172,6 +179,7 @@ export function resolveStagePolicy(stage: string, defaults: StagePolicyInput = {
       waitMs: Math.max(0, input.sessionLock?.waitMs ?? 30_000),
     },
     maxAttempts: positive('maxAttempts', input.maxAttempts ?? 3, stage),
+    onCorruptResult: input.onCorruptResult === 'error' ? 'error' : 'rerun',
   };
 }
 

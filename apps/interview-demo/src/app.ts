@@ -1,0 +1,170 @@
+/**
+ * The HTTP API of one node (Express 5): the four stage routes, health, Prometheus metrics, the live
+ * dashboard and its server-sent events.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { FlightError, FlightExecutionError, FlightLockTimeoutError, FlightWaitTimeoutError, FlightCoordinationError, FlightAbortedError } from '@flight/core';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Logger } from 'pino';
+import type { InterviewAiInvoker } from './invoker.js';
+import type { LiveTracker } from './live.js';
+import type { DemoMetrics } from './metrics.js';
+
+export interface AppDeps {
+  invoker: InterviewAiInvoker;
+  tracker: LiveTracker;
+  metrics: DemoMetrics;
+  logger: Logger;
+  nodeId: string;
+  /** Extra routes mounted before the 404 handler (the coalescing middleware example). */
+  extend?: (app: express.Express) => void;
+}
+
+const SESSION_ID = /^[A-Za-z0-9._-]{1,64}$/;
+const DASHBOARD = fileURLToPath(new URL('../public/dashboard.html', import.meta.url));
+
+class BadRequest extends Error {}
+
+function text(body: Record<string, unknown>, field: string, max = 20_000): string {
+  const value = body[field];
+  if (typeof value !== 'string' || value.length === 0) throw new BadRequest(`${field} must be a non-empty string`);
+  if (value.length > max) throw new BadRequest(`${field} is longer than ${max} characters`);
+  return value;
+}
+
+function integer(body: Record<string, unknown>, field: string): number {
+  const value = body[field];
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 10_000) throw new BadRequest(`${field} must be an integer from 0 to 10000`);
+  return value;
+}
+
+/** HTTP status for a failed call. */
+function statusOf(error: unknown): number {
+  if (error instanceof FlightExecutionError) {
+    return { TIMEOUT: 504, OVERLOAD: 503, PROVIDER: 502, VALIDATION: 422, CANCELLED: 409, UNEXPECTED: 500 }[error.errorType] ?? 500;
+  }
+  if (error instanceof FlightWaitTimeoutError) return 504;
+  if (error instanceof FlightLockTimeoutError) return 409;
+  if (error instanceof FlightCoordinationError) return 503;
+  if (error instanceof FlightAbortedError) return 499;
+  return 500;
+}
+
+export function createApp(deps: AppDeps): express.Express {
+  const { invoker, tracker, metrics, nodeId } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(express.json({ limit: '256kb' }));
+  app.use((_req, res, next) => {
+    res.setHeader('x-flight-node', nodeId);
+    next();
+  });
+
+  type Handler = (sessionId: string, body: Record<string, unknown>, signal: AbortSignal) => ReturnType<InterviewAiInvoker['evaluate']>;
+  const route = (handler: Handler) => async (req: Request, res: Response, next: NextFunction) => {
+    const sessionId = String(req.params.sessionId);
+    const controller = new AbortController();
+    // The client went away: detach this caller only; the flight goes on for the others.
+    res.on('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
+    try {
+      if (!SESSION_ID.test(sessionId)) throw new BadRequest('sessionId must be 1-64 of A-Z a-z 0-9 . _ -');
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      if (typeof body !== 'object' || Array.isArray(body)) throw new BadRequest('body must be a JSON object');
+      const result = await handler(sessionId, body, controller.signal);
+      res.setHeader('x-flight-role', result.role);
+      res.setHeader('x-flight-key', result.key);
+      res.json({ stage: result.stage, key: result.key, role: result.role, shared: result.shared, epoch: result.epoch ?? null, node: nodeId, result: result.value });
+    } catch (error) {
+      next(error);
+    }
+  };
+
+  app.post('/api/sessions/:sessionId/evaluation', route((sessionId, body, signal) =>
+    invoker.evaluate(sessionId, { questionNumber: integer(body, 'questionNumber'), question: text(body, 'question'), answer: text(body, 'answer') }, { signal }),
+  ));
+  app.post('/api/sessions/:sessionId/follow-up', route((sessionId, body, signal) =>
+    invoker.followUp(sessionId, { currentQuestion: text(body, 'currentQuestion', 2000), answer: text(body, 'answer') }, { signal }),
+  ));
+  app.post('/api/sessions/:sessionId/extraction', route((sessionId, body, signal) =>
+    invoker.extract(sessionId, { fileUrl: text(body, 'fileUrl', 2000) }, { signal }),
+  ));
+  app.post('/api/sessions/:sessionId/demeanor', route((sessionId, body, signal) =>
+    invoker.demeanor(sessionId, { imageUrl: text(body, 'imageUrl', 2000) }, { signal }),
+  ));
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ ok: true, node: nodeId, mode: tracker.effectiveMode() });
+  });
+  app.get('/metrics', async (_req, res, next) => {
+    try {
+      metrics.setMode(tracker.effectiveMode());
+      res.setHeader('content-type', metrics.registry.contentType);
+      res.send(await metrics.registry.metrics());
+    } catch (error) {
+      next(error);
+    }
+  });
+  app.get('/api/state', (_req, res) => {
+    res.json(tracker.snapshot());
+  });
+  app.get('/events', (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    res.write('retry: 1000\n\n');
+    let dirty = true;
+    const send = () => {
+      if (!dirty) return;
+      dirty = false;
+      res.write(`event: state\ndata: ${JSON.stringify(tracker.snapshot())}\n\n`);
+    };
+    const onChange = () => (dirty = true);
+    tracker.on('change', onChange);
+    // At most 10 frames a second, and one every 2 s anyway (ages, finished flights leaving).
+    const frames = setInterval(send, 100);
+    const keepalive = setInterval(() => (dirty = true), 2000);
+    send();
+    req.on('close', () => {
+      tracker.off('change', onChange);
+      clearInterval(frames);
+      clearInterval(keepalive);
+    });
+  });
+  let dashboard: string | undefined;
+  app.get('/', (_req, res) => {
+    dashboard ??= readFileSync(DASHBOARD, 'utf8');
+    res.setHeader('content-type', 'text/html; charset=utf-8');
+    res.setHeader('cache-control', 'no-store');
+    res.send(dashboard);
+  });
+
+  deps.extend?.(app);
+
+  app.use((_req, res) => {
+    res.status(404).json({ error: { code: 'E_NOT_FOUND', message: 'no such route' } });
+  });
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const e = error as any;
+    if (error instanceof BadRequest || e?.type === 'entity.parse.failed' || e?.type === 'entity.too.large') {
+      const status = e?.type === 'entity.too.large' ? 413 : 400;
+      return res.status(status).json({ error: { code: 'E_BAD_REQUEST', message: e.message } });
+    }
+    const status = statusOf(error);
+    if (status >= 500 && !(error instanceof FlightError)) deps.logger.error({ err: error, path: req.path }, 'unexpected error');
+    if (res.headersSent) return res.end();
+    if (error instanceof FlightExecutionError && error.replayed) res.setHeader('x-flight-role', 'replay');
+    if (error instanceof FlightExecutionError && error.errorType === 'OVERLOAD') res.setHeader('retry-after', '1');
+    res.status(status).json({
+      error: {
+        code: e?.code ?? 'E_UNEXPECTED',
+        type: e?.errorType ?? null,
+        errorCode: e?.errorCode ?? null,
+        retryable: e?.retryable ?? null,
+        replayed: e?.replayed ?? false,
+        message: String(e?.message ?? error),
+      },
+    });
+  });
+  return app;
+}

@@ -1,0 +1,192 @@
+/**
+ * Starting and stopping the demo's processes (fake model, nodes, a private redis-server), shared by
+ * `pnpm demo` and the end-to-end tests. Every child is a real process running the TypeScript sources
+ * through tsx; every child is stopped when this process exits.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, openSync, closeSync } from 'node:fs';
+import net from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const APP_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+const children = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function track(child: ChildProcess) {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const c of children) c.kill('SIGKILL');
+    });
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** True when a Redis server answers PING at `url` within `timeoutMs`. */
+export function redisAnswers(url: string, timeoutMs = 700): Promise<boolean> {
+  return new Promise((resolve) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return resolve(false);
+    }
+    const socket = net.connect({ host: parsed.hostname, port: Number(parsed.port || 6379) });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on('connect', () => {
+      if (parsed.password) socket.write(`AUTH ${parsed.username ? `${decodeURIComponent(parsed.username)} ` : ''}${decodeURIComponent(parsed.password)}\r\n`);
+      socket.write('PING\r\n');
+    });
+    socket.on('data', (data) => done(data.toString().includes('+PONG')));
+  });
+}
+
+export async function waitForHttp(url: string, timeoutMs = 20_000, child?: ChildProcess): Promise<void> {
+  const giveUpAt = Date.now() + timeoutMs;
+  for (;;) {
+    if (child && child.exitCode !== null) throw new Error(`${url}: process exited with code ${child.exitCode} before answering`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      if (res.ok) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > giveUpAt) throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export interface Proc {
+  name: string;
+  url: string;
+  port: number;
+  child: ChildProcess;
+  /** SIGTERM, then SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+  /** Sends a signal without waiting (SIGKILL for the crash tests). */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+function stdioFor(logFile: string | undefined): ['ignore', number | 'inherit' | 'ignore', number | 'inherit' | 'ignore'] {
+  if (logFile === 'inherit') return ['ignore', 'inherit', 'inherit'];
+  if (!logFile) return ['ignore', 'ignore', 'ignore'];
+  mkdirSync(dirname(logFile), { recursive: true });
+  const fd = openSync(logFile, 'w');
+  return ['ignore', fd, fd];
+}
+
+function proc(name: string, url: string, port: number, child: ChildProcess): Proc {
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  return {
+    name,
+    url,
+    port,
+    child,
+    async stop(graceMs = 3000) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill(signal);
+      if (signal === 'SIGKILL' || signal === 'SIGTERM') await exited;
+    },
+  };
+}
+
+/** Runs a TypeScript entry of this app through tsx, with the app's tsconfig (its paths map @flight/* to source). */
+function spawnTs(entry: string, env: Record<string, string>, logFile: string | undefined): ChildProcess {
+  const stdio = stdioFor(logFile);
+  const child = spawn(process.execPath, ['--import', 'tsx', join(APP_DIR, 'src', entry)], {
+    cwd: APP_DIR,
+    env: { ...process.env, TSX_TSCONFIG_PATH: join(APP_DIR, 'tsconfig.json'), ...env },
+    stdio,
+  });
+  // The child holds its own copy of the log file descriptor.
+  if (typeof stdio[1] === 'number') closeSync(stdio[1]);
+  track(child);
+  return child;
+}
+
+export async function startModelProcess(options: { port?: number; latencyMs?: number; logFile?: string } = {}): Promise<Proc & { baseUrl: string }> {
+  const port = options.port ?? (await freePort());
+  const child = spawnTs('main-model.ts', { MODEL_PORT: String(port), MODEL_LATENCY_MS: String(options.latencyMs ?? 300) }, options.logFile);
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/healthz`, 20_000, child);
+  return { ...proc('model', url, port, child), baseUrl: `${url}/v1` };
+}
+
+export interface NodeProcessOptions {
+  nodeId: string;
+  port?: number;
+  redisUrl: string;
+  modelBaseUrl: string;
+  mode?: 'distributed' | 'local' | 'hybrid';
+  prefix?: string;
+  heartbeatMs?: number;
+  modelTimeoutMs?: number;
+  logFile?: string;
+  logLevel?: string;
+}
+
+export async function startNodeProcess(options: NodeProcessOptions): Promise<Proc> {
+  const port = options.port ?? (await freePort());
+  const child = spawnTs(
+    'main-node.ts',
+    {
+      PORT: String(port),
+      NODE_ID: options.nodeId,
+      REDIS_URL: options.redisUrl,
+      MODEL_BASE_URL: options.modelBaseUrl,
+      FLIGHT_MODE: options.mode ?? 'hybrid',
+      REDIS_PREFIX: options.prefix ?? 'flight:demo',
+      FLIGHT_HEARTBEAT_MS: String(options.heartbeatMs ?? 1000),
+      MODEL_TIMEOUT_MS: String(options.modelTimeoutMs ?? 30_000),
+      LOG_LEVEL: options.logLevel ?? 'info',
+    },
+    options.logFile,
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/healthz`, 30_000, child);
+  return proc(options.nodeId, url, port, child);
+}
+
+/** A private redis-server on a free port (for tests that stop Redis; never the shared one). */
+export async function startRedisServer(options: { port?: number } = {}): Promise<Proc> {
+  const port = options.port ?? (await freePort());
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  track(child);
+  const url = `redis://127.0.0.1:${port}`;
+  const giveUpAt = Date.now() + 10_000;
+  while (!(await redisAnswers(url))) {
+    if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}`);
+    if (Date.now() > giveUpAt) throw new Error(`redis-server on ${port} did not answer`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return proc('redis', url, port, child);
+}

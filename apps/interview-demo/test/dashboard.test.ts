@@ -1,0 +1,71 @@
+/**
+ * The dashboard in headless Chromium (playwright-core + the system chromium): it shows the flights
+ * of a request burst while they run and its counters move live, without a reload.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { burst } from '../src/load.js';
+import { ARTIFACTS, startCluster, until, type TestCluster } from './helpers.js';
+
+function chromiumPath(): string {
+  for (const candidate of ['/usr/bin/chromium', '/usr/bin/chromium-browser']) if (existsSync(candidate)) return candidate;
+  return execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim();
+}
+
+let cluster: TestCluster;
+let browser: Browser;
+
+beforeAll(async () => {
+  [cluster, browser] = await Promise.all([
+    startCluster({ name: 'dashboard', redisUrl: process.env.REDIS_URL!, nodes: 2, latencyMs: 200 }),
+    chromium.launch({
+      executablePath: chromiumPath(),
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    }),
+  ]);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await cluster?.stop();
+});
+
+it('shows the live flights of a burst, then its counters, updated over server-sent events', async () => {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const [node1] = cluster.urls;
+  await page.goto(`${node1}/`);
+  await page.getByTestId('conn').filter({ hasText: 'live' }).waitFor({ timeout: 10_000 });
+  await expect.poll(() => page.getByTestId('node').textContent()).toBe('dashboard-1');
+  await expect.poll(() => page.getByTestId('mode').textContent()).toBe('distributed');
+  expect(await page.getByTestId('requests').textContent()).toBe('0');
+
+  const sid = `dash-${Date.now().toString(36)}`;
+  const body = { questionNumber: 7, question: 'What does the dashboard show?', answer: 'Live flights. [latency:2500]' };
+  const running = burst(cluster.urls, `/api/sessions/${sid}/evaluation`, body, 40);
+
+  // While the model call runs: the flight is listed with its stage, status, owner and waiting callers.
+  const row = page.getByTestId('flights').locator('tr', { hasText: sid });
+  await row.waitFor({ timeout: 10_000 });
+  await until('the row to show the callers waiting on node 1', async () => Number(await row.getByTestId('waiting').textContent()) === 20, 5000);
+  const cells = await row.locator('td').allTextContents();
+  expect(cells[1]).toBe('evaluation');
+  expect(['running', 'following']).toContain(cells[2]);
+  expect(['dashboard-1', 'dashboard-2']).toContain(cells[3]);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, 'dashboard-burst.png'), fullPage: true });
+
+  // When it is over: the counters moved without a reload and the flight moved to "finished".
+  const responses = await running;
+  expect(responses.every((r) => r.status === 200)).toBe(true);
+  await expect.poll(() => page.getByTestId('requests').textContent(), { timeout: 5000 }).toBe('20');
+  await page.getByTestId('flights').locator('tr', { hasText: sid }).waitFor({ state: 'detached', timeout: 5000 });
+  const finished = page.getByTestId('finished').locator('tr', { hasText: sid });
+  await expect.poll(() => finished.locator('td').nth(2).textContent(), { timeout: 5000 }).toBe('succeeded');
+  const stageRow = page.getByTestId('stages').locator('tr[data-stage="interview-evaluation"]');
+  expect(await stageRow.getByTestId('stage-requests').textContent()).toBe('20');
+  expect(Number(await stageRow.getByTestId('stage-model-calls').textContent())).toBeLessThanOrEqual(1);
+  await page.screenshot({ path: join(ARTIFACTS, 'dashboard-after.png'), fullPage: true });
+}, 45_000);

@@ -1,0 +1,52 @@
+/**
+ * The owner node is SIGKILLed during a slow model call: another node takes the flight over
+ * (after takeover detection: 3 missed heartbeats of 500 ms) and every caller on the surviving
+ * nodes gets the same answer.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { burst, countBy, modelStats, post } from '../src/load.js';
+import { metric, startCluster, until, type TestCluster } from './helpers.js';
+
+let cluster: TestCluster;
+
+beforeAll(async () => {
+  cluster = await startCluster({ name: 'takeover', redisUrl: process.env.REDIS_URL!, latencyMs: 200, heartbeatMs: 500 });
+}, 60_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+it('owner SIGKILLed mid-call → another node takes over; every request on the surviving nodes is answered', async () => {
+  const [owner, ...survivors] = cluster.nodes;
+  const sid = `kill-${Date.now().toString(36)}`;
+  const path = `/api/sessions/${sid}/evaluation`;
+  // The model takes 2.5 s for this prompt, long enough to kill the owner in the middle of it.
+  const body = { questionNumber: 1, question: 'Tell me about a failure.', answer: 'The node died mid-call. [latency:2500]' };
+
+  const ownerCall = post(`${owner!.url}${path}`, body);
+  await until('the owner to call the model', async () => (await modelStats(cluster.model.url)).inFlight === 1);
+  const followers = burst(survivors.map((n) => n.url), path, body, 40);
+  // Let the followers join the flight (they see a fresh heartbeat and wait).
+  await until('followers to wait on the owner', async () => {
+    const waiting = await Promise.all(survivors.map(async (n) => ((await (await fetch(`${n.url}/api/state`)).json()) as { flights: unknown[] }).flights.length));
+    return waiting.every((w: number) => w > 0);
+  });
+  const killedAt = Date.now();
+  await owner!.kill('SIGKILL');
+
+  const responses = await followers;
+  const answeredAfterMs = Date.now() - killedAt;
+  expect((await ownerCall).status).toBe(0); // its connection died with it
+
+  expect(countBy(responses, (r) => String(r.status))).toEqual({ 200: 40 });
+  expect(new Set(responses.map((r) => JSON.stringify(r.body.result))).size).toBe(1);
+  const producedBy = responses[0]!.body.result.producedBy;
+  expect(survivors.map((n) => n.name)).toContain(producedBy);
+  // The killed owner's call and the new owner's: two model calls, not one per caller.
+  expect((await modelStats(cluster.model.url)).calls).toBe(2);
+  const takeovers = await Promise.all(survivors.map((n) => metric(n.url, 'flight_takeovers_total')));
+  expect(takeovers.reduce((a, b) => a + b)).toBe(1);
+  // Takeover detection (1.5 s) + polling + the new 2.5 s model call, with room for a slow machine.
+  expect(answeredAfterMs).toBeLessThan(15_000);
+}, 40_000);

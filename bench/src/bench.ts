@@ -1,0 +1,96 @@
+/** Runs the scenarios against the contenders on one Redis and returns the result rows. */
+import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { Redis } from 'ioredis';
+import { deleteKeys, type BenchContext, type ResultRow } from './context.js';
+import { availableContenders, CONTENDERS, type ContenderName } from './contenders/index.js';
+import { startWorkers, stopWorkers, type Worker } from './pool.js';
+import { startBenchRedis, type BenchRedis } from './redis-server.js';
+import { herdOptions, runHerd, type HerdOptions } from './scenarios/herd.js';
+import { runWakeup, wakeupOptions } from './scenarios/wakeup.js';
+import { runThroughput, throughputOptions } from './scenarios/throughput.js';
+import { runWaiters, waitersOptions } from './scenarios/waiters.js';
+import { footprintOptions, runFootprint } from './scenarios/footprint.js';
+import { nowMs } from './stats.js';
+
+export const SCENARIOS = ['herd', 'wakeup', 'distinct-keys', 'many-waiters', 'footprint'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+export interface BenchOptions {
+  quick?: boolean;
+  scenarios?: readonly ScenarioName[];
+  contenders?: readonly ContenderName[];
+  /** Overrides of the herd scenario (the test uses a smaller one). */
+  herd?: Partial<HerdOptions>;
+  log?: (message: string) => void;
+}
+
+export interface BenchRun {
+  rows: ResultRow[];
+  contenders: ContenderName[];
+  skipped: { contender: string; reason: string }[];
+  redis: { version: string; own: boolean };
+  quick: boolean;
+  durationMs: number;
+  startedAt: string;
+  /** 1-minute load average at the start and the end (the machine may be shared with other work). */
+  load: [number, number];
+}
+
+export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
+  const started = nowMs();
+  const startedAt = new Date().toISOString();
+  const loadStart = loadavg()[0]!;
+  const quick = options.quick ?? false;
+  const log = options.log ?? (() => {});
+  const scenarios = options.scenarios ?? SCENARIOS;
+  const wanted = options.contenders ?? CONTENDERS;
+  const contenders = await availableContenders(wanted);
+  const skipped = wanted
+    .filter((c) => !contenders.includes(c))
+    .map((c) => ({ contender: c, reason: 'adapter package does not export its coordinator factory yet' }));
+  for (const s of skipped) log(`skipping ${s.contender}: ${s.reason}`);
+
+  let redis: BenchRedis | undefined;
+  let admin: Redis | undefined;
+  let workers: Worker[] = [];
+  const runId = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  const rows: ResultRow[] = [];
+  try {
+    redis = await startBenchRedis();
+    log(`redis ${redis.url} (${redis.own ? 'own server' : 'external'}), run ${runId}`);
+    admin = new Redis(redis.url);
+    const needWorkers = scenarios.some((s) => s === 'herd' || s === 'wakeup' || s === 'many-waiters');
+    if (needWorkers) {
+      workers = await startWorkers(3);
+      await Promise.all(workers.map((w) => w.call('init', { counterUrl: redis!.url })));
+    }
+    const ctx: BenchContext = { quick, redis, admin, runId, workers, contenders, log };
+    for (const scenario of scenarios) {
+      const t = nowMs();
+      if (scenario === 'herd') rows.push(...(await runHerd(ctx, contenders, { ...herdOptions(quick), ...options.herd })));
+      if (scenario === 'wakeup') rows.push(...(await runWakeup(ctx, contenders, wakeupOptions(quick))));
+      if (scenario === 'distinct-keys') rows.push(...(await runThroughput(ctx, contenders, throughputOptions(quick))));
+      if (scenario === 'many-waiters') rows.push(...(await runWaiters(ctx, contenders, waitersOptions(quick))));
+      if (scenario === 'footprint') rows.push(...(await runFootprint(ctx, contenders, footprintOptions(quick))));
+      log(`${scenario} done in ${((nowMs() - t) / 1000).toFixed(1)} s`);
+    }
+  } finally {
+    await stopWorkers(workers).catch(() => {});
+    if (admin) {
+      await deleteKeys(admin, `fb:${runId}:*`).catch(() => {});
+      admin.disconnect();
+    }
+    await redis?.stop();
+  }
+  return {
+    rows,
+    contenders,
+    skipped,
+    redis: { version: redis?.version ?? 'unknown', own: redis?.own ?? false },
+    quick,
+    durationMs: nowMs() - started,
+    startedAt,
+    load: [loadStart, loadavg()[0]!],
+  };
+}

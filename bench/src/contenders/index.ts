@@ -1,0 +1,225 @@
+/**
+ * The contenders, each behind one tiny interface so every scenario treats them alike.
+ *
+ * - naive: every caller calls the upstream.
+ * - local: @flight/core in `local` mode (in-process single-flight only).
+ * - redlock: the common recipe with the `redlock` package (its default retry settings).
+ * - bentocache: `getOrSet` with a memory L1 and the Redis L2 driver.
+ * - flight-ioredis / flight-node-redis: @flight/core in `distributed` mode on our Redis coordinators.
+ */
+import { createSingleFlight, type SingleFlight, type StagePolicyInput } from '@flight/core';
+import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+import Redlock from 'redlock';
+import { BentoCache, bentostore } from 'bentocache';
+import { memoryDriver } from 'bentocache/drivers/memory';
+import { redisDriver } from 'bentocache/drivers/redis';
+import { nowMs } from '../stats.js';
+
+export const CONTENDERS = ['naive', 'local', 'redlock', 'bentocache', 'flight-ioredis', 'flight-node-redis'] as const;
+export type ContenderName = (typeof CONTENDERS)[number];
+export const FLIGHT_CONTENDERS: readonly ContenderName[] = ['flight-ioredis', 'flight-node-redis'];
+export const REDIS_CONTENDERS: readonly ContenderName[] = ['redlock', 'bentocache', 'flight-ioredis', 'flight-node-redis'];
+
+export const STAGE = 'bench';
+
+export interface ContenderOptions {
+  redisUrl: string;
+  /** Every key this contender writes starts with it. */
+  prefix: string;
+  /** How long a result is stored. */
+  resultTtlMs: number;
+}
+
+export interface RunResult<T> {
+  value: T;
+  /** owner | follower | replay | local | cache | naive ... as the contender reports it. */
+  role: string;
+}
+
+export interface Contender {
+  readonly name: ContenderName;
+  run<T>(key: string, supplier: () => Promise<T>): Promise<RunResult<T>>;
+  /** When this process published each key's result as the owner (shared monotonic ms). */
+  readonly completions: Map<string, number>;
+  /** How followers were woken (flight only). */
+  readonly woken: Record<string, number>;
+  close(): Promise<void>;
+}
+
+type FlightFactory = (options: { client: any; prefix?: string }) => any;
+
+/** Loads an adapter factory, or null while the adapter package does not export it yet. */
+export async function loadFlightFactory(name: ContenderName): Promise<FlightFactory | null> {
+  try {
+    if (name === 'flight-ioredis') {
+      const mod: Record<string, unknown> = await import('@flight/redis-ioredis');
+      return typeof mod.createIoredisCoordinator === 'function' ? (mod.createIoredisCoordinator as FlightFactory) : null;
+    }
+    if (name === 'flight-node-redis') {
+      const mod: Record<string, unknown> = await import('@flight/redis-node');
+      return typeof mod.createNodeRedisCoordinator === 'function' ? (mod.createNodeRedisCoordinator as FlightFactory) : null;
+    }
+  } catch (error) {
+    console.warn(`[bench] ${name} could not be loaded: ${(error as Error).message}`);
+  }
+  return null;
+}
+
+/** The contenders that can run now (the flight adapters only once their packages export a factory). */
+export async function availableContenders(wanted: readonly ContenderName[] = CONTENDERS): Promise<ContenderName[]> {
+  const out: ContenderName[] = [];
+  for (const name of wanted) {
+    if (FLIGHT_CONTENDERS.includes(name) && !(await loadFlightFactory(name))) continue;
+    out.push(name);
+  }
+  return out;
+}
+
+/** Policy used by both of our contenders: guard extras off so nothing but coordination is measured. */
+function flightDefaults(resultTtlMs: number): StagePolicyInput {
+  return {
+    resultTtlMs,
+    failureTtlMs: resultTtlMs,
+    terminalTtlMs: resultTtlMs,
+    l1: { enabled: false },
+    guard: { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 },
+  };
+}
+
+function wrapFlight(name: ContenderName, flight: SingleFlight, completions: Map<string, number>, woken: Record<string, number>, close: () => Promise<void>): Contender {
+  flight.on('waited', (e) => {
+    woken[e.woken] = (woken[e.woken] ?? 0) + 1;
+  });
+  return {
+    name,
+    completions,
+    woken,
+    async run(key, supplier) {
+      const r = await flight.execute(STAGE, key, () => supplier());
+      return { value: r.value, role: r.role };
+    },
+    close,
+  };
+}
+
+/** Records when `complete` returned (the result is stored and the terminal event published). */
+function instrumentCoordinator(coordinator: any, completions: Map<string, number>): any {
+  const complete = coordinator.complete.bind(coordinator);
+  coordinator.complete = async (fence: { key: string }, input: unknown) => {
+    const reply = await complete(fence, input);
+    completions.set(fence.key, nowMs());
+    return reply;
+  };
+  return coordinator;
+}
+
+export async function createContender(name: ContenderName, options: ContenderOptions): Promise<Contender> {
+  const completions = new Map<string, number>();
+  const woken: Record<string, number> = {};
+  switch (name) {
+    case 'naive':
+      return {
+        name,
+        completions,
+        woken,
+        async run(_key, supplier) {
+          return { value: await supplier(), role: 'naive' };
+        },
+        async close() {},
+      };
+    case 'local': {
+      const flight = createSingleFlight({ mode: 'local', defaults: flightDefaults(options.resultTtlMs) });
+      return wrapFlight(name, flight, completions, woken, () => flight.close());
+    }
+    case 'redlock': {
+      const client = new Redis(options.redisUrl, { lazyConnect: false });
+      // The library's defaults: retryCount 10, retryDelay 200 ms, retryJitter 200 ms, driftFactor 0.01.
+      const redlock = new Redlock([client as any]);
+      redlock.on('error', () => {});
+      const lockTtlMs = 30_000;
+      return {
+        name,
+        completions,
+        woken,
+        async run(key, supplier) {
+          const cacheKey = `${options.prefix}cache:${key}`;
+          const hit = await client.get(cacheKey);
+          if (hit !== null) return { value: JSON.parse(hit), role: 'cache' };
+          const lock = await redlock.acquire([`${options.prefix}lock:${key}`], lockTtlMs);
+          try {
+            const again = await client.get(cacheKey);
+            if (again !== null) return { value: JSON.parse(again), role: 'follower' };
+            const value = await supplier();
+            await client.set(cacheKey, JSON.stringify(value), 'PX', options.resultTtlMs);
+            completions.set(key, nowMs());
+            return { value, role: 'owner' };
+          } finally {
+            await lock.release().catch(() => {});
+          }
+        },
+        async close() {
+          client.disconnect();
+        },
+      };
+    }
+    case 'bentocache': {
+      const client = new Redis(options.redisUrl);
+      const bento = new BentoCache({
+        default: 'cache',
+        stores: {
+          cache: bentostore()
+            .useL1Layer(memoryDriver({ maxSize: '200mb' }))
+            .useL2Layer(redisDriver({ connection: client, prefix: options.prefix.replace(/:$/, '') })),
+        },
+      });
+      return {
+        name,
+        completions,
+        woken,
+        async run(key, supplier) {
+          let ran = false;
+          const value = await bento.getOrSet({
+            key,
+            ttl: options.resultTtlMs,
+            factory: async () => {
+              ran = true;
+              return supplier();
+            },
+          });
+          return { value: value as any, role: ran ? 'owner' : 'cache' };
+        },
+        async close() {
+          await bento.disconnectAll().catch(() => {});
+          client.disconnect();
+        },
+      };
+    }
+    case 'flight-ioredis': {
+      const factory = await loadFlightFactory(name);
+      if (!factory) throw new Error(`${name}: @flight/redis-ioredis does not export createIoredisCoordinator yet`);
+      const client = new Redis(options.redisUrl);
+      const coordinator = instrumentCoordinator(factory({ client, prefix: options.prefix }), completions);
+      const flight = createSingleFlight({ coordinator, mode: 'distributed', defaults: flightDefaults(options.resultTtlMs) });
+      return wrapFlight(name, flight, completions, woken, async () => {
+        await flight.close();
+        await coordinator.close?.();
+        client.disconnect();
+      });
+    }
+    case 'flight-node-redis': {
+      const factory = await loadFlightFactory(name);
+      if (!factory) throw new Error(`${name}: @flight/redis-node does not export createNodeRedisCoordinator yet`);
+      const client = createClient({ url: options.redisUrl });
+      client.on('error', () => {});
+      await client.connect();
+      const coordinator = instrumentCoordinator(factory({ client, prefix: options.prefix }), completions);
+      const flight = createSingleFlight({ coordinator, mode: 'distributed', defaults: flightDefaults(options.resultTtlMs) });
+      return wrapFlight(name, flight, completions, woken, async () => {
+        await flight.close();
+        await coordinator.close?.();
+        client.destroy();
+      });
+    }
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * `pnpm bench [--quick] [--scenarios herd,wakeup,...] [--contenders naive,local,...] [--no-write]`
+ * Prints the tables, writes BENCHMARKS.md at the repository root and bench/results/latest.json.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { runBench, SCENARIOS, type ScenarioName } from './bench.js';
+import { CONTENDERS, type ContenderName } from './contenders/index.js';
+import { renderMarkdown, renderTables, verdicts } from './report.js';
+
+const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+function list<T extends string>(value: string | undefined, allowed: readonly T[], what: string): T[] | undefined {
+  if (!value) return undefined;
+  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const item of items) if (!allowed.includes(item as T)) throw new Error(`unknown ${what} "${item}"; use ${allowed.join(', ')}`);
+  return items as T[];
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    args: process.argv.slice(2).filter((a) => a !== '--'),
+    options: {
+      quick: { type: 'boolean', default: false },
+      scenarios: { type: 'string' },
+      contenders: { type: 'string' },
+      'no-write': { type: 'boolean', default: false },
+    },
+  });
+  const run = await runBench({
+    quick: values.quick,
+    scenarios: list<ScenarioName>(values.scenarios, SCENARIOS, 'scenario'),
+    contenders: list<ContenderName>(values.contenders, CONTENDERS, 'contender'),
+    log: (m) => console.log(`[bench] ${m}`),
+  });
+  console.log(renderTables(run.rows, false));
+  console.log('\nTargets');
+  for (const v of verdicts(run.rows)) console.log(`  ${v.met === null ? '–' : v.met ? '✓' : '✗'} ${v.target} — ${v.contender}: ${v.figure}`);
+  const args = process.argv.slice(2).filter((a) => a !== '--' && a !== '--no-write');
+  const command = ['pnpm bench', ...args].join(' ');
+  if (!values['no-write']) {
+    mkdirSync(join(benchDir, 'results'), { recursive: true });
+    writeFileSync(join(benchDir, 'results', 'latest.json'), `${JSON.stringify(run.rows, null, 2)}\n`);
+    writeFileSync(join(benchDir, '..', 'BENCHMARKS.md'), renderMarkdown(run, command));
+    console.log(`\nwrote BENCHMARKS.md and bench/results/latest.json (${(run.durationMs / 1000).toFixed(1)} s)`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,119 @@
+/**
+ * Scenario 5 — footprint: Redis memory per completed flight (used_memory delta over N flights, for 1 KB
+ * and 100 KB JSON results), and the keys left once the result TTL has passed (short TTL; must be 0).
+ */
+import { deleteKeys, infoField, prefixOf, scanKeys, type BenchContext, type ResultRow } from '../context.js';
+import { createContender, REDIS_CONTENDERS, type ContenderName } from '../contenders/index.js';
+import { nowMs, round, sleep } from '../stats.js';
+import { makeUpstream } from '../upstream.js';
+
+export interface FootprintOptions {
+  sizes: { bytes: number; flights: number }[];
+  leftoverFlights: number;
+  shortTtlMs: number;
+}
+
+export function footprintOptions(quick: boolean): FootprintOptions {
+  return {
+    sizes: [
+      { bytes: 1024, flights: quick ? 200 : 1000 },
+      { bytes: 100 * 1024, flights: quick ? 20 : 100 },
+    ],
+    leftoverFlights: quick ? 20 : 100,
+    shortTtlMs: 1000,
+  };
+}
+
+async function runFlights(run: (key: string, s: () => Promise<unknown>) => Promise<unknown>, tag: string, n: number, bytes: number) {
+  const upstream = makeUpstream({ delayMs: 0, payloadBytes: bytes });
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < n) await run(`${tag}-${next++}`, upstream.supplier);
+    }),
+  );
+}
+
+export async function runFootprint(ctx: BenchContext, contenders: ContenderName[], opts: FootprintOptions): Promise<ResultRow[]> {
+  const rows: ResultRow[] = [];
+  const redisOnes = contenders.filter((c) => REDIS_CONTENDERS.includes(c));
+  const memory: Record<string, { bytesPerFlight: number | null; keysPerFlight: number | null }[]> = {};
+  for (const name of redisOnes) {
+    memory[name] = [];
+    for (const size of opts.sizes) {
+      const prefix = `${prefixOf(ctx, 'footprint', name)}${size.bytes}:`;
+      const contender = await createContender(name, { redisUrl: ctx.redis.url, prefix, resultTtlMs: 600_000 });
+      try {
+        await runFlights((k, s) => contender.run(k, s), 'warm', 2, size.bytes);
+        await sleep(50);
+        const keysBefore = (await scanKeys(ctx.admin, `${prefix}*`)).length;
+        const before = await infoField(ctx.admin, 'memory', 'used_memory');
+        await runFlights((k, s) => contender.run(k, s), 'f', size.flights, size.bytes);
+        await sleep(50);
+        const after = await infoField(ctx.admin, 'memory', 'used_memory');
+        const keysAfter = (await scanKeys(ctx.admin, `${prefix}*`)).length;
+        memory[name]!.push({
+          bytesPerFlight: Math.round((after - before) / size.flights),
+          keysPerFlight: round((keysAfter - keysBefore) / size.flights, 2),
+        });
+      } finally {
+        await contender.close();
+        await deleteKeys(ctx.admin, `${prefix}*`);
+      }
+    }
+  }
+
+  // Keys left after the result TTL: every contender runs flights with a short TTL, then one wait.
+  const leftover: Record<string, { keys: number; withoutTtl: number; samples: string[]; maxPttlMs: number }> = {};
+  for (const name of redisOnes) {
+    const prefix = `${prefixOf(ctx, 'footprint', name)}ttl:`;
+    const contender = await createContender(name, { redisUrl: ctx.redis.url, prefix, resultTtlMs: opts.shortTtlMs });
+    try {
+      await runFlights((k, s) => contender.run(k, s), 'f', opts.leftoverFlights, 1024);
+    } finally {
+      await contender.close();
+    }
+  }
+  const finishedAt = nowMs();
+  await sleep(Math.max(0, opts.shortTtlMs + 500 - (nowMs() - finishedAt)));
+  for (const name of redisOnes) {
+    const prefix = `${prefixOf(ctx, 'footprint', name)}ttl:`;
+    const keys = await scanKeys(ctx.admin, `${prefix}*`);
+    const info = { keys: 0, withoutTtl: 0, samples: [] as string[], maxPttlMs: 0 };
+    for (const key of keys) {
+      const pttl = await ctx.admin.pttl(key); // also expires the key if it is past its TTL
+      if (pttl === -2) continue;
+      info.keys++;
+      if (pttl === -1) info.withoutTtl++;
+      info.maxPttlMs = Math.max(info.maxPttlMs, pttl);
+      if (info.samples.length < 3) info.samples.push(`${key.slice(prefix.length)} (pttl ${pttl})`);
+    }
+    leftover[name] = info;
+    await deleteKeys(ctx.admin, `${prefix}*`);
+  }
+
+  for (const name of redisOnes) {
+    opts.sizes.forEach((size, i) => {
+      const m = memory[name]![i]!;
+      const l = leftover[name]!;
+      rows.push({
+        scenario: 'footprint',
+        contender: name,
+        resultBytes: size.bytes,
+        flights: size.flights,
+        upstreamCalls: null,
+        p50Ms: null,
+        p99Ms: null,
+        maxMs: null,
+        bytesPerFlight: m.bytesPerFlight,
+        keysPerFlight: m.keysPerFlight,
+        leftoverKeys: l.keys,
+        leftoverWithoutTtl: l.withoutTtl,
+        leftoverSamples: l.samples,
+        resultTtlMs: opts.shortTtlMs,
+      });
+    });
+    ctx.log(`footprint ${name}: ${memory[name]!.map((m) => m.bytesPerFlight).join(' / ')} B per flight, leftover ${leftover[name]!.keys}`);
+  }
+  return rows;
+}

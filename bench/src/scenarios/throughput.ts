@@ -1,0 +1,249 @@
+/**
+ * Scenario 3 — distinct keys: flights on distinct keys in one process (owner path, 1 KB results,
+ * instant upstream), next to the raw ceiling measured in the same run (pipelined EVALSHA of a trivial
+ * script); then the commands each owner flight and each follower sends, counted by a TCP proxy.
+ */
+import { Redis } from 'ioredis';
+import { prefixOf, type BenchContext, type ResultRow } from '../context.js';
+import { createContender, REDIS_CONTENDERS, type Contender, type ContenderName } from '../contenders/index.js';
+import { startCountingProxy } from '../proxy.js';
+import { nowMs, round, sleep, summarize } from '../stats.js';
+import { makeUpstream } from '../upstream.js';
+
+export interface ThroughputOptions {
+  durationMs: number;
+  /** Warm-up per contender (JIT, script loading) before its window. */
+  warmupMs: number;
+  concurrency: number;
+  /** Flights counted through the proxy (owner phase and follower phase). */
+  countedFlights: number;
+  payloadBytes: number;
+}
+
+export function throughputOptions(quick: boolean): ThroughputOptions {
+  return { durationMs: quick ? 1000 : 2500, warmupMs: quick ? 600 : 800, concurrency: 64, countedFlights: quick ? 20 : 100, payloadBytes: 1024 };
+}
+
+/** Pipelined EVALSHA of `return 1`: 4 loops × pipelines of 100, for `durationMs`. */
+async function rawCeiling(
+  url: string,
+  durationMs: number,
+  admin: Redis,
+): Promise<{ ops: number; clientCpuPct: number | null; redisCpuPct: number | null; redisCpuUsPerOp: number | null }> {
+  const client = new Redis(url);
+  try {
+    const sha = (await client.script('LOAD', 'return 1')) as string;
+    const loop = async (end: number) => {
+      let n = 0;
+      while (nowMs() < end) {
+        const p = client.pipeline();
+        for (let i = 0; i < 100; i++) p.evalsha(sha, 0);
+        await p.exec();
+        n += 100;
+      }
+      return n;
+    };
+    await Promise.all([0, 1, 2, 3].map(() => loop(nowMs() + 150)));
+    const redisBefore = await redisCpu(admin);
+    const cpuBefore = process.cpuUsage();
+    const start = nowMs();
+    const counts = await Promise.all([0, 1, 2, 3].map(() => loop(start + durationMs)));
+    const elapsed = (nowMs() - start) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    const ops = counts.reduce((a, b) => a + b, 0);
+    const redisSeconds = (await redisCpu(admin)) - redisBefore;
+    return {
+      ops: ops / elapsed,
+      clientCpuPct: round((100 * (cpu.user + cpu.system)) / 1e6 / elapsed, 0),
+      redisCpuPct: round((100 * redisSeconds) / elapsed, 0),
+      redisCpuUsPerOp: round((redisSeconds * 1e6) / ops, 2),
+    };
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** CPU seconds used by redis-server so far (main thread + others). */
+async function redisCpu(admin: Redis): Promise<number> {
+  const text = await admin.info('cpu');
+  const get = (f: string) => Number(new RegExp(`^${f}:(\\S+)`, 'm').exec(text)?.[1] ?? 0);
+  return get('used_cpu_user') + get('used_cpu_sys');
+}
+
+async function measureOwners(contender: Contender, tag: string, opts: ThroughputOptions, durationMs: number, admin?: Redis) {
+  const upstream = makeUpstream({ delayMs: 0, payloadBytes: opts.payloadBytes });
+  let next = 0;
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = nowMs() + durationMs;
+  const loop = async () => {
+    while (nowMs() < end) {
+      const key = `${tag}-${next++}`;
+      const t = nowMs();
+      try {
+        await contender.run(key, upstream.supplier);
+        latencies.push(nowMs() - t);
+      } catch {
+        errors++;
+      }
+    }
+  };
+  const redisBefore = admin ? await redisCpu(admin) : 0;
+  const cpuBefore = process.cpuUsage();
+  const start = nowMs();
+  await Promise.all(Array.from({ length: opts.concurrency }, loop));
+  const elapsed = (nowMs() - start) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  const redisSeconds = admin ? (await redisCpu(admin)) - redisBefore : null;
+  const clientSeconds = (cpu.user + cpu.system) / 1e6;
+  const n = Math.max(1, latencies.length);
+  return {
+    ops: latencies.length / elapsed,
+    latencies,
+    errors,
+    upstreamCalls: upstream.calls(),
+    flights: next,
+    clientCpuPct: round((100 * clientSeconds) / elapsed, 0),
+    redisCpuPct: redisSeconds === null ? null : round((100 * redisSeconds) / elapsed, 0),
+    clientCpuUsPerFlight: round((clientSeconds * 1e6) / n, 1),
+    redisCpuUsPerFlight: redisSeconds === null ? null : round((redisSeconds * 1e6) / n, 1),
+  };
+}
+
+interface Counted {
+  perFlight: number | null;
+  byCommand: Record<string, number>;
+  connections: number;
+  upstreamCalls: number;
+}
+
+/** Commands per owner flight: N sequential flights through the proxy. */
+async function countOwner(ctx: BenchContext, name: ContenderName, opts: ThroughputOptions): Promise<Counted> {
+  const target = new URL(ctx.redis.url);
+  const proxy = await startCountingProxy({ host: target.hostname, port: Number(target.port) });
+  const contender = await createContender(name, { redisUrl: proxy.url, prefix: prefixOf(ctx, 'rt-owner', name), resultTtlMs: 60_000 });
+  try {
+    const upstream = makeUpstream({ delayMs: 0, payloadBytes: opts.payloadBytes });
+    for (let i = 0; i < 3; i++) await contender.run(`warm-${i}`, upstream.supplier);
+    await sleep(20);
+    proxy.reset();
+    const before = upstream.calls();
+    for (let i = 0; i < opts.countedFlights; i++) await contender.run(`k-${i}`, upstream.supplier);
+    return {
+      perFlight: round(proxy.commands() / opts.countedFlights, 2),
+      byCommand: perFlight(proxy.byCommand(), opts.countedFlights),
+      connections: proxy.connections(),
+      upstreamCalls: upstream.calls() - before,
+    };
+  } finally {
+    await contender.close();
+    await proxy.close();
+  }
+}
+
+/**
+ * Commands per follower: an owner instance (direct) and a follower instance (through the proxy), as
+ * two nodes; per key the owner starts, the follower joins 5 ms later, the upstream takes 20 ms.
+ */
+async function countFollower(ctx: BenchContext, name: ContenderName, opts: ThroughputOptions): Promise<Counted> {
+  const target = new URL(ctx.redis.url);
+  const proxy = await startCountingProxy({ host: target.hostname, port: Number(target.port) });
+  const prefix = prefixOf(ctx, 'rt-follower', name);
+  const owner = await createContender(name, { redisUrl: ctx.redis.url, prefix, resultTtlMs: 60_000 });
+  const follower = await createContender(name, { redisUrl: proxy.url, prefix, resultTtlMs: 60_000 });
+  try {
+    const ownerUp = makeUpstream({ delayMs: 20, payloadBytes: opts.payloadBytes });
+    const followerUp = makeUpstream({ delayMs: 20, payloadBytes: opts.payloadBytes });
+    const pair = async (key: string) => {
+      const a = owner.run(key, ownerUp.supplier);
+      await sleep(5);
+      await Promise.all([a, follower.run(key, followerUp.supplier)]);
+    };
+    for (let i = 0; i < 2; i++) await pair(`warm-${i}`);
+    await sleep(20);
+    proxy.reset();
+    const before = followerUp.calls();
+    const n = Math.max(10, Math.round(opts.countedFlights / 3));
+    for (let i = 0; i < n; i++) await pair(`k-${i}`);
+    return {
+      perFlight: round(proxy.commands() / n, 2),
+      byCommand: perFlight(proxy.byCommand(), n),
+      connections: proxy.connections(),
+      upstreamCalls: followerUp.calls() - before,
+    };
+  } finally {
+    await follower.close();
+    await owner.close();
+    await proxy.close();
+  }
+}
+
+function perFlight(counts: Record<string, number>, n: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, round(v / n, 2) ?? 0]));
+}
+
+export async function runThroughput(ctx: BenchContext, contenders: ContenderName[], opts: ThroughputOptions): Promise<ResultRow[]> {
+  const rows: ResultRow[] = [];
+  const ceilingBefore = await rawCeiling(ctx.redis.url, opts.durationMs, ctx.admin);
+  const measured: { name: ContenderName; m: Awaited<ReturnType<typeof measureOwners>> }[] = [];
+  for (const name of contenders) {
+    const contender = await createContender(name, { redisUrl: ctx.redis.url, prefix: prefixOf(ctx, 'distinct', name), resultTtlMs: 60_000 });
+    try {
+      await measureOwners(contender, 'warm', opts, opts.warmupMs);
+      const m = await measureOwners(contender, 'run', opts, opts.durationMs, ctx.admin);
+      measured.push({ name, m });
+      ctx.log(`distinct-keys ${name}: ${Math.round(m.ops)} flights/s`);
+    } finally {
+      await contender.close();
+    }
+  }
+  const ceilingAfter = await rawCeiling(ctx.redis.url, opts.durationMs, ctx.admin);
+  const best = ceilingBefore.ops >= ceilingAfter.ops ? ceilingBefore : ceilingAfter;
+  const ceiling = best.ops;
+  rows.push({
+    scenario: 'distinct-keys',
+    contender: 'raw-evalsha',
+    upstreamCalls: null,
+    p50Ms: null,
+    p99Ms: null,
+    maxMs: null,
+    opsPerSec: Math.round(ceiling),
+    roundTrips: null,
+    ceilingRuns: [Math.round(ceilingBefore.ops), Math.round(ceilingAfter.ops)],
+    clientCpuPct: best.clientCpuPct,
+    redisCpuPct: best.redisCpuPct,
+    redisCpuUsPerFlight: best.redisCpuUsPerOp,
+    note: 'pipelined EVALSHA of `return 1` (4 loops x 100 per pipeline), ioredis',
+  });
+  for (const { name, m } of measured) {
+    const s = summarize(m.latencies);
+    let owner: Counted | undefined;
+    let follower: Counted | undefined;
+    if (REDIS_CONTENDERS.includes(name)) {
+      owner = await countOwner(ctx, name, opts);
+      follower = await countFollower(ctx, name, opts);
+    }
+    rows.push({
+      scenario: 'distinct-keys',
+      contender: name,
+      upstreamCalls: m.upstreamCalls,
+      flights: m.latencies.length,
+      p50Ms: s.p50Ms,
+      p99Ms: s.p99Ms,
+      maxMs: s.maxMs,
+      opsPerSec: Math.round(m.ops),
+      pctOfCeiling: round((100 * m.ops) / ceiling, 1),
+      clientCpuPct: m.clientCpuPct,
+      redisCpuPct: m.redisCpuPct,
+      clientCpuUsPerFlight: m.clientCpuUsPerFlight,
+      redisCpuUsPerFlight: m.redisCpuUsPerFlight,
+      roundTrips: owner?.perFlight ?? null,
+      ownerCommands: owner?.byCommand,
+      followerRoundTrips: follower?.perFlight ?? null,
+      followerCommands: follower?.byCommand,
+      followerUpstreamCalls: follower?.upstreamCalls,
+      errors: m.errors,
+    });
+  }
+  return rows;
+}

@@ -1,0 +1,301 @@
+/**
+ * The framework-agnostic HTTP single-flight handler. An adapter describes one request as an
+ * `HttpExchange` (a normalized request plus a few verbs: run the handler recording its response,
+ * replay a shared response, answer an error, or just run the handler); this module decides whether
+ * the request may be coalesced, computes its flight key, runs the flight and answers every caller.
+ */
+import {
+  buildFlightKey,
+  FlightExecutionError,
+  hashPart,
+  type FlightContext,
+  type FlightRole,
+  type KeyPart,
+} from '@flight/core';
+import {
+  FlightBodyTooLargeError,
+  FlightHttpError,
+  FlightHttpUnavailableError,
+  FlightIdempotencyConflictError,
+  FlightIdempotencyKeyMissingError,
+  FlightIdempotencyKeyReusedError,
+  FlightSharedFailureError,
+  parseUnshareableCode,
+  UnshareableResponse,
+} from './errors.js';
+import { resolveHttpFlightOptions, type FlightKeySpec, type HttpFlightOptions } from './options.js';
+import type { OwnerRun } from './recorder.js';
+import {
+  canonicalQuery,
+  declaredLength,
+  hasBody,
+  headerValue,
+  parsedBodyBytes,
+  parseIdempotencyKey,
+  requestFingerprint,
+  type HttpRequestInfo,
+} from './request.js';
+import { isSharedResponse, toShared, unshareableReason, type SharedResponse } from './response.js';
+
+/** How the response was obtained, as told by the role header. `bypass`: not coalesced, the handler ran. */
+export type HttpFlightRole = FlightRole | 'bypass';
+
+/** One request, as an adapter presents it to the handler. */
+export interface HttpExchange<Req> {
+  /** The framework's request (or context), handed to the `key` function. */
+  readonly native: Req;
+  readonly request: HttpRequestInfo;
+  /** Fires when the client goes away before its response was sent. */
+  readonly signal: AbortSignal;
+  /** The body a body parser already produced, or `undefined`. */
+  parsedBody(): unknown;
+  /** Reads the raw body (refusing past `limit` with `FlightBodyTooLargeError`) and leaves it for the handler. */
+  readBody(limit: number): Promise<Buffer>;
+  setHeader(name: string, value: string): void;
+  /** Runs the downstream handler, recording its response without sending it. */
+  record(maxBodyBytes: number): OwnerRun;
+  /** Runs the downstream handler normally. */
+  passthrough(): Promise<void> | void;
+  /** Answers with a shared response. */
+  replay(response: SharedResponse): void;
+  /** Answers with an error of the middleware (problem+json). */
+  reject(error: FlightHttpError): void;
+}
+
+type Plan = { kind: 'bypass' } | { kind: 'flight'; key: string; fingerprint: string | undefined; conflict: boolean };
+
+const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'] as const;
+
+/** A stored failure that tells callers to stop waiting for this request (already answered). */
+class DetachedRequest extends Error {
+  readonly failureType = 'OVERLOAD';
+  readonly code = 'E_FLIGHT_HTTP_DETACHED';
+}
+
+function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  if (a.aborted) return a;
+  const controller = new AbortController();
+  const forward = (source: AbortSignal) => () => controller.abort(source.reason);
+  a.addEventListener('abort', forward(a), { once: true });
+  b.addEventListener('abort', forward(b), { once: true });
+  return controller.signal;
+}
+
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function normalizeSpec(spec: Exclude<FlightKeySpec, null | undefined>): { parts?: readonly KeyPart[]; identity?: string } {
+  if (typeof spec === 'string') return { parts: [spec] };
+  if (Array.isArray(spec)) return { parts: spec as readonly KeyPart[] };
+  const object = spec as Exclude<FlightKeySpec, string | readonly KeyPart[]>;
+  const parts = object.parts === undefined ? undefined : typeof object.parts === 'string' ? [object.parts] : object.parts;
+  const identity = object.identity === undefined || object.identity === null ? undefined : String(object.identity);
+  return { ...(parts ? { parts } : {}), ...(identity !== undefined ? { identity } : {}) };
+}
+
+/** Creates the handler of one middleware instance. Options are validated here, once. */
+export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (exchange: HttpExchange<Req>) => Promise<void> {
+  const options = resolveHttpFlightOptions(input);
+  const { singleFlight, stage } = options;
+  /** Idempotency keys in flight on this node (`inFlight: 'conflict'`). */
+  const inFlightHere = new Set<string>();
+
+  const setRole = (exchange: HttpExchange<Req>, role: HttpFlightRole) => {
+    if (options.roleHeader) exchange.setHeader(options.roleHeader, role);
+  };
+
+  const keyOf = (exchange: HttpExchange<Req>): { parts?: readonly KeyPart[]; identity?: string } | null => {
+    if (!options.key) return {};
+    const spec = options.key(exchange.native);
+    return spec === null || spec === undefined ? null : normalizeSpec(spec);
+  };
+
+  async function plan(exchange: HttpExchange<Req>): Promise<Plan> {
+    const { request } = exchange;
+    const { headers, method } = request;
+    const declared = declaredLength(headers);
+    if (declared !== undefined && declared > options.maxRequestBodyBytes) {
+      throw new FlightBodyTooLargeError(`request body of ${declared} bytes is above the limit of ${options.maxRequestBodyBytes} bytes`, {
+        context: { limit: options.maxRequestBodyBytes, size: declared },
+      });
+    }
+    const idempotency = options.idempotency;
+    if (idempotency?.methods.has(method)) {
+      const raw = headers[idempotency.header];
+      if (raw === undefined) {
+        if (idempotency.required) throw new FlightIdempotencyKeyMissingError(`${method} ${request.path} requires an Idempotency-Key header`);
+        return { kind: 'bypass' };
+      }
+      const idempotencyKey = parseIdempotencyKey(raw, idempotency.maxKeyLength);
+      const parsed = exchange.parsedBody();
+      const body =
+        parsed !== undefined
+          ? parsedBodyBytes(parsed)
+          : hasBody(headers)
+            ? await exchange.readBody(options.maxRequestBodyBytes)
+            : Buffer.alloc(0);
+      const spec = keyOf(exchange);
+      // Keys are scoped per identity; without one, per credentials, so one client can never
+      // replay another's response by reusing its key.
+      let identity = spec?.identity;
+      if (identity === undefined) {
+        const credentials = CREDENTIAL_HEADERS.map((name) => headerValue(headers, name) ?? '');
+        if (credentials.some(Boolean)) identity = `credentials:${hashPart(credentials.join('\n'))}`;
+      }
+      return {
+        kind: 'flight',
+        key: buildFlightKey(stage, ['idem', identity === undefined ? '-' : hashPart(`id:${identity}`), hashPart(idempotencyKey)]),
+        fingerprint: requestFingerprint(request, body),
+        conflict: idempotency.inFlight === 'conflict',
+      };
+    }
+    if (!options.methods.has(method)) return { kind: 'bypass' };
+    if (headers.range !== undefined || headers['if-range'] !== undefined) return { kind: 'bypass' };
+    if (!options.key && hasBody(headers)) return { kind: 'bypass' };
+    const spec = keyOf(exchange);
+    if (spec === null) return { kind: 'bypass' };
+    const credentialed = CREDENTIAL_HEADERS.some((name) => headers[name] !== undefined);
+    if (credentialed && spec.identity === undefined) return { kind: 'bypass' };
+    const parts = spec.parts ?? [request.path, canonicalQuery(request.query)];
+    const vary = options.vary.map((name) => headerValue(headers, name) ?? null);
+    return {
+      kind: 'flight',
+      key: buildFlightKey(stage, [
+        'http',
+        method,
+        hashPart(JSON.stringify(parts)),
+        hashPart(JSON.stringify(vary)),
+        spec.identity === undefined ? '-' : hashPart(`id:${spec.identity}`),
+      ]),
+      fingerprint: undefined,
+      conflict: false,
+    };
+  }
+
+  async function runFlight(exchange: HttpExchange<Req>, flight: Extract<Plan, { kind: 'flight' }>): Promise<void> {
+    const { request } = exchange;
+    const idempotent = flight.fingerprint !== undefined;
+    let run: OwnerRun | undefined;
+    let answered = false;
+    let conflicted = false;
+    const detach = new AbortController();
+    const signal = anySignal(exchange.signal, detach.signal);
+    let unsubscribe: (() => void) | undefined;
+
+    if (flight.conflict) {
+      if (inFlightHere.has(flight.key)) {
+        return exchange.reject(new FlightIdempotencyConflictError('a request with this Idempotency-Key is still being processed'));
+      }
+      inFlightHere.add(flight.key);
+      // Another node runs it: this call became a follower. Answer 409 instead of waiting.
+      unsubscribe = singleFlight.on('follower', (event) => {
+        if (event.stage === stage && event.key === flight.key && !run) {
+          conflicted = true;
+          detach.abort(new Error('in flight elsewhere'));
+        }
+      });
+    }
+
+    const supplier = async (context: FlightContext): Promise<SharedResponse> => {
+      // Never run the handler twice for one request, nor for a request already answered.
+      if (run) throw new UnshareableResponse('timeout', undefined);
+      if (answered || conflicted) throw new DetachedRequest('the request was already answered');
+      setRole(exchange, context.role);
+      run = exchange.record(options.maxBodyBytes);
+      const outcome = await untilAborted(run.result, context.signal);
+      if (outcome.kind === 'overflow') throw new UnshareableResponse('too-large', undefined);
+      if (outcome.kind === 'unrecordable') throw new UnshareableResponse('body', undefined);
+      if (outcome.kind === 'error') throw new UnshareableResponse('status', outcome.status);
+      const refused = unshareableReason(outcome.response, options);
+      if (refused) throw refused;
+      return toShared(outcome.response, options, request.method, flight.fingerprint);
+    };
+
+    const reject = (error: FlightHttpError, role?: HttpFlightRole) => {
+      answered = true;
+      if (role) setRole(exchange, role);
+      exchange.reject(error);
+    };
+
+    try {
+      const result = await singleFlight.execute(stage, flight.key, supplier, { signal });
+      if (run) return run.release();
+      const shared = result.value;
+      if (!isSharedResponse(shared)) throw new TypeError('the shared value is not an HTTP response');
+      const role: HttpFlightRole = result.role === 'owner' || result.role === 'local' ? 'follower' : result.role;
+      if (idempotent && shared.fp !== flight.fingerprint) {
+        return reject(new FlightIdempotencyKeyReusedError('this Idempotency-Key was used with a different request'), role);
+      }
+      answered = true;
+      setRole(exchange, role);
+      return exchange.replay(shared);
+    } catch (error) {
+      if (run) {
+        // An owner whose client went away still finishes, so the others get the response.
+        if (exchange.signal.aborted) {
+          await run.result;
+          return;
+        }
+        // The owner answers with its own response, whatever happened to sharing it.
+        return run.release();
+      }
+      if (conflicted) {
+        return reject(new FlightIdempotencyConflictError('a request with this Idempotency-Key is still being processed'));
+      }
+      if (exchange.signal.aborted) {
+        answered = true;
+        return; // the client went away: nobody to answer
+      }
+      const unshareable = error instanceof FlightExecutionError ? parseUnshareableCode(error.errorCode) : undefined;
+      if (unshareable?.reason === 'status' && (idempotent || options.onUnshareable === 'fail')) {
+        return reject(
+          new FlightSharedFailureError(`the shared request failed with status ${unshareable.status}`, { status: unshareable.status }),
+          'follower',
+        );
+      }
+      if (idempotent) {
+        if (unshareable) {
+          return reject(new FlightIdempotencyConflictError('the response to this Idempotency-Key cannot be replayed'), 'follower');
+        }
+        return reject(new FlightHttpUnavailableError('the idempotent request could not be coordinated; it was not run', { cause: error }));
+      }
+      // A safe request: when it cannot be shared (or coordination failed), run it here.
+      answered = true;
+      setRole(exchange, 'bypass');
+      return exchange.passthrough();
+    } finally {
+      unsubscribe?.();
+      if (flight.conflict) inFlightHere.delete(flight.key);
+    }
+  }
+
+  return async function handle(exchange: HttpExchange<Req>): Promise<void> {
+    let decided: Plan;
+    try {
+      decided = await plan(exchange);
+    } catch (error) {
+      if (error instanceof FlightHttpError) return exchange.reject(error);
+      throw error;
+    }
+    if (decided.kind === 'bypass') {
+      setRole(exchange, 'bypass');
+      return exchange.passthrough();
+    }
+    return runFlight(exchange, decided);
+  };
+}

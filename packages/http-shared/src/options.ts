@@ -1,0 +1,241 @@
+/**
+ * Options of the HTTP middleware, documented with their defaults and resolved in one place
+ * (`resolveHttpFlightOptions`). Both adapters take the same options; only the type of the request
+ * given to `key` differs.
+ */
+import { assertStageName, FlightValidationError, type KeyPart, type SingleFlight } from '@flight/core';
+
+/** What a key function returns: the parts that identify the logical request, and whose response it is. */
+export type FlightKeySpec =
+  | string
+  | readonly KeyPart[]
+  | {
+      /** Parts replacing the default path + query part. @default path and canonical query */
+      parts?: string | readonly KeyPart[];
+      /**
+       * Who the response is for (a user or tenant id). Required to coalesce requests that carry
+       * `Authorization` or `Cookie`: requests with different identities never share a response.
+       */
+      identity?: string | number;
+    };
+
+export interface IdempotencyOptions {
+  /** Request header holding the key. @default 'idempotency-key' */
+  header?: string;
+  /** Answer 400 when an idempotent method arrives without the header; `false` runs it uncoordinated. @default true */
+  required?: boolean;
+  /** Methods handled by idempotency mode. @default ['POST', 'PUT', 'PATCH', 'DELETE'] */
+  methods?: readonly string[];
+  /** Longest key accepted (in characters); longer keys get 400. @default 255 */
+  maxKeyLength?: number;
+  /**
+   * A duplicate that arrives while the first request is still running: `'wait'` for its result, or
+   * get `409 Conflict` at once (the IETF draft's behaviour). @default 'wait'
+   */
+  inFlight?: 'wait' | 'conflict';
+}
+
+export interface HttpFlightOptions<Req> {
+  /** The single-flight instance (in-memory, or distributed over Redis). Required. */
+  singleFlight: SingleFlight;
+  /** The stage whose policy (timeouts, result TTL, L1) governs these requests. Required. */
+  stage: string;
+  /**
+   * Computes the logical request. Return `null`/`undefined` to not coalesce this request. The
+   * method and the `vary` headers are always part of the key; the identity is too when given.
+   * @default method + path + canonical query + vary headers; credentialed requests are not coalesced
+   */
+  key?: (req: Req) => FlightKeySpec | null | undefined;
+  /**
+   * Methods coalesced outside idempotency mode. Methods other than GET and HEAD need a `key` function,
+   * and unsafe methods (POST, PUT, PATCH, DELETE…) are refused here: use `idempotency`.
+   * @default ['GET', 'HEAD']
+   */
+  methods?: readonly string[];
+  /** Statuses whose responses are shared. @default every 2xx */
+  shareStatuses?: readonly number[] | ((status: number) => boolean);
+  /**
+   * When the owner's response is not shared because of its status: followers `'run'` the handler
+   * themselves, or `'fail'` with the owner's status (a problem+json body). Idempotent requests always
+   * `'fail'` (they are never run twice). Responses not shared for other reasons (size, `private`,
+   * `Vary`) always let followers run the handler. @default 'run'
+   */
+  onUnshareable?: 'run' | 'fail';
+  /** Largest response body shared; above it the owner streams on and followers run the handler. @default 1 MiB */
+  maxBodyBytes?: number;
+  /** Largest request body accepted (declared `Content-Length`, or counted when read); above it 413. @default 1 MiB */
+  maxRequestBodyBytes?: number;
+  /**
+   * Response headers replayed to followers. `Set-Cookie`, authentication and hop-by-hop headers can
+   * never be listed. @default content-type, content-language, content-encoding, content-disposition,
+   * cache-control, etag, last-modified, expires, vary, link, location
+   */
+  replayHeaders?: readonly string[];
+  /**
+   * Extra request headers that change the representation, added to the key. Always in the key:
+   * accept, accept-encoding, accept-language, x-forwarded-host, x-forwarded-proto. (`Range` and
+   * `If-Range` requests are never coalesced.) @default []
+   */
+  vary?: readonly string[];
+  /** Idempotency-Key mode (IETF httpapi draft) for unsafe methods. `true` for the defaults. @default off */
+  idempotency?: boolean | IdempotencyOptions;
+  /** Response header telling how the response was obtained; `false` to omit it. @default 'x-flight-role' */
+  roleHeader?: string | false;
+}
+
+export interface ResolvedIdempotency {
+  header: string;
+  required: boolean;
+  methods: ReadonlySet<string>;
+  maxKeyLength: number;
+  inFlight: 'wait' | 'conflict';
+}
+
+export interface ResolvedHttpFlightOptions<Req> {
+  singleFlight: SingleFlight;
+  stage: string;
+  key: ((req: Req) => FlightKeySpec | null | undefined) | undefined;
+  methods: ReadonlySet<string>;
+  shareStatus: (status: number) => boolean;
+  onUnshareable: 'run' | 'fail';
+  maxBodyBytes: number;
+  maxRequestBodyBytes: number;
+  replayHeaders: ReadonlySet<string>;
+  vary: readonly string[];
+  idempotency: ResolvedIdempotency | undefined;
+  roleHeader: string | undefined;
+}
+
+export const DEFAULT_REPLAY_HEADERS = [
+  'content-type',
+  'content-language',
+  'content-encoding',
+  'content-disposition',
+  'cache-control',
+  'etag',
+  'last-modified',
+  'expires',
+  'vary',
+  'link',
+  'location',
+] as const;
+
+/** Request headers that always select the representation, hence always part of the key. */
+export const REPRESENTATION_HEADERS = ['accept', 'accept-encoding', 'accept-language', 'x-forwarded-host', 'x-forwarded-proto'] as const;
+
+/** Response headers that are per user, per connection or recomputed: never replayed. */
+export const NEVER_REPLAYED = new Set([
+  'set-cookie',
+  'set-cookie2',
+  'authorization',
+  'www-authenticate',
+  'proxy-authenticate',
+  'authentication-info',
+  'proxy-authentication-info',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'content-length',
+  'date',
+]);
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'QUERY']);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const MIB = 1024 * 1024;
+
+function fail(message: string): never {
+  throw new FlightValidationError(`flight middleware: ${message}`);
+}
+
+function sizeOption(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value <= 0) fail(`${name} must be a positive integer, got ${value}`);
+  return value;
+}
+
+function headerList(name: string, values: readonly string[]): string[] {
+  if (!Array.isArray(values)) fail(`${name} must be an array of header names`);
+  return values.map((value) => {
+    if (typeof value !== 'string' || !HEADER_NAME.test(value)) fail(`${name}: invalid header name ${JSON.stringify(value)}`);
+    return value.toLowerCase();
+  });
+}
+
+function methodList(name: string, values: readonly string[]): string[] {
+  if (!Array.isArray(values) || values.length === 0) fail(`${name} must be a non-empty array of methods`);
+  return values.map((value) => {
+    if (typeof value !== 'string' || !HEADER_NAME.test(value)) fail(`${name}: invalid method ${JSON.stringify(value)}`);
+    return value.toUpperCase();
+  });
+}
+
+/** Applies every default and validates; throws `FlightValidationError` on a bad option. */
+export function resolveHttpFlightOptions<Req>(options: HttpFlightOptions<Req>): ResolvedHttpFlightOptions<Req> {
+  if (!options || typeof options !== 'object') fail('options are required');
+  const { singleFlight } = options;
+  if (!singleFlight || typeof singleFlight.execute !== 'function') fail('singleFlight must be a SingleFlight instance');
+  assertStageName(options.stage);
+  if (options.key !== undefined && typeof options.key !== 'function') fail('key must be a function');
+
+  const methods = methodList('methods', options.methods ?? ['GET', 'HEAD']);
+  for (const method of methods) {
+    if (!SAFE_METHODS.has(method)) {
+      fail(`${method} is not a safe method: unsafe methods are never coalesced without an idempotency key (use the idempotency option)`);
+    }
+    if (method !== 'GET' && method !== 'HEAD' && !options.key) fail(`coalescing ${method} needs an explicit key function`);
+  }
+
+  let shareStatus: (status: number) => boolean;
+  const statuses = options.shareStatuses;
+  if (statuses === undefined) shareStatus = (status) => status >= 200 && status < 300;
+  else if (typeof statuses === 'function') shareStatus = statuses;
+  else if (Array.isArray(statuses)) {
+    for (const status of statuses) if (!Number.isInteger(status) || status < 100 || status > 599) fail(`shareStatuses: invalid status ${status}`);
+    const set = new Set(statuses);
+    shareStatus = (status) => set.has(status);
+  } else fail('shareStatuses must be an array of statuses or a function');
+
+  const onUnshareable = options.onUnshareable ?? 'run';
+  if (onUnshareable !== 'run' && onUnshareable !== 'fail') fail(`onUnshareable must be 'run' or 'fail', got ${String(onUnshareable)}`);
+
+  const replayHeaders = headerList('replayHeaders', options.replayHeaders ?? DEFAULT_REPLAY_HEADERS);
+  for (const header of replayHeaders) if (NEVER_REPLAYED.has(header)) fail(`replayHeaders: ${header} is never replayed`);
+
+  const vary = [...new Set([...REPRESENTATION_HEADERS, ...headerList('vary', options.vary ?? [])])];
+
+  let idempotency: ResolvedIdempotency | undefined;
+  if (options.idempotency) {
+    const input: IdempotencyOptions = options.idempotency === true ? {} : options.idempotency;
+    const inFlight = input.inFlight ?? 'wait';
+    if (inFlight !== 'wait' && inFlight !== 'conflict') fail(`idempotency.inFlight must be 'wait' or 'conflict'`);
+    const idemMethods = methodList('idempotency.methods', input.methods ?? ['POST', 'PUT', 'PATCH', 'DELETE']);
+    for (const method of idemMethods) if (SAFE_METHODS.has(method)) fail(`idempotency.methods: ${method} is a safe method`);
+    idempotency = {
+      header: headerList('idempotency.header', [input.header ?? 'idempotency-key'])[0]!,
+      required: input.required ?? true,
+      methods: new Set(idemMethods),
+      maxKeyLength: sizeOption('idempotency.maxKeyLength', input.maxKeyLength, 255),
+      inFlight,
+    };
+  }
+
+  const roleHeader = options.roleHeader === false ? undefined : headerList('roleHeader', [options.roleHeader ?? 'x-flight-role'])[0];
+
+  return {
+    singleFlight,
+    stage: options.stage,
+    key: options.key,
+    methods: new Set(methods),
+    shareStatus,
+    onUnshareable,
+    maxBodyBytes: sizeOption('maxBodyBytes', options.maxBodyBytes, MIB),
+    maxRequestBodyBytes: sizeOption('maxRequestBodyBytes', options.maxRequestBodyBytes, MIB),
+    replayHeaders: new Set(replayHeaders),
+    vary,
+    idempotency,
+    roleHeader,
+  };
+}

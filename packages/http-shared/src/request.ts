@@ -1,0 +1,163 @@
+/**
+ * Request-side helpers: header access, canonical query, body reading under a size cap, fingerprints,
+ * the `Idempotency-Key` parser and the client-disconnect signal.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { FlightBodyTooLargeError, FlightIdempotencyKeyInvalidError } from './errors.js';
+
+/** The framework-neutral view of a request. */
+export interface HttpRequestInfo {
+  /** Upper-case method. */
+  method: string;
+  /** The path, without the query string. */
+  path: string;
+  /** The raw query string, without `?`. */
+  query: string;
+  headers: IncomingHttpHeaders;
+}
+
+/** One header as a single string (repeated values joined by `, `), or `undefined`. */
+export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The query with its parameters sorted by name (values of one name keep their order). */
+export function canonicalQuery(query: string): string {
+  const params = [...new URLSearchParams(query)];
+  params.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return new URLSearchParams(params).toString();
+}
+
+/** The declared `Content-Length`, or `undefined`. */
+export function declaredLength(headers: IncomingHttpHeaders): number | undefined {
+  const raw = headers['content-length'];
+  if (raw === undefined) return undefined;
+  const length = Number(raw);
+  return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
+}
+
+/** True when the request carries a body (non-zero length, or chunked). */
+export function hasBody(headers: IncomingHttpHeaders): boolean {
+  const length = declaredLength(headers);
+  return (length !== undefined && length > 0) || headers['transfer-encoding'] !== undefined;
+}
+
+/** Reads a request body, refusing with `FlightBodyTooLargeError` once it passes `limit` bytes. */
+export function readBody(stream: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = declaredLength(stream.headers);
+  if (declared !== undefined && declared > limit) {
+    return Promise.reject(tooLarge(limit, declared));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      stream.off('aborted', onAborted);
+    };
+    const onData = (chunk: Buffer | string) => {
+      const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      size += buffer.length;
+      if (size > limit) {
+        cleanup();
+        // Drain (and discard) the rest so the client can read the 413.
+        stream.resume();
+        reject(tooLarge(limit, size));
+        return;
+      }
+      chunks.push(buffer);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    const onAborted = () => onError(new Error('request aborted'));
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+    stream.on('aborted', onAborted);
+  });
+}
+
+function tooLarge(limit: number, size: number): FlightBodyTooLargeError {
+  return new FlightBodyTooLargeError(`request body of ${size} bytes or more is above the limit of ${limit} bytes`, {
+    context: { limit, size },
+  });
+}
+
+/** JSON with object keys sorted, so equal values give equal text whatever their key order. */
+export function stableStringify(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) => {
+    if (item && typeof item === 'object' && !Array.isArray(item) && !Buffer.isBuffer(item) && !(item instanceof Uint8Array)) {
+      const sorted: Record<string, unknown> = {};
+      for (const key of Object.keys(item).sort()) sorted[key] = (item as Record<string, unknown>)[key];
+      return sorted;
+    }
+    return item;
+  });
+}
+
+/** The bytes of a body that a body parser already read (Buffer, string, or parsed JSON/form). */
+export function parsedBodyBytes(body: unknown): Buffer {
+  if (Buffer.isBuffer(body)) return body;
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  if (typeof body === 'string') return Buffer.from(body, 'utf8');
+  return Buffer.from(stableStringify(body) ?? '', 'utf8');
+}
+
+/** Fingerprint of an idempotent request: method, path with canonical query, and body. */
+export function requestFingerprint(request: HttpRequestInfo, body: Buffer): string {
+  return createHash('sha256')
+    .update(`${request.method} ${request.path}?${canonicalQuery(request.query)}\n`)
+    .update(body)
+    .digest('base64url');
+}
+
+const KEY_CHARS = /^[\x21\x23-\x5b\x5d-\x7e]+$/; // visible ASCII without `"` and `\`
+
+/**
+ * Parses an `Idempotency-Key` value: an sf-string (`"…"`, the draft's form) or a bare token of
+ * visible ASCII. Throws `FlightIdempotencyKeyInvalidError` when empty, repeated, too long or malformed.
+ */
+export function parseIdempotencyKey(raw: string | string[], maxLength: number): string {
+  if (Array.isArray(raw)) {
+    if (raw.length !== 1) throw new FlightIdempotencyKeyInvalidError('the Idempotency-Key header must appear once');
+    raw = raw[0]!;
+  }
+  let value = raw.trim();
+  if (value.startsWith('"')) {
+    if (value.length < 2 || !value.endsWith('"')) throw new FlightIdempotencyKeyInvalidError('the Idempotency-Key is not a valid string');
+    value = value.slice(1, -1).replace(/\\(["\\])/g, '$1');
+    if (!/^[\x20-\x7e]*$/.test(value)) throw new FlightIdempotencyKeyInvalidError('the Idempotency-Key must be printable ASCII');
+  } else if (value.length > 0 && !KEY_CHARS.test(value)) {
+    throw new FlightIdempotencyKeyInvalidError('the Idempotency-Key must be visible ASCII (or a quoted string)');
+  }
+  if (value.length === 0) throw new FlightIdempotencyKeyInvalidError('the Idempotency-Key is empty');
+  if (value.length > maxLength) {
+    throw new FlightIdempotencyKeyInvalidError(`the Idempotency-Key is longer than ${maxLength} characters`, {
+      context: { length: value.length, maxLength },
+    });
+  }
+  return value;
+}
+
+/**
+ * An AbortSignal that fires when the client goes away before its response was sent (the socket
+ * closed first). Used to detach a waiting follower; it never stops an owner's handler.
+ */
+export function disconnectSignal(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort(new Error('client disconnected'));
+  });
+  return controller.signal;
+}

@@ -1,0 +1,126 @@
+/** Unit tests of the framework-neutral rules: options, keys, Idempotency-Key parsing, sharing rules. */
+import { createSingleFlight, FlightValidationError } from '@flight/core';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  canonicalQuery,
+  FlightIdempotencyKeyInvalidError,
+  isSharedResponse,
+  parseIdempotencyKey,
+  parseUnshareableCode,
+  resolveHttpFlightOptions,
+  stableStringify,
+  toShared,
+  unshareableReason,
+  UnshareableResponse,
+} from '../src/index.js';
+
+const singleFlight = createSingleFlight();
+const resolve = (extra: Record<string, unknown> = {}) => resolveHttpFlightOptions({ singleFlight, stage: 'http', ...extra });
+
+describe('options', () => {
+  it('resolves the documented defaults', () => {
+    const options = resolve();
+    expect([...options.methods]).toEqual(['GET', 'HEAD']);
+    expect(options.shareStatus(200)).toBe(true);
+    expect(options.shareStatus(299)).toBe(true);
+    expect(options.shareStatus(304)).toBe(false);
+    expect(options.onUnshareable).toBe('run');
+    expect(options.maxBodyBytes).toBe(1024 * 1024);
+    expect(options.maxRequestBodyBytes).toBe(1024 * 1024);
+    expect(options.replayHeaders.has('set-cookie')).toBe(false);
+    expect(options.vary).toEqual(['accept', 'accept-encoding', 'accept-language', 'x-forwarded-host', 'x-forwarded-proto']);
+    expect(options.idempotency).toBeUndefined();
+    expect(options.roleHeader).toBe('x-flight-role');
+    expect(resolve({ idempotency: true }).idempotency).toMatchObject({ header: 'idempotency-key', required: true, maxKeyLength: 255, inFlight: 'wait' });
+  });
+
+  it.each([
+    [{ methods: ['POST'] }, /unsafe methods/],
+    [{ methods: ['OPTIONS'] }, /explicit key function/],
+    [{ replayHeaders: ['Set-Cookie'] }, /never replayed/],
+    [{ replayHeaders: ['bad header'] }, /invalid header name/],
+    [{ maxBodyBytes: 0 }, /positive integer/],
+    [{ onUnshareable: 'maybe' }, /onUnshareable/],
+    [{ shareStatuses: [1000] }, /invalid status/],
+    [{ idempotency: { methods: ['GET'] } }, /safe method/],
+    [{ stage: 'no spaces' }, /invalid stage/],
+    [{ singleFlight: {} }, /SingleFlight instance/],
+  ])('refuses %j with a FlightValidationError', (extra, message) => {
+    expect(() => resolve(extra)).toThrow(FlightValidationError);
+    expect(() => resolve(extra)).toThrow(message);
+  });
+
+  it('accepts safe methods with a key function', () => {
+    expect([...resolve({ methods: ['get', 'QUERY'], key: () => 'k' }).methods]).toEqual(['GET', 'QUERY']);
+  });
+});
+
+describe('Idempotency-Key', () => {
+  it('accepts sf-strings and bare tokens', () => {
+    expect(parseIdempotencyKey('"8e03978e-40d5-43e8-bc93-6894a57f9324"', 255)).toBe('8e03978e-40d5-43e8-bc93-6894a57f9324');
+    expect(parseIdempotencyKey('"a \\"quoted\\" key"', 255)).toBe('a "quoted" key');
+    expect(parseIdempotencyKey('plain-key_1', 255)).toBe('plain-key_1');
+  });
+
+  it.each([['""'], ['"open'], ['two words'], ['é'], ['x'.repeat(300)], [['a', 'b']]])('refuses %j', (raw) => {
+    expect(() => parseIdempotencyKey(raw as string, 255)).toThrow(FlightIdempotencyKeyInvalidError);
+  });
+});
+
+describe('keys', () => {
+  it('sorts query parameters by name and keeps repeated values in order', () => {
+    expect(canonicalQuery('b=2&a=1&b=1')).toBe('a=1&b=2&b=1');
+    expect(canonicalQuery('')).toBe('');
+  });
+
+  it('stable JSON does not depend on key order', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (object) => {
+        const reversed = Object.fromEntries(Object.entries(object).reverse());
+        expect(stableStringify(reversed)).toBe(stableStringify(object));
+      }),
+    );
+  });
+});
+
+describe('sharing rules', () => {
+  const options = resolve();
+  const response = (status: number, headers: Record<string, string | string[]>, body = 'x') => ({
+    status,
+    headers,
+    body: Buffer.from(body),
+  });
+
+  it('refuses statuses outside shareStatuses, private/no-store, unknown Vary and oversize bodies', () => {
+    expect(unshareableReason(response(500, {}), options)?.code).toBe('E_FLIGHT_HTTP_UNSHAREABLE_STATUS_500');
+    expect(unshareableReason(response(200, { 'cache-control': 'max-age=0, private' }), options)?.reason).toBe('private');
+    expect(unshareableReason(response(200, { 'cache-control': 'no-store' }), options)?.reason).toBe('private');
+    expect(unshareableReason(response(200, { vary: 'Origin' }), options)?.reason).toBe('vary');
+    expect(unshareableReason(response(200, { vary: '*' }), options)?.reason).toBe('vary');
+    expect(unshareableReason(response(200, { vary: 'Accept-Encoding, accept' }), options)).toBeUndefined();
+    expect(unshareableReason(response(200, {}, 'x'.repeat(options.maxBodyBytes + 1)), options)?.reason).toBe('too-large');
+  });
+
+  it('keeps only allow-listed headers and round-trips through JSON', () => {
+    const shared = toShared(
+      response(201, { 'content-type': 'text/plain', 'set-cookie': ['a=1', 'b=2'], 'x-user': 'u', link: ['<a>', '<b>'] }, 'héllo'),
+      options,
+      'GET',
+    );
+    expect(shared.headers).toEqual([
+      ['content-type', 'text/plain'],
+      ['link', '<a>'],
+      ['link', '<b>'],
+    ]);
+    const copy = JSON.parse(JSON.stringify(shared));
+    expect(isSharedResponse(copy)).toBe(true);
+    expect(Buffer.from(copy.body, 'base64').toString()).toBe('héllo');
+  });
+
+  it('reads back unshareable codes', () => {
+    expect(parseUnshareableCode(new UnshareableResponse('status', 404).code)).toEqual({ reason: 'status', status: 404 });
+    expect(parseUnshareableCode(new UnshareableResponse('too-large', undefined).code)).toEqual({ reason: 'other' });
+    expect(parseUnshareableCode('E_OTHER')).toBeUndefined();
+  });
+});

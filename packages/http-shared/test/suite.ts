@@ -1,0 +1,451 @@
+/**
+ * The middleware behaviour suite, run unchanged against every framework binding (Express 4/5,
+ * Koa 2/3). A driver starts a real server on loopback whose route is guarded by the middleware and
+ * answered by a framework-neutral handler description; the tests talk to it with real HTTP (fetch).
+ */
+import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { createSingleFlight, FlightValidationError, type SingleFlight } from '@flight/core';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FlightKeySpec, HttpFlightOptions } from '../src/index.js';
+
+export interface NeutralRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** The body the handler sees (raw Buffer when the middleware read it). */
+  body: unknown;
+}
+
+/** How the handler answers, expressed for every framework. */
+export interface Reply {
+  status?: number;
+  headers?: Record<string, string | string[]>;
+  /**
+   * text: `res.send(string)` / `ctx.body = string`; json: `res.json` / object body; buffer: a Buffer;
+   * stream: a Readable of `chunks` piped; chunks: `res.write` per chunk (Express) / a stream (Koa);
+   * throw: the handler fails with an error of `status`.
+   */
+  kind: 'text' | 'json' | 'buffer' | 'stream' | 'chunks' | 'empty' | 'throw';
+  body?: unknown;
+  chunks?: Buffer[];
+}
+
+export type MiddlewareOptions = Omit<Partial<HttpFlightOptions<unknown>>, 'key'> & {
+  key?: (req: NeutralRequest) => FlightKeySpec | null | undefined;
+};
+
+export interface ServerSetup {
+  singleFlight: SingleFlight;
+  stage: string;
+  options?: MiddlewareOptions;
+  /** Called for every request before the middleware. */
+  onArrive?: () => void;
+  handler: (req: NeutralRequest) => Promise<Reply> | Reply;
+}
+
+export interface Driver {
+  name: string;
+  /** Serves `setup` on `/r/*` on 127.0.0.1 (and `/direct/*` without the middleware). */
+  start(setup: ServerSetup): Promise<{ url: string; close(): Promise<void> }>;
+  /** Builds the middleware alone (for option validation). */
+  create(options: HttpFlightOptions<any>): unknown;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: Buffer;
+  role: string | null;
+}
+
+async function send(url: string, init: RequestInit = {}): Promise<Answer> {
+  const response = await fetch(url, init);
+  const body = Buffer.from(await response.arrayBuffer());
+  return { status: response.status, headers: response.headers, body, role: response.headers.get('x-flight-role') };
+}
+
+/** Registers the whole suite for one driver. */
+export function registerMiddlewareSuite(driver: Driver): void {
+  describe(driver.name, () => {
+    const servers: Array<{ close(): Promise<void> }> = [];
+    afterEach(async () => {
+      await Promise.all(servers.splice(0).map((server) => server.close()));
+    });
+
+    /**
+     * Starts a server whose handler waits until `expected` requests have arrived (plus a short
+     * grace so they have joined the flight): concurrency is deterministic, not timing-based.
+     */
+    async function serve(
+      handler: ServerSetup['handler'],
+      options: MiddlewareOptions = {},
+      expected = 1,
+    ): Promise<{ url: string; calls: () => number; singleFlight: SingleFlight }> {
+      const singleFlight = createSingleFlight();
+      let arrived = 0;
+      let calls = 0;
+      let wake: (() => void) | undefined;
+      const allArrived = new Promise<void>((resolve) => (wake = resolve));
+      const server = await driver.start({
+        singleFlight,
+        stage: 'http-test',
+        options,
+        onArrive: () => {
+          if (++arrived >= expected) wake?.();
+        },
+        handler: async (req) => {
+          calls++;
+          await Promise.race([allArrived, sleep(2000)]);
+          await sleep(25);
+          return handler(req);
+        },
+      });
+      servers.push(server);
+      return { url: server.url, calls: () => calls, singleFlight };
+    }
+
+    const many = (n: number, url: string, init?: RequestInit | ((i: number) => RequestInit)) =>
+      Promise.all(Array.from({ length: n }, (_, i) => send(url, typeof init === 'function' ? init(i) : init)));
+
+    it('runs the handler once for concurrent identical GETs; all get the same response', async () => {
+      const { url, calls } = await serve(() => ({ kind: 'json', body: { n: Math.random() } }), {}, 8);
+      const answers = await many(8, `${url}/r/report?b=2&a=1`);
+      expect(calls()).toBe(1);
+      const bodies = new Set(answers.map((a) => a.body.toString()));
+      expect(bodies.size).toBe(1);
+      expect(answers.every((a) => a.status === 200)).toBe(true);
+      expect(answers.map((a) => a.role).sort()).toEqual([...Array(7).fill('follower'), 'owner']);
+      expect(answers.every((a) => a.headers.get('content-type')?.startsWith('application/json'))).toBe(true);
+    });
+
+    it('replays a stored result to a later request, and treats query order as the same request', async () => {
+      const { url, calls } = await serve(() => ({ kind: 'text', body: `t${Math.random()}` }));
+      const first = await send(`${url}/r/q?a=1&b=2`);
+      const second = await send(`${url}/r/q?b=2&a=1`);
+      expect(calls()).toBe(1);
+      expect(second.body.equals(first.body)).toBe(true);
+      expect(['replay', 'l1']).toContain(second.role);
+    });
+
+    it('shares streamed and binary bodies byte for byte', async () => {
+      const chunks = Array.from({ length: 20 }, () => randomBytes(3000));
+      const whole = Buffer.concat(chunks);
+      for (const kind of ['stream', 'chunks', 'buffer'] as const) {
+        const { url, calls } = await serve(
+          () => ({ kind, chunks, body: whole, headers: { 'content-type': 'application/octet-stream' } }),
+          {},
+          5,
+        );
+        const answers = await many(5, `${url}/r/bin-${kind}`);
+        expect(calls(), kind).toBe(1);
+        for (const answer of answers) {
+          expect(answer.status).toBe(200);
+          expect(answer.body.equals(whole), kind).toBe(true);
+          expect(answer.headers.get('content-type')).toBe('application/octet-stream');
+        }
+      }
+    });
+
+    it('coalesces HEAD separately from GET and keeps its Content-Length', async () => {
+      const { url, calls } = await serve(() => ({ kind: 'text', body: 'hello head' }), {}, 4);
+      const answers = await many(4, `${url}/r/head`, { method: 'HEAD' });
+      expect(calls()).toBe(1);
+      for (const answer of answers) {
+        expect(answer.status).toBe(200);
+        expect(answer.body.length).toBe(0);
+        expect(answer.headers.get('content-length')).toBe('10');
+      }
+      const get = await send(`${url}/r/head`);
+      expect(get.body.toString()).toBe('hello head');
+      expect(get.role).toBe('owner');
+    });
+
+    it('never replays Set-Cookie or headers outside the allow-list', async () => {
+      const { url } = await serve(
+        () => ({ kind: 'text', body: 'ok', headers: { 'set-cookie': 'sid=secret', 'x-user': 'alice', etag: '"v1"' } }),
+        {},
+        4,
+      );
+      const answers = await many(4, `${url}/r/cookie`);
+      const owner = answers.find((a) => a.role === 'owner')!;
+      expect(owner.headers.get('set-cookie')).toBe('sid=secret');
+      for (const follower of answers.filter((a) => a.role === 'follower')) {
+        expect(follower.headers.get('set-cookie')).toBeNull();
+        expect(follower.headers.get('x-user')).toBeNull();
+        expect(follower.headers.get('etag')).toBe('"v1"');
+        expect(follower.body.toString()).toBe('ok');
+      }
+    });
+
+    it('never shares between different Authorization or Cookie headers by default', async () => {
+      const { url, calls } = await serve((req) => ({ kind: 'text', body: `for ${req.headers.authorization ?? req.headers.cookie}` }), {}, 4);
+      const answers = await many(4, `${url}/r/private`, (i): RequestInit => ({
+        headers: i < 2 ? { authorization: `Bearer user-${i}` } : { cookie: `sid=user-${i}` },
+      }));
+      expect(calls()).toBe(4);
+      expect(answers.map((a) => a.body.toString())).toEqual(['for Bearer user-0', 'for Bearer user-1', 'for sid=user-2', 'for sid=user-3']);
+      expect(answers.every((a) => a.role === 'bypass')).toBe(true);
+    });
+
+    it('coalesces credentialed requests per identity when the key says who they are for', async () => {
+      const { url, calls } = await serve((req) => ({ kind: 'text', body: `for ${req.headers.authorization}:${Math.random()}` }), {
+        key: (req) => ({ identity: String(req.headers.authorization) }),
+      }, 6);
+      const answers = await many(6, `${url}/r/me`, (i) => ({ headers: { authorization: `Bearer u${i % 2}` } }));
+      expect(calls()).toBe(2);
+      for (const [i, answer] of answers.entries()) expect(answer.body.toString()).toMatch(new RegExp(`^for Bearer u${i % 2}:`));
+    });
+
+    it('never shares Cache-Control private or no-store responses', async () => {
+      for (const cacheControl of ['private, max-age=60', 'no-store']) {
+        const { url, calls } = await serve(() => ({ kind: 'text', body: 'mine', headers: { 'cache-control': cacheControl } }), {}, 3);
+        const answers = await many(3, `${url}/r/cc`);
+        expect(calls(), cacheControl).toBe(3);
+        expect(answers.every((a) => a.status === 200 && a.body.toString() === 'mine')).toBe(true);
+        expect(answers.filter((a) => a.role === 'owner')).toHaveLength(1);
+      }
+    });
+
+    it('keeps representation headers in the key and never coalesces Range requests', async () => {
+      const { url, calls } = await serve((req) => ({ kind: 'text', body: `lang ${req.headers['accept-language']}` }), {}, 4);
+      const answers = await many(4, `${url}/r/lang`, (i) => ({ headers: { 'accept-language': i % 2 ? 'fr' : 'de' } }));
+      expect(calls()).toBe(2);
+      for (const [i, answer] of answers.entries()) expect(answer.body.toString()).toBe(`lang ${i % 2 ? 'fr' : 'de'}`);
+      const ranged = await serve(() => ({ kind: 'text', body: 'r' }), {}, 2);
+      const rangeAnswers = await many(2, `${ranged.url}/r/range`, { headers: { range: 'bytes=0-0' } });
+      expect(ranged.calls()).toBe(2);
+      expect(rangeAnswers.every((a) => a.role === 'bypass')).toBe(true);
+    });
+
+    it("error statuses: followers run the handler themselves with onUnshareable 'run'", async () => {
+      const { url, calls } = await serve(() => ({ kind: 'text', status: 503, body: 'busy' }), {}, 4);
+      const answers = await many(4, `${url}/r/err-run`);
+      expect(calls()).toBe(4);
+      expect(answers.every((a) => a.status === 503 && a.body.toString() === 'busy')).toBe(true);
+    });
+
+    it("error statuses: followers get the owner's failure with onUnshareable 'fail'", async () => {
+      const { url, calls } = await serve(() => ({ kind: 'throw', status: 500 }), { onUnshareable: 'fail' }, 4);
+      const answers = await many(4, `${url}/r/err-fail`);
+      expect(calls()).toBe(1);
+      expect(answers.every((a) => a.status === 500)).toBe(true);
+      const followers = answers.filter((a) => a.role === 'follower');
+      expect(followers).toHaveLength(3);
+      for (const follower of followers) expect(JSON.parse(follower.body.toString()).code).toBe('E_FLIGHT_HTTP_SHARED_FAILURE');
+    });
+
+    it('shares the statuses listed in shareStatuses', async () => {
+      const { url, calls } = await serve(() => ({ kind: 'text', status: 404, body: 'none' }), { shareStatuses: [200, 404] }, 3);
+      const answers = await many(3, `${url}/r/404`);
+      expect(calls()).toBe(1);
+      expect(answers.every((a) => a.status === 404 && a.body.toString() === 'none')).toBe(true);
+    });
+
+    it('does not share a body above maxBodyBytes: the owner streams it, followers run the handler', async () => {
+      const body = randomBytes(50_000);
+      const chunks = Array.from({ length: 10 }, (_, i) => body.subarray(i * 5000, (i + 1) * 5000));
+      const { url, calls } = await serve(() => ({ kind: 'stream', chunks }), { maxBodyBytes: 10_000 }, 3);
+      const answers = await many(3, `${url}/r/big`);
+      expect(calls()).toBe(3);
+      expect(answers.every((a) => a.status === 200 && a.body.equals(body))).toBe(true);
+    });
+
+    it('never coalesces unsafe methods without an idempotency key', async () => {
+      const { url, calls } = await serve(() => ({ kind: 'text', body: 'created', status: 201 }), {}, 3);
+      const answers = await many(3, `${url}/r/post`, { method: 'POST', body: 'x' });
+      expect(calls()).toBe(3);
+      expect(answers.every((a) => a.role === 'bypass' && a.status === 201)).toBe(true);
+      expect(() => driver.create({ singleFlight: createSingleFlight(), stage: 's', methods: ['POST'] })).toThrow(FlightValidationError);
+      expect(() => driver.create({ singleFlight: createSingleFlight(), stage: 's', replayHeaders: ['set-cookie'] })).toThrow(
+        /never replayed/,
+      );
+      expect(() => driver.create({ singleFlight: createSingleFlight(), stage: 'bad stage' })).toThrow(FlightValidationError);
+    });
+
+    describe('Idempotency-Key', () => {
+      const post = (url: string, key: string | undefined, body: string, headers: Record<string, string> = {}) =>
+        send(url, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json', ...(key === undefined ? {} : { 'idempotency-key': key }), ...headers },
+        });
+
+      it('runs concurrent duplicates once and replays the result to a retry', async () => {
+        let n = 0;
+        const { url, calls } = await serve(
+          (req) => ({ kind: 'json', status: 201, body: { order: ++n, got: Buffer.from(req.body as Buffer).toString() } }),
+          { idempotency: true },
+          4,
+        );
+        const answers = await Promise.all(Array.from({ length: 4 }, () => post(`${url}/r/orders`, '"k-1"', '{"qty":1}')));
+        expect(calls()).toBe(1);
+        expect(answers.every((a) => a.status === 201)).toBe(true);
+        expect(new Set(answers.map((a) => a.body.toString())).size).toBe(1);
+        expect(JSON.parse(answers[0]!.body.toString())).toEqual({ order: 1, got: '{"qty":1}' });
+        const retry = await post(`${url}/r/orders`, '"k-1"', '{"qty":1}');
+        expect(calls()).toBe(1);
+        expect(retry.body.equals(answers[0]!.body)).toBe(true);
+        expect(['replay', 'l1']).toContain(retry.role);
+      });
+
+      it('answers 422 when a key is reused with a different payload', async () => {
+        const { url, calls } = await serve(() => ({ kind: 'json', status: 201, body: { ok: true } }), { idempotency: true });
+        expect((await post(`${url}/r/pay`, 'key-2', '{"amount":1}')).status).toBe(201);
+        const reused = await post(`${url}/r/pay`, 'key-2', '{"amount":2}');
+        expect(reused.status).toBe(422);
+        expect(JSON.parse(reused.body.toString()).code).toBe('E_FLIGHT_HTTP_IDEMPOTENCY_KEY_REUSED');
+        expect(calls()).toBe(1);
+      });
+
+      it('answers 400 for a missing, malformed or oversized key', async () => {
+        const { url, calls } = await serve(() => ({ kind: 'text', body: 'x' }), { idempotency: true });
+        const missing = await post(`${url}/r/k`, undefined, '{}');
+        expect(missing.status).toBe(400);
+        expect(JSON.parse(missing.body.toString()).code).toBe('E_FLIGHT_HTTP_IDEMPOTENCY_KEY_MISSING');
+        for (const bad of ['"unterminated', '""', 'a'.repeat(256), 'has space']) {
+          const answer = await post(`${url}/r/k`, bad, '{}');
+          expect(answer.status, bad).toBe(400);
+          expect(JSON.parse(answer.body.toString()).code).toBe('E_FLIGHT_HTTP_IDEMPOTENCY_KEY_INVALID');
+        }
+        expect(calls()).toBe(0);
+      });
+
+      it("answers 409 to an in-flight duplicate with inFlight: 'conflict'", async () => {
+        const { url, calls } = await serve(() => ({ kind: 'text', status: 201, body: 'done' }), { idempotency: { inFlight: 'conflict' } }, 2);
+        const answers = await Promise.all([post(`${url}/r/c`, 'k3', '{}'), post(`${url}/r/c`, 'k3', '{}')]);
+        expect(calls()).toBe(1);
+        expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
+        expect(JSON.parse(answers.find((a) => a.status === 409)!.body.toString()).code).toBe('E_FLIGHT_HTTP_IDEMPOTENCY_IN_FLIGHT');
+      });
+
+      it('scopes keys per credentials: another client reusing a key never gets the first response', async () => {
+        const { url, calls } = await serve((req) => ({ kind: 'text', status: 201, body: `for ${req.headers.authorization}` }), {
+          idempotency: true,
+        });
+        const a = await post(`${url}/r/s`, 'same', '{}', { authorization: 'Bearer a' });
+        const b = await post(`${url}/r/s`, 'same', '{}', { authorization: 'Bearer b' });
+        expect(calls()).toBe(2);
+        expect(a.body.toString()).toBe('for Bearer a');
+        expect(b.body.toString()).toBe('for Bearer b');
+      });
+    });
+
+    it('refuses a 10 MB request body cleanly with 413 (declared or streamed)', async () => {
+      const { url, calls } = await serve(() => ({ kind: 'text', body: 'never' }), { idempotency: true });
+      const declared = await send(`${url}/r/upload`, { method: 'POST', body: Buffer.alloc(10 * 1024 * 1024, 1), headers: { 'idempotency-key': 'u1' } });
+      expect(declared.status).toBe(413);
+      expect(JSON.parse(declared.body.toString()).code).toBe('E_FLIGHT_HTTP_BODY_TOO_LARGE');
+      const piece = Buffer.alloc(1024 * 1024, 2);
+      let sent = 0;
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent++ < 10) controller.enqueue(piece);
+          else controller.close();
+        },
+      });
+      const streamed = await send(`${url}/r/upload`, {
+        method: 'POST',
+        body: stream,
+        headers: { 'idempotency-key': 'u2' },
+        duplex: 'half',
+      } as RequestInit);
+      expect(streamed.status).toBe(413);
+      expect(calls()).toBe(0);
+    });
+
+    it('a follower whose client goes away stops waiting; the owner and other followers are not disturbed', async () => {
+      const { url, calls } = await serve(async () => {
+        await sleep(150);
+        return { kind: 'text', body: 'steady' };
+      }, {}, 3);
+      const gone = new AbortController();
+      const owner = send(`${url}/r/dc`);
+      await sleep(20);
+      const leaving = send(`${url}/r/dc`, { signal: gone.signal }).catch((error: Error) => error);
+      const staying = send(`${url}/r/dc`);
+      await sleep(20);
+      gone.abort();
+      expect(await leaving).toBeInstanceOf(Error);
+      const [a, b] = await Promise.all([owner, staying]);
+      expect(calls()).toBe(1);
+      expect(a.body.toString()).toBe('steady');
+      expect(b.body.toString()).toBe('steady');
+      expect(b.role).toBe('follower');
+    });
+
+    it('an owner whose client goes away still finishes and shares its response', async () => {
+      const { url, calls } = await serve(async () => {
+        await sleep(150);
+        return { kind: 'text', body: 'finished' };
+      }, {}, 2);
+      const gone = new AbortController();
+      const owner = send(`${url}/r/odc`, { signal: gone.signal }).catch((error: Error) => error);
+      await sleep(20);
+      const follower = send(`${url}/r/odc`);
+      await sleep(20);
+      gone.abort();
+      expect(await owner).toBeInstanceOf(Error);
+      const answer = await follower;
+      expect(answer.body.toString()).toBe('finished');
+      expect(answer.role).toBe('follower');
+      expect(calls()).toBe(1);
+      const later = await send(`${url}/r/odc`);
+      expect(later.body.toString()).toBe('finished');
+      expect(calls()).toBe(1);
+    });
+
+    it('property: a coalesced response equals the direct one', async () => {
+      const reply = fc.record({
+        status: fc.constantFrom(200, 201, 203, 206, 404, 500),
+        kind: fc.constantFrom('text', 'json', 'buffer', 'stream', 'chunks', 'empty') as fc.Arbitrary<Reply['kind']>,
+        text: fc.string({ maxLength: 200 }),
+        bytes: fc.uint8Array({ maxLength: 3000 }),
+        json: fc.jsonValue({ maxDepth: 2 }),
+        contentType: fc.constantFrom(undefined, 'text/plain; charset=utf-8', 'application/x-thing'),
+      });
+      let current: Reply = { kind: 'empty' };
+      const singleFlight = createSingleFlight({ defaults: { l1: { enabled: false }, resultTtlMs: 1 } });
+      let arrived = 0;
+      const server = await driver.start({
+        singleFlight,
+        stage: 'http-prop',
+        options: { shareStatuses: (status) => status < 600 },
+        onArrive: () => arrived++,
+        handler: async () => {
+          await sleep(15);
+          return current;
+        },
+      });
+      servers.push(server);
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(reply, async (r) => {
+          const chunks = [Buffer.from(r.bytes.subarray(0, 1000)), Buffer.from(r.bytes.subarray(1000))];
+          current = {
+            status: r.status,
+            kind: r.kind,
+            headers: r.contentType ? { 'content-type': r.contentType } : {},
+            body: r.kind === 'text' ? r.text : r.kind === 'json' ? { value: r.json } : Buffer.from(r.bytes),
+            chunks,
+          };
+          const path = `p${run++}`;
+          const direct = await send(`${server.url}/direct/${path}`);
+          const coalesced = await many(3, `${server.url}/r/${path}`);
+          for (const answer of coalesced) {
+            expect(answer.status).toBe(direct.status);
+            expect(answer.body.equals(direct.body)).toBe(true);
+            expect(answer.headers.get('content-type')).toBe(direct.headers.get('content-type'));
+          }
+        }),
+        { numRuns: 25 },
+      );
+      expect(arrived).toBeGreaterThan(0);
+    });
+  });
+}
+
+export { once };

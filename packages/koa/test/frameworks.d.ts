@@ -1,0 +1,4 @@
+declare module 'koa2' {
+  import Koa from 'koa';
+  export default Koa;
+}

@@ -1,0 +1,46 @@
+import { registerCoordinatorConformance } from '@flight/core/testing';
+import { scanKeysWithoutTtl, startRedisCluster, type RedisCluster } from '@flight/redis-scripts/testing';
+import { Cluster as Cluster5 } from 'ioredis';
+import { Cluster as Cluster6 } from 'ioredis6';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIoredisCoordinator } from '../src/index.js';
+
+let cluster: RedisCluster;
+beforeAll(async () => {
+  cluster = await startRedisCluster({ masters: 3 });
+});
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+const clients = {
+  'ioredis 5': () => new Cluster5(cluster.masters),
+  'ioredis 6': () => new Cluster6(cluster.masters),
+};
+
+for (const major of ['ioredis 5', 'ioredis 6'] as const) {
+  describe(`${major} on a 3-master Redis Cluster`, () => {
+    let client: ReturnType<(typeof clients)[typeof major]>;
+    beforeAll(() => {
+      client = clients[major]();
+    });
+    afterAll(async () => {
+      await client.quit();
+    });
+
+    registerCoordinatorConformance({
+      name: `${major} cluster`,
+      create: (now) => {
+        const coordinator = createIoredisCoordinator({ client, prefix: `c-${major.replace(' ', '')}`, clock: now });
+        return { coordinator, cleanup: () => coordinator.close() };
+      },
+      modelRuns: 50,
+    });
+
+    it('spreads flights over every master and leaves no key without a TTL', async () => {
+      for (const master of cluster.masters) {
+        expect(await scanKeysWithoutTtl(master, '*')).toEqual([]);
+      }
+    });
+  });
+}

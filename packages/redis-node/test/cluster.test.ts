@@ -1,0 +1,47 @@
+import { registerCoordinatorConformance } from '@flight/core/testing';
+import { scanKeysWithoutTtl, startRedisCluster, type RedisCluster } from '@flight/redis-scripts/testing';
+import { createCluster as createCluster5 } from 'redis';
+import { createCluster as createCluster6 } from 'redis6';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createNodeRedisCoordinator } from '../src/index.js';
+
+let cluster: RedisCluster;
+beforeAll(async () => {
+  cluster = await startRedisCluster({ masters: 3 });
+});
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+const clients = {
+  'redis 5': () => createCluster5({ rootNodes: cluster.masters.map((m) => ({ url: `redis://${m.host}:${m.port}` })) }),
+  'redis 6': () => createCluster6({ rootNodes: cluster.masters.map((m) => ({ url: `redis://${m.host}:${m.port}` })) }),
+};
+
+for (const major of ['redis 5', 'redis 6'] as const) {
+  describe(`${major} on a 3-master Redis Cluster`, () => {
+    let client: ReturnType<(typeof clients)[typeof major]>;
+    beforeAll(async () => {
+      client = clients[major]();
+      await client.connect();
+    });
+    afterAll(async () => {
+      await client.close();
+    });
+
+    registerCoordinatorConformance({
+      name: `${major} cluster`,
+      create: (now) => {
+        const coordinator = createNodeRedisCoordinator({ client, prefix: `c-${major.replace(' ', '')}`, clock: now });
+        return { coordinator, cleanup: () => coordinator.close() };
+      },
+      modelRuns: 50,
+    });
+
+    it('spreads flights over every master and leaves no key without a TTL', async () => {
+      for (const master of cluster.masters) {
+        expect(await scanKeysWithoutTtl(master, '*')).toEqual([]);
+      }
+    });
+  });
+}

@@ -1,0 +1,67 @@
+/**
+ * Every failure of a Redis call becomes a typed @flight error here, in one place:
+ * - errors raised by our Lua scripts carry an `E_FLIGHT_*` code as their first word;
+ * - a missed deadline, a closed connection or any other client/server error is a
+ *   `FlightCoordinationError` (what hybrid mode falls back on).
+ */
+import { FlightCoordinationError, FlightError, FlightErrorCodes, type FlightErrorContext } from '@flight/core';
+
+/** Thrown by `withDeadline` when Redis does not answer in time. */
+export class DeadlineExceeded extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`no answer within ${timeoutMs} ms`);
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function isNoScript(error: unknown): boolean {
+  return messageOf(error).includes('NOSCRIPT');
+}
+
+export function toFlightRedisError(error: unknown, operation: string, context: FlightErrorContext = {}): FlightError {
+  if (error instanceof FlightError) return error;
+  const message = messageOf(error);
+  const code = /^(?:ERR )?(E_FLIGHT_[A-Z_]+)\b/.exec(message)?.[1];
+  if (code && code in FlightErrorCodes && code !== 'E_FLIGHT_EXECUTION') {
+    const ErrorClass = FlightErrorCodes[code as Exclude<keyof typeof FlightErrorCodes, 'E_FLIGHT_EXECUTION'>];
+    return new ErrorClass(`${operation}: ${message}`, { cause: error, context });
+  }
+  if (error instanceof DeadlineExceeded) {
+    return new FlightCoordinationError(`Redis did not answer ${operation} within ${error.timeoutMs} ms`, { cause: error, context });
+  }
+  return new FlightCoordinationError(`Redis ${operation} failed: ${message}`, { cause: error, context });
+}
+
+/** Settles by `timeoutMs` at the latest: a blackholed Redis never leaves the caller pending. */
+export function withDeadline<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new DeadlineExceeded(timeoutMs)), timeoutMs);
+    timer.unref?.();
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Closes a connection gracefully, or forcibly when the server does not answer within `timeoutMs`. */
+export async function closeWithin(timeoutMs: number, graceful: () => Promise<unknown>, force: () => unknown): Promise<void> {
+  try {
+    await withDeadline(graceful(), timeoutMs);
+  } catch {
+    try {
+      await force();
+    } catch {
+      // already closed
+    }
+  }
+}

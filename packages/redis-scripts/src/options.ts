@@ -1,0 +1,59 @@
+import { FlightValidationError } from '@flight/core';
+
+/** Options shared by both Redis adapters, resolved once by `resolveRedisOptions`. */
+export interface RedisCoordinatorOptions {
+  /** First segment of every key and of the event channel. @default 'flight' */
+  prefix?: string;
+  /** Deadline of every Redis call; past it the call rejects with `FlightCoordinationError`. @default 2000 */
+  commandTimeoutMs?: number;
+  /**
+   * Source of "now" for lease arithmetic. Production leaves it unset: the scripts read the Redis
+   * server clock (`TIME`), one clock for every node. Tests pass a controllable clock.
+   * @default the Redis server clock
+   */
+  clock?: () => number;
+  /** Largest result (bytes, UTF-8) sent to Redis; larger ones reject with `FlightResultTooLargeError`. @default 16 MiB */
+  maxPayloadBytes?: number;
+  /**
+   * After each owner write (taking ownership, complete, fail, cancel, expire), run `WAIT replicas
+   * timeoutMs` so the write has reached replicas before the caller goes on. Narrows (does not close) the
+   * window in which a failover loses an acknowledged write. Costs one round trip plus the replication
+   * delay per owner write, up to `timeoutMs` when replicas lag or are missing. @default undefined (off)
+   */
+  waitReplicas?: { replicas: number; timeoutMs: number } | undefined;
+}
+
+export interface ResolvedRedisOptions {
+  prefix: string;
+  commandTimeoutMs: number;
+  clock: (() => number) | undefined;
+  maxPayloadBytes: number;
+  waitReplicas: { replicas: number; timeoutMs: number } | undefined;
+}
+
+export const DEFAULT_PREFIX = 'flight';
+export const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
+export const DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
+
+export function resolveRedisOptions(options: RedisCoordinatorOptions = {}): ResolvedRedisOptions {
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  if (typeof prefix !== 'string' || prefix.length === 0 || /[{}\s]/.test(prefix)) {
+    throw new FlightValidationError(`prefix must be a non-empty string without braces or spaces, got ${JSON.stringify(prefix)}`);
+  }
+  const positive = (name: string, value: number | undefined, fallback: number) => {
+    const v = value ?? fallback;
+    if (!Number.isFinite(v) || v <= 0) throw new FlightValidationError(`${name} must be a positive number, got ${String(value)}`);
+    return v;
+  };
+  const wait = options.waitReplicas;
+  if (wait && (!Number.isInteger(wait.replicas) || wait.replicas < 1 || !Number.isFinite(wait.timeoutMs) || wait.timeoutMs < 0)) {
+    throw new FlightValidationError('waitReplicas needs replicas >= 1 and timeoutMs >= 0');
+  }
+  return {
+    prefix,
+    commandTimeoutMs: positive('commandTimeoutMs', options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS),
+    clock: options.clock,
+    maxPayloadBytes: positive('maxPayloadBytes', options.maxPayloadBytes, DEFAULT_MAX_PAYLOAD_BYTES),
+    waitReplicas: wait,
+  };
+}

@@ -1,0 +1,18 @@
+import type { RedisDriver } from './driver';
+import { isNoScript } from './errors';
+import { LUA_SCRIPTS, type LuaScriptName } from './lua.generated';
+
+/**
+ * Runs a script by its SHA1 and loads it with EVAL when the server answers NOSCRIPT (first use, a
+ * restart, a failover, a new cluster node). The SHA1 covers the script's version line, so two
+ * library versions sharing a Redis never run each other's scripts.
+ */
+export async function runScript(driver: RedisDriver, name: LuaScriptName, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+  const script = LUA_SCRIPTS[name];
+  try {
+    return await driver.evalsha(script.sha, keys, args);
+  } catch (error) {
+    if (!isNoScript(error)) throw error;
+    return driver.eval(script.source, keys, args);
+  }
+}

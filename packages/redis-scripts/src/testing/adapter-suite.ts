@@ -1,0 +1,360 @@
+/**
+ * Behaviour every Redis adapter must show beyond the state machine (which the core conformance suite
+ * covers): multi-process single-flight, takeover of killed and paused owners, deadlines and typed
+ * errors, hybrid fallback, the session lock, O(1) connections, push wake-up, NOSCRIPT reload, WAIT.
+ * Each adapter package registers it in one call, so both clients run the same tests.
+ */
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import {
+  createSingleFlight,
+  FlightCoordinationError,
+  FlightLockLostError,
+  FlightLockTimeoutError,
+  FlightResultTooLargeError,
+  FlightValidationError,
+  type FlightCoordinator,
+} from '@flight/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RedisDriver } from '../driver';
+import type { RedisCoordinatorOptions } from '../options';
+import type { RedisCoordinator } from '../coordinator';
+import type { RedisSessionLock, RedisSessionLockOptions } from '../session-lock';
+import { runScript } from '../scripts';
+import { toFlightRedisError } from '../errors';
+import { countClients, deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from './keys';
+import { startRedisServer, type RedisServer } from './servers';
+import { startWorker, type Worker } from './multiprocess';
+
+export interface RedisAdapterUnderTest {
+  name: string;
+  kind: 'ioredis' | 'node-redis';
+  /** Absolute path of the adapter's src/index.ts (loaded by child processes). */
+  module: string;
+  /** A coordinator that creates (and closes) its own client to `url`. */
+  coordinator(url: string, options: RedisCoordinatorOptions): RedisCoordinator;
+  sessionLock(url: string, options: RedisSessionLockOptions): RedisSessionLock;
+  driver(url: string): RedisDriver;
+}
+
+const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function ownFence(c: FlightCoordinator, stage: string, key: string) {
+  const reply = await c.acquire({ stage, key, ...LEASE, ownerId: 'node-a', ownerToken: randomUUID() });
+  const fence = { stage, key, ownerId: 'node-a', ownerToken: reply.meta.ownerToken, epoch: reply.meta.epoch };
+  await c.markRunning(fence, LEASE);
+  return fence;
+}
+
+export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void {
+  const url = sharedRedisUrl();
+  const prefix = `flight-suite-${adapter.kind}-${randomUUID().slice(0, 8)}`;
+
+  describe(`${adapter.name}: Redis adapter behaviour`, () => {
+    afterAll(async () => {
+      expect(await scanKeysWithoutTtl(url, `${prefix}*`)).toEqual([]);
+      await deleteKeys(url, `${prefix}*`);
+    });
+
+    describe('multi-process (3 Node processes × 100 callers, distributed mode)', () => {
+      let workers: Worker[] = [];
+      const mpPrefix = `${prefix}-mp`;
+      beforeAll(async () => {
+        workers = await Promise.all(
+          [0, 1, 2].map((i) => startWorker({ adapter: adapter.kind, module: adapter.module, url, prefix: mpPrefix, nodeId: `proc-${i}` })),
+        );
+      });
+      afterAll(async () => {
+        await Promise.all(workers.map((w) => w.stop()));
+      });
+      const runsOf = (results: { runs: number }[]) => results.reduce((sum, r) => sum + r.runs, 0);
+
+      it('runs the supplier exactly once and gives all 300 callers the same value', async () => {
+        const before = 0;
+        const results = await Promise.all(
+          workers.map((w) => w.burst({ stage: 'mp', key: 'same', callers: 100, behavior: 'value', delayMs: 300, value: 'v1' })),
+        );
+        expect(runsOf(results) - before).toBe(1);
+        const outcomes = results.flatMap((r) => r.outcomes);
+        expect(outcomes).toHaveLength(300);
+        expect(outcomes.every((o) => o.ok)).toBe(true);
+        expect(new Set(outcomes.map((o) => o.value)).size).toBe(1);
+        // One process owned the flight (its 100 callers coalesced in process); the other two followed.
+        expect(results.filter((r) => r.outcomes.some((o) => o.role === 'owner'))).toHaveLength(1);
+        expect(outcomes.filter((o) => o.role === 'follower')).toHaveLength(200);
+      });
+
+      it('gives all 300 callers a non-retryable failure of one run', async () => {
+        const start = runsOf(await Promise.all(workers.map((w) => w.burst({ stage: 'mp', key: 'noop', callers: 0, behavior: 'value', delayMs: 0, value: '' }))));
+        const results = await Promise.all(
+          workers.map((w) => w.burst({ stage: 'mp', key: 'hard', callers: 100, behavior: 'fail-hard', delayMs: 300, value: '' })),
+        );
+        expect(runsOf(results) - start).toBe(1);
+        const outcomes = results.flatMap((r) => r.outcomes);
+        expect(outcomes).toHaveLength(300);
+        expect(outcomes.every((o) => !o.ok && o.code === 'E_FLIGHT_EXECUTION' && o.errorType === 'VALIDATION' && o.retryable === false)).toBe(true);
+      });
+
+      it('lets the next call take over after a retryable failure', async () => {
+        const failed = await Promise.all(
+          workers.map((w) => w.burst({ stage: 'mp', key: 'soft', callers: 100, behavior: 'fail-soft', delayMs: 300, value: '' })),
+        );
+        const outcomes = failed.flatMap((r) => r.outcomes);
+        expect(outcomes).toHaveLength(300);
+        // The owner's callers get the retryable failure; nobody gets a value.
+        expect(outcomes.some((o) => !o.ok && o.errorType === 'PROVIDER' && o.retryable === true)).toBe(true);
+        expect(outcomes.every((o) => !o.ok)).toBe(true);
+        const next = await workers[1]!.burst({ stage: 'mp', key: 'soft', callers: 1, behavior: 'value', delayMs: 10, value: 'v2' });
+        expect(next.outcomes[0]).toMatchObject({ ok: true, role: 'owner', value: 'v2@proc-1' });
+      });
+    });
+
+    describe('owner processes that die or stall', () => {
+      const fPrefix = `${prefix}-fault`;
+      it('replaces an owner killed with SIGKILL mid-run after takeover detection', async () => {
+        const [a, b] = await Promise.all(
+          ['killed', 'heir'].map((nodeId) => startWorker({ adapter: adapter.kind, module: adapter.module, url, prefix: fPrefix, nodeId })),
+        );
+        try {
+          const running = a!.nextRunning();
+          void a!.burst({ stage: 'fault', key: 'kill', callers: 1, behavior: 'hang', delayMs: 0, value: '' });
+          const oldEpoch = await running;
+          a!.child.kill('SIGKILL');
+          const started = Date.now();
+          const result = await b!.burst({ stage: 'fault', key: 'kill', callers: 1, behavior: 'value', delayMs: 10, value: 'new' });
+          expect(result.outcomes[0]).toMatchObject({ ok: true, role: 'owner', value: 'new@heir' });
+          expect(result.outcomes[0]!.epoch).toBeGreaterThan(oldEpoch);
+          expect(Date.now() - started).toBeLessThan(4000);
+        } finally {
+          await Promise.all([a!.stop(), b!.stop()]);
+        }
+      });
+
+      it('fences a paused owner (SIGSTOP/SIGCONT): it cannot overwrite the new result', async () => {
+        const [a, b] = await Promise.all(
+          ['paused', 'heir'].map((nodeId) => startWorker({ adapter: adapter.kind, module: adapter.module, url, prefix: fPrefix, nodeId })),
+        );
+        const reader = adapter.coordinator(url, { prefix: fPrefix });
+        try {
+          const running = a!.nextRunning();
+          const old = a!.burst({ stage: 'fault', key: 'pause', callers: 1, behavior: 'value', delayMs: 1500, value: 'old' });
+          const oldEpoch = await running;
+          process.kill(a!.pid, 'SIGSTOP');
+          const fresh = await b!.burst({ stage: 'fault', key: 'pause', callers: 1, behavior: 'value', delayMs: 10, value: 'new' });
+          expect(fresh.outcomes[0]).toMatchObject({ ok: true, role: 'owner', value: 'new@heir' });
+          expect(fresh.outcomes[0]!.epoch).toBeGreaterThan(oldEpoch);
+          process.kill(a!.pid, 'SIGCONT');
+          const late = await old;
+          // The woken owner's write is refused; its caller ends with the new result or a typed error, never 'old'.
+          const outcome = late.outcomes[0]!;
+          if (outcome.ok) expect(outcome.value).toBe('new@heir');
+          else expect(outcome.code).toMatch(/^E_FLIGHT_/);
+          const stored = await reader.readMeta({ stage: 'fault', key: 'pause' });
+          expect(stored).toMatchObject({ status: 'SUCCEEDED', epoch: fresh.outcomes[0]!.epoch, ownerId: 'heir' });
+        } finally {
+          await reader.close();
+          await Promise.all([a!.stop(), b!.stop()]);
+        }
+      });
+    });
+
+    describe('on a Redis of its own (stopped, paused, flushed)', () => {
+      let server: RedisServer;
+      beforeAll(async () => {
+        server = await startRedisServer();
+      });
+      afterAll(async () => {
+        await server?.stop();
+      });
+
+      it('fails fast in distributed mode and keeps serving in hybrid mode while Redis is down, then returns', async () => {
+        const coordinator = adapter.coordinator(server.url, { prefix: 'h', commandTimeoutMs: 300 });
+        const defaults = { l1: { enabled: false } };
+        const distributed = createSingleFlight({ coordinator, mode: 'distributed', defaults });
+        const hybrid = createSingleFlight({ coordinator, mode: 'hybrid', defaults, fallbackCooldownMs: 100 });
+        try {
+          expect((await hybrid.execute('h', 'k1', () => 'up')).role).toBe('owner');
+          await server.stop();
+          const started = Date.now();
+          const error = await distributed.execute('h', 'k2', () => 'x').catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(FlightCoordinationError);
+          expect(Date.now() - started).toBeLessThan(1500);
+          const local = await hybrid.execute('h', 'k3', () => 'local value');
+          expect(local).toMatchObject({ value: 'local value', role: 'local' });
+          await server.restart();
+          let role = '';
+          for (let i = 0; i < 50 && role !== 'owner'; i++) {
+            await sleep(100);
+            role = (await hybrid.execute('h', `k4-${i}`, () => 'back')).role;
+          }
+          expect(role).toBe('owner');
+        } finally {
+          await distributed.close();
+          await hybrid.close();
+          await coordinator.close();
+        }
+      });
+
+      it('keeps connections constant with 1,000 waiting followers (one subscriber per coordinator)', async () => {
+        const baseline = await countClients(server);
+        const coordinator = adapter.coordinator(server.url, { prefix: 'conn' });
+        const owner = adapter.coordinator(server.url, { prefix: 'conn' });
+        try {
+          const fences = await Promise.all(Array.from({ length: 1000 }, (_, i) => ownFence(owner, 'conn', `k${i}`)));
+          const waits = fences.map((f) => coordinator.waitForTerminal(f, { epoch: f.epoch, timeoutMs: 10_000 }));
+          await sleep(100);
+          expect(coordinator.waiting).toBe(1000);
+          // Two coordinators: each one command connection; only the waiting one opened a subscriber.
+          expect(await countClients(server)).toBe(baseline + 3);
+          await Promise.all(fences.map((f) => owner.complete(f, { result: 'v', resultTtlMs: 5000 })));
+          const events = await Promise.all(waits);
+          expect(events.every((e) => e?.status === 'SUCCEEDED')).toBe(true);
+          expect(coordinator.waiting).toBe(0);
+        } finally {
+          await coordinator.close();
+          await owner.close();
+        }
+        await sleep(50);
+        expect(await countClients(server)).toBe(baseline);
+      });
+
+      it('wakes a follower on another connection within milliseconds, on the server clock', async () => {
+        const follower = adapter.coordinator(server.url, { prefix: 'wake' });
+        const owner = adapter.coordinator(server.url, { prefix: 'wake' });
+        try {
+          const fence = await ownFence(owner, 'wake', 'k');
+          const meta = await follower.readMeta(fence);
+          expect(Math.abs(meta!.createdAt - Date.now())).toBeLessThan(1000);
+          const waiting = follower.waitForTerminal(fence, { epoch: fence.epoch, timeoutMs: 5000 });
+          await sleep(50);
+          const done = Date.now();
+          await owner.complete(fence, { result: 'v', resultTtlMs: 5000 });
+          expect(await waiting).toMatchObject({ status: 'SUCCEEDED', epoch: fence.epoch });
+          expect(Date.now() - done).toBeLessThan(250);
+        } finally {
+          await follower.close();
+          await owner.close();
+        }
+      });
+
+      it('still wakes waiters when the subscriber connection is killed (re-check after reconnect)', async () => {
+        const follower = adapter.coordinator(server.url, { prefix: 'watchdog' });
+        const owner = adapter.coordinator(server.url, { prefix: 'watchdog' });
+        try {
+          const fence = await ownFence(owner, 'wd', 'k');
+          const waiting = follower.waitForTerminal(fence, { epoch: fence.epoch, timeoutMs: 4000 });
+          await sleep(50);
+          await server.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
+          await owner.complete(fence, { result: 'v', resultTtlMs: 5000 });
+          expect(await waiting).toMatchObject({ status: 'SUCCEEDED' });
+        } finally {
+          await follower.close();
+          await owner.close();
+        }
+      });
+
+      it('reloads its scripts after SCRIPT FLUSH (EVALSHA → NOSCRIPT → EVAL)', async () => {
+        const c = adapter.coordinator(server.url, { prefix: 'noscript' });
+        try {
+          await ownFence(c, 'ns', 'a');
+          await server.command('SCRIPT', 'FLUSH');
+          const fence = await ownFence(c, 'ns', 'b');
+          expect((await c.complete(fence, { result: 'v', resultTtlMs: 5000 })).ok).toBe(true);
+        } finally {
+          await c.close();
+        }
+      });
+
+      it('waits for replicas after owner writes when waitReplicas is set (and pays its timeout without replicas)', async () => {
+        const c = adapter.coordinator(server.url, { prefix: 'wait', waitReplicas: { replicas: 1, timeoutMs: 150 } });
+        try {
+          const started = Date.now();
+          const fence = await ownFence(c, 'wait', 'k');
+          expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+          expect((await c.complete(fence, { result: 'v', resultTtlMs: 5000 })).ok).toBe(true);
+        } finally {
+          await c.close();
+        }
+      });
+
+      it('leaves no key without a TTL', async () => {
+        expect(await scanKeysWithoutTtl(server, '*')).toEqual([]);
+      });
+    });
+
+    describe('deadlines, sizes and typed errors', () => {
+      it('rejects with FlightCoordinationError by the deadline when Redis is blackholed, and never hangs waiters', async () => {
+        const sockets = new Set<net.Socket>();
+        const blackhole = net.createServer((socket) => {
+          sockets.add(socket);
+          socket.on('error', () => undefined);
+        });
+        await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve));
+        const { port } = blackhole.address() as net.AddressInfo;
+        const c = adapter.coordinator(`redis://127.0.0.1:${port}`, { prefix: 'bh', commandTimeoutMs: 200 });
+        try {
+          const started = Date.now();
+          const error = await c.acquire({ stage: 'bh', key: 'k', ...LEASE, ownerId: 'a', ownerToken: 't' }).catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(FlightCoordinationError);
+          expect(Date.now() - started).toBeLessThan(1000);
+          expect(await c.waitForTerminal({ stage: 'bh', key: 'k' }, { epoch: 1, timeoutMs: 300 })).toBeNull();
+        } finally {
+          await c.close();
+          for (const socket of sockets) socket.destroy();
+          blackhole.close();
+        }
+      });
+
+      it('checks the payload size before sending', async () => {
+        const c = adapter.coordinator(url, { prefix: `${prefix}-size`, maxPayloadBytes: 1024 });
+        try {
+          const fence = await ownFence(c, 'size', 'k');
+          await expect(c.complete(fence, { result: 'x'.repeat(2048), resultTtlMs: 5000 })).rejects.toBeInstanceOf(FlightResultTooLargeError);
+          expect((await c.complete(fence, { result: 'x'.repeat(1000), resultTtlMs: 5000 })).ok).toBe(true);
+        } finally {
+          await c.close();
+        }
+      });
+
+      it('maps script argument errors to FlightValidationError', async () => {
+        const driver = adapter.driver(url);
+        try {
+          const error = await runScript(driver, 'lockAcquire', [`${prefix}-bad`], ['token', 'not-a-number']).catch((e: unknown) => e);
+          expect(toFlightRedisError(error, 'lockAcquire')).toBeInstanceOf(FlightValidationError);
+        } finally {
+          await driver.close();
+        }
+      });
+    });
+
+    describe('session lock', () => {
+      it('is token-checked: one holder at a time, waits, renews, releases', async () => {
+        const lock = adapter.sessionLock(url, { prefix });
+        const session = `s-${randomUUID()}`;
+        const first = await lock.acquire(session, { ttlMs: 5000, waitMs: 0 });
+        await expect(lock.acquire(session, { ttlMs: 5000, waitMs: 0 })).rejects.toBeInstanceOf(FlightLockTimeoutError);
+        const waiting = lock.acquire(session, { ttlMs: 5000, waitMs: 2000 });
+        await sleep(60);
+        await first.renew(5000);
+        expect(await first.release()).toBe(true);
+        const second = await waiting;
+        expect(second.token).not.toBe(first.token);
+        expect(await first.release()).toBe(false);
+        await expect(first.renew()).rejects.toBeInstanceOf(FlightLockLostError);
+        expect(await second.release()).toBe(true);
+        await lock.close();
+      });
+
+      it('expires by its TTL', async () => {
+        const lock = adapter.sessionLock(url, { prefix });
+        const session = `s-${randomUUID()}`;
+        const held = await lock.acquire(session, { ttlMs: 100, waitMs: 0 });
+        const next = await lock.acquire(session, { ttlMs: 5000, waitMs: 1000 });
+        await expect(held.renew()).rejects.toBeInstanceOf(FlightLockLostError);
+        expect(await next.release()).toBe(true);
+        await lock.close();
+      });
+    });
+  });
+}

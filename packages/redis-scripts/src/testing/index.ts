@@ -1,0 +1,6 @@
+/** Test utilities shared by the Redis adapters (and reusable by other @flight packages' tests). */
+export { startRedisServer, startRedisCluster, freePort, type RedisServer, type RedisCluster, type StartRedisServerOptions, type StartRedisClusterOptions } from './servers';
+export { scanKeysWithoutTtl, deleteKeys, sharedRedisUrl, countClients } from './keys';
+export { rawCommand, type RespValue } from './resp';
+export { registerRedisAdapterSuite, type RedisAdapterUnderTest } from './adapter-suite';
+export { startWorker, type Worker, type WorkerOptions, type BurstResult } from './multiprocess';

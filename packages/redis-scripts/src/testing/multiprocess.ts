@@ -1,0 +1,93 @@
+/**
+ * Child-process harness for the multi-process tests: `startWorker` runs `worker.ts` in a new Node
+ * process (`node --import tsx`, @flight/* mapped to source by tsconfig.child.json).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BurstCommand, CallOutcome } from './worker';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export interface WorkerOptions {
+  adapter: 'ioredis' | 'node-redis';
+  /** Absolute path of the adapter's entry (its src/index.ts). */
+  module: string;
+  url: string;
+  prefix: string;
+  nodeId: string;
+  mode?: 'distributed' | 'hybrid';
+}
+
+export interface BurstResult {
+  outcomes: CallOutcome[];
+  /** How many times this process ran the supplier (cumulative). */
+  runs: number;
+}
+
+export interface Worker {
+  readonly pid: number;
+  readonly child: ChildProcess;
+  burst(command: Omit<BurstCommand, 'id' | 'op'>): Promise<BurstResult>;
+  /** Resolves with the epoch of the next supplier start. */
+  nextRunning(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function startWorker(options: WorkerOptions): Promise<Worker> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'worker.ts')], {
+    env: {
+      ...process.env,
+      TSX_TSCONFIG_PATH: join(here, '../../tsconfig.child.json'),
+      FLIGHT_WORKER: JSON.stringify({ mode: 'distributed', ...options }),
+    },
+    cwd: join(here, '../..'),
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const pending = new Map<number, (result: BurstResult) => void>();
+  const runningWaiters: ((epoch: number) => void)[] = [];
+  let seq = 0;
+  const ready = new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      let message: { event?: string; id?: number; epoch?: number } & BurstResult;
+      try {
+        message = JSON.parse(line);
+      } catch {
+        return;
+      }
+      if (message.event === 'ready') resolve();
+      else if (message.event === 'running') runningWaiters.shift()?.(message.epoch ?? 0);
+      else if (message.id !== undefined) pending.get(message.id)?.(message);
+    });
+  });
+  await ready;
+  return {
+    pid: child.pid!,
+    child,
+    burst(command) {
+      const id = ++seq;
+      return new Promise((resolve) => {
+        pending.set(id, resolve);
+        child.stdin!.write(`${JSON.stringify({ ...command, id, op: 'burst' })}\n`);
+      });
+    },
+    nextRunning() {
+      return new Promise((resolve) => runningWaiters.push(resolve));
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      try {
+        process.kill(child.pid!, 'SIGCONT');
+      } catch {
+        // already gone
+      }
+      child.stdin!.write(`${JSON.stringify({ op: 'exit' })}\n`);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,187 @@
+/**
+ * Real Redis servers for tests that must break Redis (kill, pause, restart) or need a cluster:
+ * each starts from the `redis-server` binary on free ports, in a temp dir, and stops by its pid.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { rawCommand } from './resp';
+
+const run = promisify(execFile);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A free TCP port on 127.0.0.1 (and, when `plusBus`, port + 10000 free too for the cluster bus). */
+export async function freePort(plusBus = false): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = net.createServer();
+      server.listen(0, '127.0.0.1', () => {
+        const address = server.address() as net.AddressInfo;
+        server.close(() => resolve(address.port));
+      });
+      server.on('error', reject);
+    });
+    if (!plusBus || (port + 10000 <= 65535 && (await isFree(port + 10000)))) return port;
+  }
+  throw new Error('no free port');
+}
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if ((await rawCommand(port, ['PING'], '127.0.0.1', 500)) === 'PONG') return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > until) throw new Error(`redis-server on ${port} did not answer PING`);
+    await sleep(20);
+  }
+}
+
+export interface RedisServer {
+  readonly host: string;
+  readonly port: number;
+  readonly url: string;
+  /** The server's pid (for SIGSTOP/SIGCONT/SIGKILL). */
+  readonly pid: number;
+  /** Sends a command through a one-shot raw connection. */
+  command(...args: (string | number)[]): ReturnType<typeof rawCommand>;
+  /** Stops the server (SIGKILL; data is not kept). */
+  stop(): Promise<void>;
+  /** Starts it again on the same port (empty). */
+  restart(): Promise<void>;
+}
+
+export interface StartRedisServerOptions {
+  /** Extra `redis-server` arguments, e.g. `['--maxmemory', '3mb']`. */
+  args?: string[];
+  /** @default a free port */
+  port?: number;
+}
+
+const BASE_ARGS = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'local'];
+
+async function daemonize(dir: string, port: number, args: string[]): Promise<number> {
+  const pidfile = join(dir, `redis-${port}.pid`);
+  rmSync(pidfile, { force: true });
+  await run('redis-server', [
+    '--port', String(port), '--daemonize', 'yes', '--pidfile', pidfile, '--logfile', join(dir, `redis-${port}.log`), '--dir', dir,
+    ...BASE_ARGS, ...args,
+  ]);
+  await waitForPing(port);
+  for (let i = 0; i < 100 && !existsSync(pidfile); i++) await sleep(10);
+  return Number(readFileSync(pidfile, 'utf8').trim());
+}
+
+async function kill(pid: number): Promise<void> {
+  try {
+    process.kill(pid, 'SIGCONT');
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    return;
+  }
+  for (let i = 0; i < 200; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await sleep(10);
+  }
+}
+
+/** Starts a standalone `redis-server` of the test's own on a free port. */
+export async function startRedisServer(options: StartRedisServerOptions = {}): Promise<RedisServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'flight-redis-'));
+  const port = options.port ?? (await freePort());
+  const args = options.args ?? [];
+  let pid = await daemonize(dir, port, args);
+  return {
+    host: '127.0.0.1',
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    get pid() {
+      return pid;
+    },
+    command: (...command) => rawCommand(port, command),
+    async stop() {
+      await kill(pid);
+    },
+    async restart() {
+      await kill(pid);
+      pid = await daemonize(dir, port, args);
+    },
+  };
+}
+
+export interface RedisCluster {
+  /** Master then replica nodes, as `{ host, port }`. */
+  readonly nodes: { host: string; port: number; pid: number }[];
+  /** The masters' addresses. */
+  readonly masters: { host: string; port: number }[];
+  stop(): Promise<void>;
+}
+
+export interface StartRedisClusterOptions {
+  /** @default 3 */
+  masters?: number;
+  /** Replicas per master. @default 0 */
+  replicas?: 0 | 1;
+}
+
+/** Starts a local Redis Cluster (`redis-cli --cluster create`) on free ports and waits until every node reports `cluster_state:ok`. */
+export async function startRedisCluster(options: StartRedisClusterOptions = {}): Promise<RedisCluster> {
+  const masters = options.masters ?? 3;
+  const replicas = options.replicas ?? 0;
+  const count = masters * (1 + replicas);
+  const dir = mkdtempSync(join(tmpdir(), 'flight-cluster-'));
+  const ports: number[] = [];
+  while (ports.length < count) {
+    const port = await freePort(true);
+    if (!ports.includes(port)) ports.push(port);
+  }
+  const nodes: { host: string; port: number; pid: number }[] = [];
+  const stop = async () => {
+    await Promise.all(nodes.map((node) => kill(node.pid)));
+  };
+  try {
+    for (const port of ports) {
+      const nodeDir = join(dir, String(port));
+      await run('mkdir', ['-p', nodeDir]);
+      const pid = await daemonize(nodeDir, port, [
+        '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000', '--repl-diskless-sync-delay', '0',
+      ]);
+      nodes.push({ host: '127.0.0.1', port, pid });
+    }
+    await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes']);
+    const until = Date.now() + 20_000;
+    for (const port of ports) {
+      for (;;) {
+        const info = await rawCommand(port, ['CLUSTER', 'INFO']);
+        if (typeof info === 'string' && info.includes('cluster_state:ok')) break;
+        if (Date.now() > until) throw new Error(`cluster node ${port} not ok`);
+        await sleep(50);
+      }
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    nodes,
+    masters: nodes.slice(0, masters).map(({ host, port }) => ({ host, port })),
+    stop,
+  };
+}

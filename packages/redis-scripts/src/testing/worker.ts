@@ -1,0 +1,96 @@
+/**
+ * A test child process: one Node process of a "cluster" of app servers, running `createSingleFlight`
+ * in distributed mode over a Redis adapter. Driven by JSON lines on stdin, answers JSON lines on stdout.
+ * Started by `startWorker` (multiprocess.ts) with `node --import tsx`.
+ */
+import { createInterface } from 'node:readline';
+import { createSingleFlight, type FlightCoordinator, type FlightMode } from '@flight/core';
+
+interface WorkerConfig {
+  adapter: 'ioredis' | 'node-redis';
+  module: string;
+  url: string;
+  prefix: string;
+  nodeId: string;
+  mode: FlightMode;
+}
+
+export interface BurstCommand {
+  id: number;
+  op: 'burst';
+  stage: string;
+  key: string;
+  callers: number;
+  /** value: resolve `value` after `delayMs`; fail-hard / fail-soft: throw after `delayMs`; hang: never settle (ignores aborts). */
+  behavior: 'value' | 'fail-hard' | 'fail-soft' | 'hang';
+  delayMs: number;
+  value: string;
+}
+
+export interface CallOutcome {
+  ok: boolean;
+  value?: string;
+  role?: string;
+  epoch?: number;
+  code?: string;
+  errorType?: string;
+  retryable?: boolean;
+}
+
+const config = JSON.parse(process.env.FLIGHT_WORKER ?? '{}') as WorkerConfig;
+const adapter = (await import(config.module)) as Record<string, (options: object) => FlightCoordinator>;
+const coordinator =
+  config.adapter === 'ioredis'
+    ? adapter.createIoredisCoordinator!({ redis: config.url, prefix: config.prefix, commandTimeoutMs: 1000 })
+    : adapter.createNodeRedisCoordinator!({ redis: { url: config.url }, prefix: config.prefix, commandTimeoutMs: 1000 });
+
+const flight = createSingleFlight({
+  coordinator,
+  mode: config.mode,
+  nodeId: config.nodeId,
+  fallbackCooldownMs: 200,
+  defaults: {
+    heartbeatIntervalMs: 500,
+    takeoverAfterMs: 1200,
+    pollIntervalMs: 200,
+    l1: { enabled: false },
+    guard: { retry: false, timeoutMs: 0, circuitBreaker: false, bulkhead: false },
+  },
+});
+
+let runs = 0;
+const send = (message: object) => process.stdout.write(`${JSON.stringify(message)}\n`);
+
+async function burst(command: BurstCommand): Promise<void> {
+  const supplier = async (ctx: { epoch: number | undefined }) => {
+    runs++;
+    send({ event: 'running', epoch: ctx.epoch, key: command.key });
+    if (command.behavior === 'hang') return new Promise<string>(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, command.delayMs));
+    if (command.behavior === 'fail-hard') throw Object.assign(new Error('bad input'), { failureType: 'VALIDATION', code: 'E_BAD' });
+    if (command.behavior === 'fail-soft') throw Object.assign(new Error('upstream 502'), { failureType: 'PROVIDER', code: 'E_502' });
+    return `${command.value}@${config.nodeId}`;
+  };
+  const outcomes = await Promise.all(
+    Array.from({ length: command.callers }, async (): Promise<CallOutcome> => {
+      try {
+        const result = await flight.execute(command.stage, command.key, supplier);
+        return { ok: true, value: result.value, role: result.role, epoch: result.epoch };
+      } catch (error) {
+        const e = error as { code?: string; errorType?: string; retryable?: boolean };
+        return { ok: false, code: e.code, errorType: e.errorType, retryable: e.retryable };
+      }
+    }),
+  );
+  send({ id: command.id, outcomes, runs });
+}
+
+send({ event: 'ready' });
+for await (const line of createInterface({ input: process.stdin })) {
+  const command = JSON.parse(line) as BurstCommand | { op: 'exit' };
+  if (command.op === 'exit') break;
+  void burst(command);
+}
+await flight.close();
+await coordinator.close();
+process.exit(0);

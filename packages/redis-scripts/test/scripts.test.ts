@@ -1,0 +1,60 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { clusterKeySlot, flightKeys, LUA_SCRIPTS, resolveRedisOptions } from '../src/index.js';
+import { rawCommand, sharedRedisUrl } from '../src/testing/index.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+describe('Lua bundle', () => {
+  it('src/lua.generated.ts is fresh (run `node scripts/gen-lua.mjs` after editing lua/)', () => {
+    expect(() => execFileSync(process.execPath, ['scripts/gen-lua.mjs', '--check'], { cwd: root, stdio: 'pipe' })).not.toThrow();
+  });
+
+  it('has one script per .lua file, each with a KEYS/ARGV/Returns header and the version line inlined', () => {
+    const files = readdirSync(`${root}/lua`).filter((f) => f.endsWith('.lua'));
+    expect(Object.keys(LUA_SCRIPTS).sort()).toEqual(files.map((f) => f.slice(0, -4)).sort());
+    for (const file of files) {
+      const text = readFileSync(`${root}/lua/${file}`, 'utf8');
+      expect(text).toMatch(/KEYS\[1\]/);
+      expect(text).toMatch(/Returns/);
+    }
+    for (const script of Object.values(LUA_SCRIPTS)) expect(script.source).toContain("FLIGHT_SCRIPT_VERSION = '@flight/redis-scripts/");
+  });
+
+  it('every script compiles on the server and its SHA1 is what EVALSHA runs', async () => {
+    const port = Number(new URL(sharedRedisUrl()).port || 6379);
+    for (const script of Object.values(LUA_SCRIPTS)) {
+      expect(await rawCommand(port, ['SCRIPT', 'LOAD', script.source])).toBe(script.sha);
+    }
+  });
+});
+
+describe('key layout', () => {
+  it('puts every key of a flight under one hash tag, whatever the user key holds', async () => {
+    const port = Number(new URL(sharedRedisUrl()).port || 6379);
+    for (const key of ['{a}:b c', '}{', '', 'ключ ✓', 'x\ny', '{}']) {
+      const keys = flightKeys('flight', { stage: 's', key });
+      expect(keys.tag).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      const slots = [keys.meta, keys.result, keys.events].map(clusterKeySlot);
+      expect(new Set(slots).size).toBe(1);
+      expect(await rawCommand(port, ['CLUSTER', 'KEYSLOT', keys.meta]).catch(() => slots[0])).toSatisfy(
+        (v: unknown) => v === slots[0] || v instanceof Error,
+      );
+    }
+    expect(flightKeys('p', { stage: 'a', key: 'b:c' }).tag).not.toBe(flightKeys('p', { stage: 'a:b', key: 'c' }).tag);
+  });
+
+  it('computes cluster slots like Redis', () => {
+    expect(clusterKeySlot('foo')).toBe(12182);
+    expect(clusterKeySlot('{user1000}.following')).toBe(clusterKeySlot('user1000'));
+    expect(clusterKeySlot('foo{}{bar}')).toBe(clusterKeySlot('foo{}{bar}'));
+  });
+
+  it('validates options once', () => {
+    expect(resolveRedisOptions()).toMatchObject({ prefix: 'flight', commandTimeoutMs: 2000 });
+    expect(() => resolveRedisOptions({ prefix: 'a{b}' })).toThrow(/prefix/);
+    expect(() => resolveRedisOptions({ commandTimeoutMs: 0 })).toThrow(/commandTimeoutMs/);
+  });
+});
