@@ -56,6 +56,16 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
   let workers: Worker[] = [];
   const runId = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   const rows: ResultRow[] = [];
+  // Ctrl-C or a kill still stops the redis-server and the workers this run started.
+  const onSignal = (signal: NodeJS.Signals) => {
+    void (async () => {
+      await stopWorkers(workers).catch(() => {});
+      await redis?.stop().catch(() => {});
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    })();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     redis = await startBenchRedis();
     log(`redis ${redis.url} (${redis.own ? 'own server' : 'external'}), run ${runId}`);
@@ -76,6 +86,8 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
       log(`${scenario} done in ${((nowMs() - t) / 1000).toFixed(1)} s`);
     }
   } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     await stopWorkers(workers).catch(() => {});
     if (admin) {
       await deleteKeys(admin, `fb:${runId}:*`).catch(() => {});

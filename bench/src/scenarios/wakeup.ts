@@ -5,14 +5,14 @@
  * both read from the machine's monotonic clock.
  */
 import { Redis } from 'ioredis';
-import { counterKey, prefixOf, type BenchContext, type ResultRow } from '../context.js';
+import { counterKey, infoField, prefixOf, type BenchContext, type ResultRow } from '../context.js';
 import { FLIGHT_CONTENDERS, type ContenderName } from '../contenders/index.js';
 import type { BatchResult } from '../tasks.js';
 import { nowMs, sleep, summarize } from '../stats.js';
 
 /**
  * The bare notification hop in the same run, as a floor for the figures above: the time from the
- * writer's reply (PUBLISH, or XADD) to the message reaching another connection (a SUBSCRIBE, or a
+ * writer sending PUBLISH (or XADD) to the message reaching another connection (a SUBSCRIBE, or a
  * blocked XREAD), two ioredis connections in the harness process.
  */
 async function rawHop(ctx: BenchContext, kind: 'pubsub' | 'xadd-xread', n: number): Promise<ResultRow> {
@@ -27,18 +27,26 @@ async function rawHop(ctx: BenchContext, kind: 'pubsub' | 'xadd-xread', n: numbe
       await reader.subscribe(name);
       reader.on('message', () => arrived?.(nowMs()));
     }
+    let lastId = '0-0';
     for (let i = 0; i < n + 5; i++) {
-      const got = new Promise<number>((resolve) => (arrived = resolve));
+      const got = new Promise<number | null>((resolve) => {
+        arrived = resolve;
+        setTimeout(() => resolve(null), 2000).unref();
+      });
       if (kind === 'xadd-xread') {
-        void reader.xread('BLOCK', 0, 'STREAMS', name, '$').then(() => arrived?.(nowMs()));
-        await sleep(2); // let the XREAD block first
+        void reader.xread('BLOCK', 2000, 'STREAMS', name, lastId).then(
+          () => arrived?.(nowMs()),
+          () => arrived?.(null as unknown as number),
+        );
+        // Wait until the XREAD is really blocked, so the sample is a wake-up, not an immediate read.
+        for (let spin = 0; spin < 200 && (await infoField(ctx.admin, 'clients', 'blocked_clients')) < 1; spin++) await sleep(1);
       }
       const sent = nowMs();
       if (kind === 'pubsub') await writer.publish(name, 'x');
-      else await writer.xadd(name, 'MAXLEN', '10', '*', 'f', 'x');
+      else lastId = (await writer.xadd(name, 'MAXLEN', '10', '*', 'f', 'x')) ?? lastId;
       const replied = nowMs();
       const at = await got;
-      if (i >= 5) {
+      if (i >= 5 && at !== null) {
         samples.push(at - replied);
         fromSend.push(at - sent);
       }
@@ -49,7 +57,7 @@ async function rawHop(ctx: BenchContext, kind: 'pubsub' | 'xadd-xread', n: numbe
     writer.disconnect();
     await ctx.admin.unlink(name);
   }
-  const s = summarize(samples);
+  const s = summarize(fromSend);
   return {
     scenario: 'wakeup',
     contender: kind === 'pubsub' ? 'raw PUBLISH→SUBSCRIBE hop' : 'raw XADD→XREAD hop',
@@ -59,8 +67,8 @@ async function rawHop(ctx: BenchContext, kind: 'pubsub' | 'xadd-xread', n: numbe
     p50Ms: s.p50Ms,
     p99Ms: s.p99Ms,
     maxMs: s.maxMs,
-    fromSendP50Ms: summarize(fromSend).p50Ms,
-    note: "writer's reply -> reader's message, same process (a floor, not a contender)",
+    fromReplyP50Ms: summarize(samples).p50Ms,
+    note: "writer's send -> reader's message, two connections of the harness process (a floor, not a contender)",
   };
 }
 

@@ -20,7 +20,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 /** The part of an ioredis `Redis` or `Cluster` client used here (structural: ioredis 5 and 6 both fit). */
 export interface IoredisClient {
   call(command: string, ...args: (string | number | Buffer)[]): Promise<unknown>;
-  duplicate(): IoredisClient;
+  duplicate(...overrides: any[]): IoredisClient;
   subscribe(...channels: string[]): Promise<unknown>;
   on(event: string, listener: (...args: any[]) => void): unknown;
   quit(): Promise<unknown>;
@@ -55,7 +55,8 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
     evalsha: (sha, keys, args) => client.call('EVALSHA', ...evalArgs(sha, keys, args)),
     eval: (source, keys, args) => client.call('EVAL', ...evalArgs(source, keys, args)),
     async subscribe(channel, handlers) {
-      const sub = client.duplicate();
+      // The subscriber must queue its SUBSCRIBE while it connects, whatever the user's client allows.
+      const sub = isCluster ? client.duplicate() : client.duplicate({ enableOfflineQueue: true });
       subscribers.add(sub);
       let ready = false;
       sub.on('error', () => undefined); // reconnects on its own; waiters fall back to their timeouts

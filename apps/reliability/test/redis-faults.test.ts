@@ -1,0 +1,490 @@
+/**
+ * Redis and network faults (issue #7, items 6-11) with the real coordinator and createSingleFlight,
+ * each on a redis-server of the test's own (never the shared 6379). Owner faults (SIGKILL, SIGSTOP)
+ * and the basic down/blackhole/subscriber-kill cases live in packages/redis-scripts/src/testing/
+ * adapter-suite.ts (run by both adapters) and are not repeated here.
+ */
+import { randomUUID } from 'node:crypto';
+import { FlightCoordinationError, FlightError, type FlightCoordinator } from '@flight/core';
+import { createIoredisCoordinator } from '@flight/redis-ioredis';
+import { flightKeys } from '@flight/redis-scripts';
+import { rawCommand, scanKeysWithoutTtl, startRedisServer, type RedisServer } from '@flight/redis-scripts/testing';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectedValue, recordFigure, sleep, startNode, startTcpProxy, trackUnhandledRejections, type TestNode } from '../src/index.js';
+
+const LEASE = { takeoverAfterMs: 1200, leaseTtlMs: 2400, maxRunMs: 30_000 };
+
+interface Outcome {
+  key: string;
+  ok: boolean;
+  value?: string;
+  code?: string;
+  ms: number;
+  epoch?: number | undefined;
+}
+
+async function settle(node: TestNode, key: string, delayMs = 50): Promise<Outcome> {
+  const started = Date.now();
+  try {
+    const r = await node.call(key, delayMs);
+    return { key, ok: true, value: r.value, ms: Date.now() - started, epoch: r.epoch };
+  } catch (error) {
+    return { key, ok: false, code: error instanceof FlightError ? error.code : `untyped:${String(error)}`, ms: Date.now() - started };
+  }
+}
+
+function summarize(outcomes: Outcome[]) {
+  const byCode: Record<string, number> = {};
+  for (const o of outcomes) if (!o.ok) byCode[o.code!] = (byCode[o.code!] ?? 0) + 1;
+  return {
+    requests: outcomes.length,
+    answered: outcomes.filter((o) => o.ok).length,
+    wrong: outcomes.filter((o) => o.ok && o.value !== expectedValue(o.key)).length,
+    untyped: outcomes.filter((o) => !o.ok && o.code!.startsWith('untyped')).length,
+    typedErrors: byCode,
+    maxMs: Math.max(0, ...outcomes.map((o) => o.ms)),
+  };
+}
+
+let unhandled: ReturnType<typeof trackUnhandledRejections>;
+beforeEach(() => {
+  unhandled = trackUnhandledRejections();
+});
+afterEach(() => {
+  unhandled.dispose();
+  expect(unhandled.errors, 'no unhandled rejection').toEqual([]);
+});
+
+describe('#6 Redis killed mid-flight, restarted empty', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('distributed: fast typed errors, no hang past the wait timeout; hybrid: every request served; both recover; epochs never repeat', async () => {
+    const a = startNode({ id: 'a', url: server.url, commandTimeoutMs: 300 });
+    const b = startNode({ id: 'b', url: server.url, commandTimeoutMs: 300 });
+    const ha = startNode({ id: 'ha', url: server.url, mode: 'hybrid', commandTimeoutMs: 300 });
+    const hb = startNode({ id: 'hb', url: server.url, mode: 'hybrid', commandTimeoutMs: 300 });
+    try {
+      // Epochs before the fault.
+      const before = await Promise.all(Array.from({ length: 5 }, (_, i) => settle(a, `pre-${i}`)));
+      expect(before.every((o) => o.ok)).toBe(true);
+      const epochsBefore = before.map((o) => o.epoch!);
+
+      // Flights in progress (owner on a, followers on b) when Redis dies.
+      const keys = Array.from({ length: 6 }, (_, i) => `mid-${i}`);
+      const inflight = keys.flatMap((key) => [settle(a, key, 800), settle(b, key, 800)]);
+      await sleep(200);
+      const killedAt = Date.now();
+      await server.stop();
+      // Requests that arrive while Redis is down.
+      const down = await Promise.all(keys.flatMap((key) => [settle(a, `down-${key}`), settle(b, `down-${key}`)]));
+      const hybridDown = await Promise.all(
+        keys.flatMap((key) => [settle(ha, `hdown-${key}`), settle(ha, `hdown-${key}`), settle(hb, `hdown-${key}`), settle(hb, `hdown-${key}`)]),
+      );
+      const mid = await Promise.all(inflight);
+      const distributed = summarize([...mid, ...down]);
+      const hybrid = summarize(hybridDown);
+      // Distributed: every caller settles, with the value or a typed error, well before the wait timeout (6 s).
+      expect(distributed.wrong).toBe(0);
+      expect(distributed.untyped).toBe(0);
+      expect(distributed.maxMs).toBeLessThan(3000);
+      expect(down.every((o) => !o.ok && o.code === FlightCoordinationError.code)).toBe(true);
+      // Hybrid: everything is served, deduplicated per node (≤ 1 upstream call per key per node).
+      expect(hybrid.answered).toBe(hybrid.requests);
+      expect(hybrid.wrong).toBe(0);
+      for (const key of keys) {
+        expect(ha.runs.get(`hdown-${key}`)).toBe(1);
+        expect(hb.runs.get(`hdown-${key}`)).toBe(1);
+      }
+
+      await server.restart();
+      const restartedAt = Date.now();
+      let recoveredMs = -1;
+      for (let i = 0; i < 100; i++) {
+        const o = await settle(a, `post-${i}`);
+        if (o.ok) {
+          recoveredMs = Date.now() - restartedAt;
+          break;
+        }
+        await sleep(50);
+      }
+      expect(recoveredMs).toBeGreaterThanOrEqual(0);
+      await sleep(300); // hybrid cooldown
+      const after = await Promise.all([
+        ...Array.from({ length: 5 }, (_, i) => settle(a, `pre-${i}`)),
+        settle(ha, 'hybrid-after'),
+        settle(b, 'pre-0'),
+      ]);
+      expect(after.every((o) => o.ok && o.value === expectedValue(o.key))).toBe(true);
+      expect(after[5]).toMatchObject({ ok: true });
+      // Same keys, new owners after the empty restart: every epoch is above every epoch from before.
+      const epochsAfter = after.slice(0, 5).map((o) => o.epoch!);
+      expect(Math.min(...epochsAfter)).toBeGreaterThan(Math.max(...epochsBefore));
+      recordFigure('#6 redis killed + restarted empty', {
+        distributed,
+        hybrid,
+        hybridUpstreamCalls: ha.totalRuns() + hb.totalRuns(),
+        hybridDistinctKeys: keys.length,
+        downtimeMs: restartedAt - killedAt,
+        recoveredMsAfterRestart: recoveredMs,
+        epochsRepeated: epochsAfter.filter((e) => epochsBefore.includes(e)).length,
+      });
+    } finally {
+      await Promise.all([a.close(), b.close(), ha.close(), hb.close()]);
+    }
+  });
+});
+
+describe('#7 Redis slow: CLIENT PAUSE, DEBUG SLEEP, a busy script', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  for (const fault of ['CLIENT PAUSE 2000 ALL', 'DEBUG SLEEP 1.5', 'busy script 1.5 s'] as const) {
+    it(`${fault}: bounded latency, no duplicate beyond the lease rules, no unhandled rejection`, async () => {
+      const a = startNode({ id: 'a', url: server.url, commandTimeoutMs: 1000 });
+      const b = startNode({ id: 'b', url: server.url, commandTimeoutMs: 1000 });
+      const h = startNode({ id: 'h', url: server.url, mode: 'hybrid', commandTimeoutMs: 1000 });
+      try {
+        const tag = randomUUID().slice(0, 6);
+        const keys = Array.from({ length: 8 }, (_, i) => `slow-${tag}-${i}`);
+        const calls = keys.flatMap((key) => [settle(a, key, 1500), settle(b, key, 1500), settle(h, key, 1500)]);
+        await sleep(300);
+        const faultAt = Date.now();
+        if (fault.startsWith('CLIENT')) await server.command('CLIENT', 'PAUSE', 2000, 'ALL');
+        else if (fault.startsWith('DEBUG')) void rawCommand(server.port, ['DEBUG', 'SLEEP', '1.5'], '127.0.0.1', 5000).catch(() => undefined);
+        else {
+          await server.command('CONFIG', 'SET', 'busy-reply-threshold', 200);
+          void rawCommand(server.port, ['EVAL', 'while true do end', 0], '127.0.0.1', 10_000).catch(() => undefined);
+          await sleep(1500);
+          await server.command('SCRIPT', 'KILL').catch(() => undefined);
+        }
+        // Calls started during the fault.
+        const during = keys.map((key) => settle(b, `${key}-during`, 100));
+        const outcomes = await Promise.all([...calls, ...during]);
+        const s = summarize(outcomes);
+        const upstream = a.totalRuns() + b.totalRuns() + h.totalRuns();
+        const takeovers = a.events.takeovers + b.events.takeovers + h.events.takeovers;
+        const leaseLost = a.events.leaseLost + b.events.leaseLost + h.events.leaseLost;
+        const fallbacks = h.events.fallbacks;
+        expect(s.wrong).toBe(0);
+        expect(s.untyped).toBe(0);
+        // Bounded: fault (≤ 2 s) + run (1.5 s) + the wait timeout (6 s) at the very most.
+        expect(s.maxMs).toBeLessThan(10_000);
+        // Duplicates only where the lease rules allow: a takeover after a lost lease, or a hybrid fallback.
+        const distinct = keys.length * 2;
+        expect(upstream).toBeLessThanOrEqual(distinct + takeovers + leaseLost + fallbacks);
+        recordFigure(`#7 ${fault}`, {
+          ...s,
+          faultMs: Date.now() - faultAt,
+          upstreamCalls: upstream,
+          distinctKeys: distinct,
+          takeovers,
+          leaseLost,
+          fallbacks,
+        });
+      } finally {
+        await server.command('CONFIG', 'SET', 'busy-reply-threshold', 5000).catch(() => undefined);
+        await Promise.all([a.close(), b.close(), h.close()]);
+      }
+    });
+  }
+});
+
+describe('#8/#9 lost replies, blackholed and reset connections (TCP proxy)', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('an acquire that lands on the server but whose reply is lost: retry with the same token is idempotent; one owner per epoch', async () => {
+    const proxy = await startTcpProxy({ port: server.port });
+    const viaProxy = createIoredisCoordinator({ redis: proxy.url, prefix: 'lost', commandTimeoutMs: 300 });
+    const direct = createIoredisCoordinator({ redis: server.url, prefix: 'lost', commandTimeoutMs: 1000 });
+    try {
+      const ref = { stage: 'lost', key: randomUUID() };
+      // Load every script on the server first (a dropped NOSCRIPT reply would hide the landing).
+      const warm = { stage: 'lost', key: randomUUID() };
+      const w = await viaProxy.acquire({ ...warm, ...LEASE, ownerId: 'a', ownerToken: randomUUID() });
+      const wf = { ...warm, ownerId: 'a', ownerToken: w.meta.ownerToken, epoch: w.meta.epoch };
+      await viaProxy.markRunning(wf, LEASE);
+      await viaProxy.complete(wf, { result: 'w', resultTtlMs: 1000 });
+      await viaProxy.readMeta(ref);
+      proxy.mode = 'drop-replies';
+      const token = randomUUID();
+      const error = await viaProxy.acquire({ ...ref, ...LEASE, ownerId: 'a', ownerToken: token }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(FlightCoordinationError);
+      // It landed: the server holds a's token.
+      const landed = await direct.readMeta(ref);
+      expect(landed).toMatchObject({ status: 'PENDING', ownerId: 'a', ownerToken: token });
+      // Another node only follows.
+      const other = await direct.acquire({ ...ref, ...LEASE, ownerId: 'b', ownerToken: randomUUID() });
+      expect(other.outcome).toBe('FOLLOWER_WAIT');
+      // The client retries (new connection) with the same token: the same epoch, not a second owner.
+      proxy.mode = 'pass';
+      proxy.resetAll();
+      const retry = await viaProxy.acquire({ ...ref, ...LEASE, ownerId: 'a', ownerToken: token });
+      expect(retry.outcome).toBe('OWNER_NEW');
+      expect(retry.meta.epoch).toBe(landed!.epoch);
+      // A complete whose reply is lost, then retried: idempotent, and the stored result is the first.
+      const fence = { ...ref, ownerId: 'a', ownerToken: token, epoch: retry.meta.epoch };
+      expect((await viaProxy.markRunning(fence, LEASE)).ok).toBe(true);
+      proxy.mode = 'drop-replies';
+      await expect(viaProxy.complete(fence, { result: 'R1', resultTtlMs: 60_000 })).rejects.toBeInstanceOf(FlightCoordinationError);
+      proxy.mode = 'pass';
+      proxy.resetAll();
+      expect((await viaProxy.complete(fence, { result: 'R2', resultTtlMs: 60_000 })).ok).toBe(true);
+      expect(await direct.readResult(ref)).toBe('R1');
+      recordFigure('#8 lost acquire/complete replies (coordinator)', { sameEpochOnRetry: retry.meta.epoch === landed!.epoch, storedResult: 'R1' });
+    } finally {
+      await viaProxy.close();
+      await direct.close();
+      await proxy.close();
+    }
+  });
+
+  it('single-flight over lost replies: the owner never runs twice, followers get the owner value', async () => {
+    const proxy = await startTcpProxy({ port: server.port });
+    const a = startNode({ id: 'a', url: proxy.url, commandTimeoutMs: 300, prefix: 'lost2' });
+    const b = startNode({ id: 'b', url: server.url, commandTimeoutMs: 300, prefix: 'lost2' });
+    try {
+      await settle(a, 'warm');
+      // 1. a's acquire lands, its reply is lost: a's caller gets a typed error, a never runs; b takes over after the stale lease.
+      proxy.mode = 'drop-replies';
+      const aCall = settle(a, 'k1', 100);
+      await sleep(450); // past a's 300 ms deadline
+      const started = Date.now();
+      const bCall = settle(b, 'k1', 100);
+      const aResult = await aCall;
+      proxy.mode = 'pass';
+      proxy.resetAll(); // ioredis reconnects and may re-send the pending acquire: same token, so idempotent
+      const bResult = await bCall;
+      const takeoverMs = Date.now() - started;
+      expect(aResult).toMatchObject({ ok: false, code: FlightCoordinationError.code });
+      expect(bResult).toMatchObject({ ok: true, value: expectedValue('k1') });
+      expect(a.runs.get('k1') ?? 0).toBe(0);
+      expect(b.runs.get('k1')).toBe(1);
+      // 2. a owns k2, its completion reply is lost: a's caller still gets the value; b replays the stored one; one run.
+      const aRun = settle(a, 'k2', 400);
+      await sleep(200);
+      proxy.mode = 'drop-replies';
+      const aDone = await aRun;
+      proxy.mode = 'pass';
+      proxy.resetAll();
+      const bDone = await settle(b, 'k2');
+      expect(aDone).toMatchObject({ ok: true, value: expectedValue('k2') });
+      expect(bDone).toMatchObject({ ok: true, value: expectedValue('k2') });
+      expect((a.runs.get('k2') ?? 0) + (b.runs.get('k2') ?? 0)).toBe(1);
+      recordFigure('#8 lost replies (single-flight)', { upstreamCallsK1: 1, upstreamCallsK2: 1, takeoverAfterLostAcquireMs: takeoverMs });
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await proxy.close();
+    }
+  });
+
+  for (const mode of ['blackhole', 'reset'] as const) {
+    it(`one node's connection ${mode === 'blackhole' ? 'blackholed' : 'reset'}: it fails by its deadline (distributed) or falls back (hybrid); the others proceed`, async () => {
+      const proxy = await startTcpProxy({ port: server.port });
+      const a = startNode({ id: 'a', url: proxy.url, commandTimeoutMs: 400, prefix: `iso-${mode}` });
+      const ah = startNode({ id: 'ah', url: proxy.url, commandTimeoutMs: 400, prefix: `iso-${mode}`, mode: 'hybrid' });
+      const b = startNode({ id: 'b', url: server.url, commandTimeoutMs: 400, prefix: `iso-${mode}` });
+      try {
+        await Promise.all([settle(a, 'warm'), settle(ah, 'warm2')]);
+        proxy.mode = mode;
+        if (mode === 'reset') proxy.resetAll();
+        const [aOut, ahOut, bOut] = await Promise.all([
+          Promise.all(Array.from({ length: 5 }, (_, i) => settle(a, `x${i}`))),
+          Promise.all(Array.from({ length: 5 }, (_, i) => settle(ah, `y${i}`))),
+          Promise.all(Array.from({ length: 5 }, (_, i) => settle(b, `z${i}`))),
+        ]);
+        expect(aOut.every((o) => !o.ok && o.code === FlightCoordinationError.code)).toBe(true);
+        expect(Math.max(...aOut.map((o) => o.ms))).toBeLessThan(1500);
+        expect(ahOut.every((o) => o.ok && o.value === expectedValue(o.key))).toBe(true);
+        expect(bOut.every((o) => o.ok && o.value === expectedValue(o.key))).toBe(true);
+        expect(Math.max(...bOut.map((o) => o.ms))).toBeLessThan(1000);
+        recordFigure(`#9 one node ${mode}`, {
+          isolatedDistributedMaxMs: Math.max(...aOut.map((o) => o.ms)),
+          isolatedHybridServed: ahOut.filter((o) => o.ok).length,
+          healthyNodeMaxMs: Math.max(...bOut.map((o) => o.ms)),
+        });
+      } finally {
+        proxy.mode = 'pass';
+        await Promise.all([a.close(), ah.close(), b.close()]);
+        await proxy.close();
+      }
+    });
+  }
+});
+
+describe('#10 wake-ups: subscriber killed, join/wait race, stream deleted', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('waiters still wake within the polling interval while the subscriber connection keeps being killed', async () => {
+    const a = startNode({ id: 'a', url: server.url, prefix: 'wake' });
+    const b = startNode({ id: 'b', url: server.url, prefix: 'wake', policy: { pollIntervalMs: 300 } });
+    let killing = true;
+    try {
+      const owner = settle(a, 'k', 600);
+      await sleep(100);
+      const follower = settle(b, 'k');
+      const killer = (async () => {
+        while (killing) {
+          await server.command('CLIENT', 'KILL', 'TYPE', 'pubsub').catch(() => undefined);
+          await sleep(20);
+        }
+      })();
+      const o = await owner;
+      const doneAt = Date.now();
+      const f = await follower;
+      const lateMs = Date.now() - doneAt;
+      killing = false;
+      await killer;
+      expect(o).toMatchObject({ ok: true, value: expectedValue('k') });
+      expect(f).toMatchObject({ ok: true, value: expectedValue('k') });
+      expect(lateMs).toBeLessThan(300 + 400);
+      recordFigure('#10 subscriber killed repeatedly', { followerWokeMsAfterOwner: lateMs, pollIntervalMs: 300 });
+    } finally {
+      killing = false;
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('a terminal event between join and the first wait is not lost; a deleted stream still lets the follower read the state', async () => {
+    const owner = createIoredisCoordinator({ redis: server.url, prefix: 'race' });
+    const follower = createIoredisCoordinator({ redis: server.url, prefix: 'race' });
+    try {
+      const figures: Record<string, number> = {};
+      for (const variant of ['between-join-and-wait', 'stream-deleted'] as const) {
+        const ref = { stage: 'race', key: randomUUID() };
+        const own = await owner.acquire({ ...ref, ...LEASE, ownerId: 'a', ownerToken: randomUUID() });
+        const fence = { ...ref, ownerId: 'a', ownerToken: own.meta.ownerToken, epoch: own.meta.epoch };
+        await owner.markRunning(fence, LEASE);
+        const joined = await follower.acquire({ ...ref, ...LEASE, ownerId: 'b', ownerToken: randomUUID() });
+        expect(joined.outcome).toBe('FOLLOWER_WAIT');
+        await owner.complete(fence, { result: 'v', resultTtlMs: 60_000 });
+        if (variant === 'stream-deleted') await server.command('DEL', flightKeys('race', ref).events);
+        const started = Date.now();
+        const event = await follower.waitForTerminal(ref, { epoch: joined.meta.epoch, timeoutMs: 5000 });
+        figures[variant] = Date.now() - started;
+        expect(event).toMatchObject({ status: 'SUCCEEDED', epoch: joined.meta.epoch });
+        expect(figures[variant]).toBeLessThan(500);
+        expect(await follower.readResult(ref)).toBe('v');
+      }
+      recordFigure('#10 join/wait race and deleted stream', { wokeMs: figures });
+    } finally {
+      await owner.close();
+      await follower.close();
+    }
+  });
+});
+
+describe('#11 out of memory and eviction', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('noeviction OOM during a transition: a typed error, never half-written state', async () => {
+    const c = createIoredisCoordinator({ redis: server.url, prefix: 'oom', commandTimeoutMs: 2000 });
+    try {
+      const ref = { stage: 'oom', key: randomUUID() };
+      const own = await c.acquire({ ...ref, ...LEASE, ownerId: 'a', ownerToken: randomUUID() });
+      const fence = { ...ref, ownerId: 'a', ownerToken: own.meta.ownerToken, epoch: own.meta.epoch };
+      await c.markRunning(fence, LEASE);
+      const before = await c.readMeta(ref);
+      // Memory above the limit with noeviction: every write is refused with OOM.
+      await server.command('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+      await server.command('CONFIG', 'SET', 'maxmemory', 100 * 1024);
+      expect(String(await server.command('SET', 'probe', 'x'))).toMatch(/OOM/);
+      const results: Record<string, string> = {};
+      const record = async (name: string, op: () => Promise<unknown>) => {
+        try {
+          const r = (await op()) as { ok?: boolean; outcome?: string };
+          results[name] = r.outcome ?? (r.ok ? 'ok' : 'refused');
+        } catch (error) {
+          results[name] = error instanceof FlightError ? error.code : `untyped:${String(error)}`;
+        }
+      };
+      const newRef = { stage: 'oom', key: randomUUID() };
+      await record('acquireNew', () => c.acquire({ ...newRef, ...LEASE, ownerId: 'b', ownerToken: randomUUID() }));
+      await record('complete', () => c.complete(fence, { result: 'y'.repeat(1024), resultTtlMs: 60_000 }));
+      const afterMeta = await c.readMeta(ref);
+      const afterResult = await c.readResult(ref);
+      const newMeta = await c.readMeta(newRef);
+      await server.command('CONFIG', 'SET', 'maxmemory', 0);
+      for (const [name, code] of Object.entries(results)) expect(code, name).not.toMatch(/^untyped/);
+      // A new flight is refused before anything is written (typed error, nothing stored).
+      expect(results.acquireNew).toBe(FlightCoordinationError.code);
+      expect(newMeta).toBeNull();
+      expect(await rawCommand(server.port, ['KEYS', `oom:*`]).then((keys) => (keys as string[]).length)).toBe(3);
+      // A transition of an existing flight is all or nothing: refused with the record untouched, or done in full.
+      if (results.complete === 'ok') {
+        expect(afterMeta).toMatchObject({ status: 'SUCCEEDED', ownerToken: before!.ownerToken, epoch: before!.epoch });
+        expect(afterResult).toBe('y'.repeat(1024));
+      } else {
+        expect(results.complete).toBe(FlightCoordinationError.code);
+        expect(afterMeta).toEqual(before);
+        expect(afterResult).toBeNull();
+        expect((await c.complete(fence, { result: 'z', resultTtlMs: 60_000 })).ok).toBe(true);
+      }
+      expect(await scanKeysWithoutTtl(server, 'oom:*')).toEqual([]);
+      recordFigure('#11 OOM noeviction', { results, halfWritten: false });
+    } finally {
+      await server.command('CONFIG', 'SET', 'maxmemory', 0).catch(() => undefined);
+      await server.command('FLUSHALL').catch(() => undefined);
+      await c.close();
+    }
+  });
+
+  it('meta evicted mid-run: treated as lost, a new owner runs, and fencing refuses the old owner’s completion', async () => {
+    const a = startNode({ id: 'a', url: server.url, prefix: 'evict' });
+    const b = startNode({ id: 'b', url: server.url, prefix: 'evict' });
+    const probe: FlightCoordinator = createIoredisCoordinator({ redis: server.url, prefix: 'evict' });
+    try {
+      const ref = { stage: 'rel', key: 'ev' };
+      const aCall = settle(a, 'ev', 800);
+      await sleep(200);
+      const first = await probe.readMeta(ref);
+      expect(first).toMatchObject({ ownerId: 'a', status: 'RUNNING' });
+      await server.command('DEL', flightKeys('evict', ref).meta);
+      const bCall = await settle(b, 'ev', 100);
+      const aResult = await aCall;
+      const final = await probe.readMeta(ref);
+      expect(bCall).toMatchObject({ ok: true, value: expectedValue('ev') });
+      expect(aResult.ok ? aResult.value : expectedValue('ev')).toBe(expectedValue('ev'));
+      expect(final).toMatchObject({ status: 'SUCCEEDED', ownerId: 'b' });
+      expect(final!.epoch).toBeGreaterThan(first!.epoch);
+      expect(a.events.fenced + a.events.leaseLost).toBeGreaterThanOrEqual(1);
+      expect(await probe.readResult(ref)).toBeTruthy();
+      recordFigure('#11 meta evicted', {
+        oldOwnerFenced: a.events.fenced,
+        oldOwnerLeaseLost: a.events.leaseLost,
+        upstreamCalls: a.totalRuns() + b.totalRuns(),
+        aOutcome: aResult.ok ? 'value' : aResult.code,
+      });
+    } finally {
+      await Promise.all([a.close(), b.close(), probe.close()]);
+    }
+  });
+});
