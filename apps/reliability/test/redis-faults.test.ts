@@ -434,10 +434,14 @@ describe('#11 out of memory and eviction', () => {
       const newMeta = await c.readMeta(newRef);
       await server.command('CONFIG', 'SET', 'maxmemory', 0);
       for (const [name, code] of Object.entries(results)) expect(code, name).not.toMatch(/^untyped/);
-      // A new flight is refused before anything is written (typed error, nothing stored).
-      expect(results.acquireNew).toBe(FlightCoordinationError.code);
-      expect(newMeta).toBeNull();
-      expect(await rawCommand(server.port, ['KEYS', `oom:*`]).then((keys) => (keys as string[]).length)).toBe(3);
+      // Redis refuses a script under OOM only before its first write; the scripts start their writes with
+      // DEL, so a transition is either refused with nothing written or runs in full (past maxmemory).
+      if (results.acquireNew === 'OWNER_NEW') {
+        expect(newMeta).toMatchObject({ status: 'PENDING', ownerId: 'b' });
+      } else {
+        expect(results.acquireNew).toBe(FlightCoordinationError.code);
+        expect(newMeta).toBeNull();
+      }
       // A transition of an existing flight is all or nothing: refused with the record untouched, or done in full.
       if (results.complete === 'ok') {
         expect(afterMeta).toMatchObject({ status: 'SUCCEEDED', ownerToken: before!.ownerToken, epoch: before!.epoch });
@@ -449,7 +453,11 @@ describe('#11 out of memory and eviction', () => {
         expect((await c.complete(fence, { result: 'z', resultTtlMs: 60_000 })).ok).toBe(true);
       }
       expect(await scanKeysWithoutTtl(server, 'oom:*')).toEqual([]);
-      recordFigure('#11 OOM noeviction', { results, halfWritten: false });
+      recordFigure('#11 OOM noeviction', {
+        results,
+        halfWritten: false,
+        note: results.acquireNew === 'OWNER_NEW' ? 'scripts ran past maxmemory (first write is DEL)' : 'refused before any write',
+      });
     } finally {
       await server.command('CONFIG', 'SET', 'maxmemory', 0).catch(() => undefined);
       await server.command('FLUSHALL').catch(() => undefined);
