@@ -83,6 +83,7 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
       ['result', (r) => `${Math.round(Number(r.resultBytes) / 1024)} KB JSON`],
       ['bytes / flight', (r) => r.bytesPerFlight],
       ['keys / flight', (r) => r.keysPerFlight],
+      ['MEMORY USAGE / flight by type', (r) => r.memoryUsageByType],
       ['keys left after TTL', (r) => r.leftoverKeys],
       ['of which without TTL', (r) => r.leftoverWithoutTtl],
     ],

@@ -34,10 +34,29 @@ async function runFlights(run: (key: string, s: () => Promise<unknown>) => Promi
   );
 }
 
+/** MEMORY USAGE of the keys summed by Redis type, per flight (how a flight's bytes split across its keys). */
+async function bytesByType(ctx: BenchContext, keys: string[], flights: number): Promise<Record<string, number>> {
+  const sums: Record<string, number> = {};
+  for (let i = 0; i < keys.length; i += 500) {
+    const batch = keys.slice(i, i + 500);
+    const p = ctx.admin.pipeline();
+    for (const k of batch) {
+      p.type(k);
+      p.call('MEMORY', 'USAGE', k, 'SAMPLES', '0');
+    }
+    const replies = (await p.exec()) ?? [];
+    for (let j = 0; j < batch.length; j++) {
+      const type = String(replies[2 * j]?.[1] ?? 'none');
+      sums[type] = (sums[type] ?? 0) + Number(replies[2 * j + 1]?.[1] ?? 0);
+    }
+  }
+  return Object.fromEntries(Object.entries(sums).map(([t, b]) => [t, Math.round(b / Math.max(1, flights))]));
+}
+
 export async function runFootprint(ctx: BenchContext, contenders: ContenderName[], opts: FootprintOptions): Promise<ResultRow[]> {
   const rows: ResultRow[] = [];
   const redisOnes = contenders.filter((c) => REDIS_CONTENDERS.includes(c));
-  const memory: Record<string, { bytesPerFlight: number | null; keysPerFlight: number | null }[]> = {};
+  const memory: Record<string, { bytesPerFlight: number | null; keysPerFlight: number | null; byType: Record<string, number> }[]> = {};
   for (const name of redisOnes) {
     memory[name] = [];
     for (const size of opts.sizes) {
@@ -51,10 +70,11 @@ export async function runFootprint(ctx: BenchContext, contenders: ContenderName[
         await runFlights((k, s) => contender.run(k, s), 'f', size.flights, size.bytes);
         await sleep(50);
         const after = await infoField(ctx.admin, 'memory', 'used_memory');
-        const keysAfter = (await scanKeys(ctx.admin, `${prefix}*`)).length;
+        const keys = await scanKeys(ctx.admin, `${prefix}*`);
         memory[name]!.push({
           bytesPerFlight: Math.round((after - before) / size.flights),
-          keysPerFlight: round((keysAfter - keysBefore) / size.flights, 2),
+          keysPerFlight: round((keys.length - keysBefore) / size.flights, 2),
+          byType: await bytesByType(ctx, keys, keys.length / Math.max(1, keys.length - keysBefore) * size.flights),
         });
       } finally {
         await contender.close();
@@ -107,6 +127,7 @@ export async function runFootprint(ctx: BenchContext, contenders: ContenderName[
         maxMs: null,
         bytesPerFlight: m.bytesPerFlight,
         keysPerFlight: m.keysPerFlight,
+        memoryUsageByType: m.byType,
         leftoverKeys: l.keys,
         leftoverWithoutTtl: l.withoutTtl,
         leftoverSamples: l.samples,

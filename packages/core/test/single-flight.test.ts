@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createMemoryCoordinator,
+  createMemorySessionLock,
   createSingleFlight,
   FlightAbortedError,
   FlightCancelledError,
@@ -285,6 +286,33 @@ describe('SingleFlight (distributed over a shared coordinator)', () => {
       ['a', 'b'].map((session) => nodes[0]!.execute('extraction', `${session}:cv.pdf`, supplier, { sessionId: session })),
     );
     expect(maxActive).toBe(2); // different sessions overlap
+  });
+
+  it('takes the session lock only in the owner run: identical requests follow, and a long run keeps the lock renewed', async () => {
+    const lock = createMemorySessionLock();
+    const { nodes } = cluster(2, {
+      sessionLock: lock,
+      stages: { extraction: { ...FAST, sessionLock: { enabled: true, ttlMs: 300, waitMs: 5000 } } },
+    });
+    let active = 0;
+    let maxActive = 0;
+    let runs = 0;
+    const slow = async () => {
+      runs++;
+      active++;
+      maxActive = Math.max(maxActive, active);
+      await sleep(1000); // more than three lock TTLs
+      active--;
+      return 'questions';
+    };
+    const same = Array.from({ length: 6 }, (_, i) => nodes[i % 2]!.execute('extraction', 's-9:cv.pdf', slow, { sessionId: 's-9' }));
+    await sleep(100);
+    const other = nodes[1]!.execute('extraction', 's-9:cover.pdf', slow, { sessionId: 's-9' });
+    const results = await Promise.all(same);
+    expect(results.map((r) => r.role).sort()).toEqual(['follower', 'follower', 'follower', 'follower', 'follower', 'owner']);
+    expect((await other).role).toBe('owner');
+    expect(runs).toBe(2);
+    expect(maxActive).toBe(1); // the lock outlived its TTL because it was renewed
   });
 
   it('classifies a guard timeout as a retryable TIMEOUT', async () => {

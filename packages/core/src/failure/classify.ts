@@ -3,7 +3,7 @@
  * PROVIDER, VALIDATION or UNEXPECTED, then the stage's retryable mapping.
  */
 import { BrokenCircuitError, BulkheadRejectedError, IsolatedCircuitError, TaskCancelledError } from 'cockatiel';
-import { FlightExecutionError, FlightResultTooLargeError, FlightValidationError } from '../errors.js';
+import { FlightExecutionError, FlightLockTimeoutError, FlightResultTooLargeError, FlightValidationError } from '../errors.js';
 import type { StagePolicy } from '../policy/stage-policy.js';
 import { FAILURE_TYPES, type FailureRecord, type FailureType } from '../state/types.js';
 
@@ -20,6 +20,7 @@ export function classifyError(error: unknown): FailureType {
   if (e instanceof FlightExecutionError) return e.errorType;
   if (e instanceof FlightValidationError || e instanceof FlightResultTooLargeError) return 'VALIDATION';
   if (e instanceof TaskCancelledError) return 'TIMEOUT';
+  if (e instanceof FlightLockTimeoutError) return 'OVERLOAD';
   if (e instanceof BulkheadRejectedError || e instanceof BrokenCircuitError || e instanceof IsolatedCircuitError) return 'OVERLOAD';
   if (typeof e?.failureType === 'string' && (FAILURE_TYPES as readonly string[]).includes(e.failureType)) {
     return e.failureType as FailureType;

@@ -217,35 +217,51 @@ export class SingleFlight {
   }
 
   private async runFlight(stage: string, key: string, supplier: Supplier<unknown>, policy: StagePolicy, sessionId?: string) {
-    const lock = policy.sessionLock.enabled && sessionId ? await this.lockSession(sessionId, policy) : undefined;
+    if (this.mode === 'local') return this.runLocal(stage, key, supplier, policy, sessionId);
+    if (this.mode === 'distributed') return this.runDistributed(stage, key, supplier, policy, sessionId);
+    if (this.degraded) {
+      this.events.emit('fallback', { stage, key, error: 'coordinator cooling down' });
+      return this.runLocal(stage, key, supplier, policy, sessionId);
+    }
     try {
-      if (this.mode === 'local') return await this.runLocal(stage, key, supplier, policy);
-      if (this.mode === 'distributed') return await this.runDistributed(stage, key, supplier, policy, sessionId);
-      if (this.degraded) {
-        this.events.emit('fallback', { stage, key, error: 'coordinator cooling down' });
-        return await this.runLocal(stage, key, supplier, policy);
-      }
-      try {
-        return await this.runDistributed(stage, key, supplier, policy, sessionId);
-      } catch (error) {
-        if (!isCoordinationFailure(error)) throw error;
-        this.coordinatorDownUntil = this.options.clock.now() + this.options.fallbackCooldownMs;
-        this.options.logger.warn({ stage, key, err: error }, 'coordination failed; serving from the in-process single-flight');
-        this.events.emit('fallback', { stage, key, error: (error as Error).message });
-        return await this.runLocal(stage, key, supplier, policy);
-      }
-    } finally {
-      lock?.release().catch((error) => this.options.logger.warn({ err: error, sessionId }, 'session lock release failed'));
+      return await this.runDistributed(stage, key, supplier, policy, sessionId);
+    } catch (error) {
+      if (!isCoordinationFailure(error)) throw error;
+      this.coordinatorDownUntil = this.options.clock.now() + this.options.fallbackCooldownMs;
+      this.options.logger.warn({ stage, key, err: error }, 'coordination failed; serving from the in-process single-flight');
+      this.events.emit('fallback', { stage, key, error: (error as Error).message });
+      return this.runLocal(stage, key, supplier, policy, sessionId);
     }
   }
 
-  private async lockSession(sessionId: string, policy: StagePolicy): Promise<SessionLockHandle> {
-    const terms = { ttlMs: policy.sessionLock.ttlMs, waitMs: policy.sessionLock.waitMs };
+  /**
+   * Runs `fn` holding the session lock when the stage asks for it (heavy stages): only a run's owner takes
+   * it, so identical requests follow the run instead of queueing. The lock is renewed while held.
+   */
+  private async withSessionLock<T>(policy: StagePolicy, sessionId: string | undefined, signal: AbortSignal, fn: () => Promise<T>) {
+    if (!policy.sessionLock.enabled || !sessionId) return fn();
+    const { clock, logger } = this.options;
+    const terms = { ttlMs: policy.sessionLock.ttlMs, waitMs: policy.sessionLock.waitMs, signal };
+    let lock: SessionLockHandle;
     try {
-      return await this.options.sessionLock.acquire(sessionId, terms);
+      lock = await this.options.sessionLock.acquire(sessionId, terms);
     } catch (error) {
-      if (this.mode === 'hybrid' && isCoordinationFailure(error)) return this.options.localSessionLock.acquire(sessionId, terms);
-      throw error;
+      if (this.mode !== 'hybrid' || !isCoordinationFailure(error)) throw error;
+      lock = await this.options.localSessionLock.acquire(sessionId, terms);
+    }
+    let timer: unknown;
+    const renew = () => {
+      timer = clock.setTimeout(() => {
+        lock.renew(policy.sessionLock.ttlMs).then(renew, (error) => logger.warn({ err: error, sessionId }, 'session lock renewal failed'));
+      }, Math.max(100, Math.floor(policy.sessionLock.ttlMs / 3)));
+    };
+    renew();
+    try {
+      if (signal.aborted) throw signal.reason;
+      return await fn();
+    } finally {
+      clock.clearTimeout(timer);
+      lock.release().catch((error) => logger.warn({ err: error, sessionId }, 'session lock release failed'));
     }
   }
 
@@ -273,15 +289,23 @@ export class SingleFlight {
     return { payload, value: this.options.codec.decode(payload, { maxBytes: policy.maxResultBytes }) };
   }
 
-  private async runLocal(stage: string, key: string, supplier: Supplier<unknown>, policy: StagePolicy): Promise<Outcome> {
+  private async runLocal(
+    stage: string,
+    key: string,
+    supplier: Supplier<unknown>,
+    policy: StagePolicy,
+    sessionId: string | undefined,
+  ): Promise<Outcome> {
     const controller = new AbortController();
-    this.events.emit('run', { stage, key, role: 'local', attempt: 1 });
     let value: unknown;
     try {
-      value = await this.guard(policy).execute(
-        async (signal) => supplier({ signal, stage, key, role: 'local', epoch: undefined, attempt: 1, progress() {} }),
-        controller.signal,
-      );
+      value = await this.withSessionLock(policy, sessionId, controller.signal, () => {
+        this.events.emit('run', { stage, key, role: 'local', attempt: 1 });
+        return this.guard(policy).execute(
+          async (signal) => supplier({ signal, stage, key, role: 'local', epoch: undefined, attempt: 1, progress() {} }),
+          controller.signal,
+        );
+      });
       value = this.roundTrip(value, policy).value;
     } catch (error) {
       throw toExecutionError(toFailureRecord(error, policy), { stage, key, replayed: false, cause: error });
@@ -325,7 +349,7 @@ export class SingleFlight {
             this.events.emit('corrupt', { ...ref, error: (error as Error).message, action });
             this.options.logger.error({ ...ref, err: error, action }, 'stored result failed verification');
             if (action === 'error') throw error;
-            return await this.runLocal(stage, key, supplier, policy);
+            return await this.runLocal(stage, key, supplier, policy, sessionId);
           }
           this.remember(ref, value, policy);
           const role: FlightRole = joinEpoch === undefined ? 'replay' : 'follower';
@@ -365,7 +389,7 @@ export class SingleFlight {
           if (reply.outcome === 'OWNER_TAKEOVER') {
             this.events.emit('takeover', { ...ref, epoch: meta.epoch, previousEpoch: joinEpoch ?? 0, previousStatus: 'taken-over' });
           }
-          const result = await this.ownerRun(meta, supplier, policy, ownerAttempts, reply.outcome === 'OWNER_TAKEOVER');
+          const result = await this.ownerRun(meta, supplier, policy, ownerAttempts, reply.outcome === 'OWNER_TAKEOVER', sessionId);
           if (result.kind === 'value') return { value: result.value, role: 'owner', epoch: meta.epoch };
           lastError = result.error;
           joinEpoch = meta.epoch;
@@ -381,6 +405,7 @@ export class SingleFlight {
     policy: StagePolicy,
     attempt: number,
     takeover: boolean,
+    sessionId: string | undefined,
   ): Promise<OwnerResult> {
     const { coordinator, logger } = this.options;
     const ref = { stage: meta.stage, key: meta.requestKey };
@@ -429,14 +454,16 @@ export class SingleFlight {
       let payload: string;
       let value: unknown;
       try {
-        this.events.emit('run', { ...ref, role: 'owner', attempt });
         // Raced with the lease: once it is lost the run stops counting, even if the supplier ignores its signal.
         const raw = await untilAborted(
-          this.guard(policy).execute(
-            async (signal) =>
-              supplier({ signal, ...ref, role: 'owner', epoch: meta.epoch, attempt, progress: () => task.progress() }),
-            controller.signal,
-          ),
+          this.withSessionLock(policy, sessionId, controller.signal, () => {
+            this.events.emit('run', { ...ref, role: 'owner', attempt });
+            return this.guard(policy).execute(
+              async (signal) =>
+                supplier({ signal, ...ref, role: 'owner', epoch: meta.epoch, attempt, progress: () => task.progress() }),
+              controller.signal,
+            );
+          }),
           controller.signal,
         );
         ({ payload, value } = this.roundTrip(raw, policy));

@@ -51,7 +51,11 @@ export interface StagePolicyInput {
   classify?: (error: unknown) => FailureType | undefined;
   /** Resilience around the supplier (timeout, bulkhead, circuit breaker, retry). */
   guard?: GuardPolicy;
-  /** Take the per-session lock before running (heavy stages). @default { enabled: false, ttlMs: 30000, waitMs: 30000 } */
+  /**
+   * Hold the per-session lock around the owner's run (heavy stages), renewed every `ttlMs / 3` while held.
+   * Only the run that executes takes it: identical requests follow the run instead of queueing on the lock.
+   * @default { enabled: false, ttlMs: 30000, waitMs: 30000 }
+   */
   sessionLock?: { enabled?: boolean; ttlMs?: number; waitMs?: number };
   /** How many times one call may re-enter the flight after a takeover or a fenced write. @default 3 */
   maxAttempts?: number;
