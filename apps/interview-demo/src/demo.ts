@@ -87,7 +87,7 @@ async function main() {
   }
   line('');
   line(`Total: ${totalRequests} requests, ${totalCalls} model call(s), ${totalRequests - totalCalls} saved (${(((totalRequests - totalCalls) / totalRequests) * 100).toFixed(1)}%).`);
-  line(`(roles: owner = ran it or shared its node's run, follower = waited for another node, replay = stored result, l1 = node-local cache)`);
+  line(`(roles: owner = ran the model call, follower = joined that run (on its node or another), replay = stored result, l1 = node-local cache)`);
 
   if (args.keep) {
     line('');
