@@ -2,74 +2,37 @@
  * Two server processes behind the same Redis: 50 concurrent identical requests split across both run
  * the handler once, and all 50 answers carry the same status and body.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { burst, deleteByPrefix, startServerProcess, stopServerProcesses, type ServerProcess } from '../../http-shared/test/cluster-harness.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/cluster-server.ts', import.meta.url));
 const tsconfig = fileURLToPath(new URL('./fixtures/tsconfig.json', import.meta.url));
-const packageDir = fileURLToPath(new URL('..', import.meta.url));
+const cwd = fileURLToPath(new URL('..', import.meta.url));
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `flight-test:express-cluster:${randomBytes(4).toString('hex')}`;
 const REQUESTS = 50;
 
-function startNode(): Promise<{ child: ChildProcess; url: string }> {
-  const child = fork(fixture, [], {
-    cwd: packageDir,
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, REDIS_URL: redisUrl, FLIGHT_PREFIX: prefix, EXPECTED: String(REQUESTS), TSX_TSCONFIG_PATH: tsconfig },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  return new Promise((resolve, reject) => {
-    child.once('message', (message: { port: number }) => resolve({ child, url: `http://127.0.0.1:${message.port}` }));
-    child.once('exit', (code) => reject(new Error(`server process exited with ${code}`)));
-    child.once('error', reject);
-  });
-}
-
 describe('express across two processes over Redis', () => {
-  const nodes: { child: ChildProcess; url: string }[] = [];
+  const nodes: ServerProcess[] = [];
   let redis: Redis;
 
   beforeAll(async () => {
     redis = new Redis(redisUrl);
-    nodes.push(...(await Promise.all([startNode(), startNode()])));
+    const env = { REDIS_URL: redisUrl, FLIGHT_PREFIX: prefix, EXPECTED: String(REQUESTS) };
+    nodes.push(...(await Promise.all([0, 1].map(() => startServerProcess(fixture, { cwd, tsconfig, env })))));
   });
 
   afterAll(async () => {
-    await Promise.all(
-      nodes.map(
-        ({ child }) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null) return resolve();
-            child.once('exit', () => resolve());
-            child.kill('SIGTERM');
-          }),
-      ),
-    );
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await stopServerProcesses(nodes);
+    await deleteByPrefix(redis, prefix);
     await redis.quit();
   });
 
   it('50 concurrent identical requests split across both servers run the handler once', async () => {
-    const answers = await Promise.all(
-      Array.from({ length: REQUESTS }, async (_, i) => {
-        const response = await fetch(`${nodes[i % 2]!.url}/report`);
-        return {
-          status: response.status,
-          body: await response.text(),
-          role: response.headers.get('x-flight-role'),
-          cookie: response.headers.get('set-cookie'),
-        };
-      }),
-    );
+    const answers = await burst(nodes, '/report', REQUESTS);
     expect(Number(await redis.get(`${prefix}:calls`))).toBe(1);
     expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200]));
     expect(new Set(answers.map((a) => a.body)).size).toBe(1);

@@ -2,83 +2,41 @@
  * Two Koa processes and one Express process behind the same Redis: 60 concurrent identical requests
  * split across them run the handler once, and all 60 answers carry the same status and body.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { burst, deleteByPrefix, startServerProcess, stopServerProcesses, type ServerProcess } from '../../http-shared/test/cluster-harness.js';
 
-const koaFixture = fileURLToPath(new URL('./fixtures/cluster-server.ts', import.meta.url));
-const expressFixture = fileURLToPath(new URL('../../express/test/fixtures/cluster-server.ts', import.meta.url));
-const expressDir = fileURLToPath(new URL('../../express', import.meta.url));
-const expressTsconfig = fileURLToPath(new URL('../../express/test/fixtures/tsconfig.json', import.meta.url));
-const tsconfig = fileURLToPath(new URL('./fixtures/tsconfig.json', import.meta.url));
-const packageDir = fileURLToPath(new URL('..', import.meta.url));
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+const koa = { fixture: here('./fixtures/cluster-server.ts'), cwd: here('..'), tsconfig: here('./fixtures/tsconfig.json') };
+const express = {
+  fixture: here('../../express/test/fixtures/cluster-server.ts'),
+  cwd: here('../../express'),
+  tsconfig: here('../../express/test/fixtures/tsconfig.json'),
+};
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `flight-test:koa-cluster:${randomBytes(4).toString('hex')}`;
 const REQUESTS = 60;
 
-function startNode(fixture: string, cwd: string, tsconfigPath: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = fork(fixture, [], {
-    cwd,
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, REDIS_URL: redisUrl, FLIGHT_PREFIX: prefix, EXPECTED: String(REQUESTS), TSX_TSCONFIG_PATH: tsconfigPath },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  return new Promise((resolve, reject) => {
-    child.once('message', (message: { port: number }) => resolve({ child, url: `http://127.0.0.1:${message.port}` }));
-    child.once('exit', (code) => reject(new Error(`server process exited with ${code}`)));
-    child.once('error', reject);
-  });
-}
-
 describe('koa (two processes) and express (one) over the same Redis', () => {
-  const nodes: { child: ChildProcess; url: string }[] = [];
+  const nodes: ServerProcess[] = [];
   let redis: Redis;
 
   beforeAll(async () => {
     redis = new Redis(redisUrl);
-    nodes.push(
-      ...(await Promise.all([
-        startNode(koaFixture, packageDir, tsconfig),
-        startNode(koaFixture, packageDir, tsconfig),
-        startNode(expressFixture, expressDir, expressTsconfig),
-      ])),
-    );
+    const env = { REDIS_URL: redisUrl, FLIGHT_PREFIX: prefix, EXPECTED: String(REQUESTS) };
+    nodes.push(...(await Promise.all([koa, koa, express].map((s) => startServerProcess(s.fixture, { ...s, env })))));
   });
 
   afterAll(async () => {
-    await Promise.all(
-      nodes.map(
-        ({ child }) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null) return resolve();
-            child.once('exit', () => resolve());
-            child.kill('SIGTERM');
-          }),
-      ),
-    );
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await stopServerProcesses(nodes);
+    await deleteByPrefix(redis, prefix);
     await redis.quit();
   });
 
   it('60 concurrent identical requests split across three servers of two frameworks run the handler once', async () => {
-    const answers = await Promise.all(
-      Array.from({ length: REQUESTS }, async (_, i) => {
-        const response = await fetch(`${nodes[i % 3]!.url}/report`);
-        return {
-          status: response.status,
-          body: await response.text(),
-          role: response.headers.get('x-flight-role'),
-          cookie: response.headers.get('set-cookie'),
-        };
-      }),
-    );
+    const answers = await burst(nodes, '/report', REQUESTS);
     expect(Number(await redis.get(`${prefix}:calls`))).toBe(1);
     expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200]));
     expect(new Set(answers.map((a) => a.body)).size).toBe(1);
