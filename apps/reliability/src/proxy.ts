@@ -75,6 +75,14 @@ export async function startTcpProxy(target: { host?: string; port: number }): Pr
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
+  const resetAll = () => {
+    for (const pair of [...pairs]) {
+      pair.client.resetAndDestroy?.();
+      pair.client.destroy();
+      pair.upstream.destroy();
+    }
+    pairs.clear();
+  };
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
@@ -93,16 +101,9 @@ export async function startTcpProxy(target: { host?: string; port: number }): Pr
     get connections() {
       return pairs.size;
     },
-    resetAll() {
-      for (const pair of [...pairs]) {
-        pair.client.resetAndDestroy?.();
-        pair.client.destroy();
-        pair.upstream.destroy();
-      }
-      pairs.clear();
-    },
+    resetAll,
     async close() {
-      this.resetAll();
+      resetAll();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

@@ -286,7 +286,7 @@ describe('model-based: the real Lua scripts against the pure state machine, with
         return c.complete({ ...fence, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch }, input);
       },
     } as typeof c;
-    const result: fc.RunDetails<unknown> = await fc.check(
+    const result = await fc.check(
       fc.asyncProperty(fc.commands(commandArbs, { maxCommands: 40 }), async (cmds) => {
         clock.now += 1_000_000;
         await raw.flushall();
@@ -298,7 +298,7 @@ describe('model-based: the real Lua scripts against the pure state machine, with
     );
     await c.close();
     expect(result.failed).toBe(true);
-    const counterexample = [...((result.counterexample?.[0] as Iterable<unknown>) ?? [])].map(String).join(', ');
+    const counterexample = [...(result.counterexample?.[0] ?? [])].map(String).join(', ');
     expect(counterexample).toMatch(/complete/);
     recordFigure('model-based planted fencing bug', { found: result.failed, shrunkTo: counterexample, numShrinks: result.numShrinks });
   });

@@ -496,3 +496,89 @@ describe('#11 out of memory and eviction', () => {
     }
   });
 });
+
+describe('#4 lease overwritten by hand, #13 node clock skew (real Redis, server clock)', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('#4 an owner whose lease is overwritten in Redis learns it at the next heartbeat: its signal aborts, its completion is refused', async () => {
+    const { createSingleFlight } = await import('@flight/core');
+    const coordinator = createIoredisCoordinator({ redis: server.url, prefix: 'hijack' });
+    const flight = createSingleFlight({ coordinator, mode: 'distributed', nodeId: 'a', defaults: { heartbeatIntervalMs: 500, takeoverAfterMs: 1200, l1: { enabled: false }, maxAttempts: 1, guard: { retry: false, timeoutMs: 0 } } });
+    const lost: string[] = [];
+    flight.on('lease-lost', (e) => lost.push(e.reason));
+    let abortedAfterMs = -1;
+    try {
+      const ref = { stage: 'hj', key: randomUUID() };
+      const started = Date.now();
+      const call = flight.execute(ref.stage, ref.key, async (ctx) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        abortedAfterMs = Date.now() - started;
+        return 'stale value';
+      });
+      await sleep(200);
+      await server.command('HSET', flightKeys('hijack', ref).meta, 'ownerToken', 'overwritten-by-hand');
+      const error = await call.catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(FlightError);
+      expect(lost).toEqual(['fenced']);
+      expect(abortedAfterMs).toBeGreaterThan(0);
+      expect(abortedAfterMs).toBeLessThan(1500);
+      expect(await coordinator.readResult(ref)).toBeNull();
+      recordFigure('#4 lease overwritten in Redis', { leaseLostReason: lost[0], signalAbortedAfterMs: abortedAfterMs, error: (error as FlightError).code });
+    } finally {
+      await flight.close();
+      await coordinator.close();
+    }
+  });
+
+  it('#13 a node whose clock is 10 minutes off never takes over a live owner (lease time is the server clock)', async () => {
+    const { createSingleFlight } = await import('@flight/core');
+    const skewed = (skewMs: number) => ({
+      now: () => Date.now() + skewMs,
+      setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
+      clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout),
+    });
+    const make = (id: string, skewMs: number) => {
+      const coordinator = createIoredisCoordinator({ redis: server.url, prefix: 'skew' });
+      const flight = createSingleFlight({
+        coordinator,
+        mode: 'distributed',
+        nodeId: id,
+        clock: skewed(skewMs),
+        defaults: { heartbeatIntervalMs: 500, takeoverAfterMs: 1200, pollIntervalMs: 200, l1: { enabled: false }, guard: { retry: false, timeoutMs: 0 } },
+      });
+      let takeovers = 0;
+      flight.on('takeover', () => takeovers++);
+      return { coordinator, flight, takeovers: () => takeovers };
+    };
+    const behind = make('behind', -10 * 60_000);
+    const ahead = make('ahead', +10 * 60_000);
+    let runs = 0;
+    const supplier = async () => {
+      runs++;
+      await sleep(2500);
+      return 'v';
+    };
+    try {
+      const first = behind.flight.execute('skew', 'k', supplier);
+      await sleep(100);
+      const second = ahead.flight.execute('skew', 'k', supplier);
+      const [a, b] = await Promise.all([first, second]);
+      expect(a.value).toBe('v');
+      expect(b).toMatchObject({ value: 'v', role: 'follower' });
+      expect(runs).toBe(1);
+      expect(behind.takeovers() + ahead.takeovers()).toBe(0);
+      recordFigure('#13 node clock skew ±10 min', { upstreamCalls: runs, falseTakeovers: 0, runMs: 2500, takeoverAfterMs: 1200 });
+    } finally {
+      for (const n of [behind, ahead]) {
+        await n.flight.close();
+        await n.coordinator.close();
+      }
+    }
+  });
+});

@@ -1,0 +1,26 @@
+/**
+ * `pnpm chaos` (about 2 minutes of faults) and `pnpm chaos --quick` (30 s, under 2 minutes in all).
+ * Options: --quick, --duration <ms>, --seed <n>, --verbose. Prints ONE summary line; exits 1 when
+ * wrong, unhandled or unanswered is not 0.
+ */
+import { formatSummary, runChaos } from './chaos-run.js';
+
+const args = process.argv.slice(2);
+const flag = (name: string) => args.includes(`--${name}`);
+const value = (name: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i === -1 ? undefined : args[i + 1];
+};
+const quick = flag('quick');
+const seed = Number(value('seed') ?? Date.now() % 1_000_000);
+const summary = await runChaos({
+  durationMs: Number(value('duration') ?? (quick ? 30_000 : 120_000)),
+  faultEveryMs: quick ? 2500 : 2000,
+  keys: quick ? 150 : 400,
+  perTick: 3,
+  tickMs: 20,
+  seed,
+  log: flag('verbose') ? (line) => console.error(`[chaos] ${line}`) : undefined,
+});
+console.log(`${formatSummary(summary)} seed=${seed}`);
+process.exit(summary.wrong === 0 && summary.unhandled === 0 && summary.unanswered === 0 ? 0 : 1);
