@@ -153,9 +153,8 @@ describe('#16 keys', () => {
 describe('#18 authenticated Redis', () => {
   let secured: RedisServer;
   beforeAll(async () => {
-    // (startRedisServer waits for PING, which a password-protected server refuses: set it right after.)
-    secured = await startRedisServer();
-    expect(await secured.command('CONFIG', 'SET', 'requirepass', 's3cret')).toBe('OK');
+    secured = await startRedisServer({ args: ['--requirepass', 's3cret'] });
+    expect(String(await secured.command('PING'))).toMatch(/NOAUTH/);
     // An ACL user limited to its prefix's keys and channel and to what the scripts call.
     const setuser = [
       'ACL', 'SETUSER', 'flightapp', 'on', '>app-pw', 'resetkeys', '~app1:*', 'resetchannels', '&app1:events',

@@ -41,7 +41,9 @@ async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     try {
-      if ((await rawCommand(port, ['PING'], '127.0.0.1', 500)) === 'PONG') return;
+      const reply = await rawCommand(port, ['PING'], '127.0.0.1', 500);
+      // A server started with --requirepass answers NOAUTH: it is up.
+      if (reply === 'PONG' || (reply instanceof Error && reply.message.startsWith('NOAUTH'))) return;
     } catch {
       // not up yet
     }
