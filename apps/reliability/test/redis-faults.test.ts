@@ -495,6 +495,48 @@ describe('#11 out of memory and eviction', () => {
       await Promise.all([a.close(), b.close(), probe.close()]);
     }
   });
+
+  it('meta evicted for real (maxmemory + allkeys-lru): the flight is lost, the old owner is fenced, the next epoch is higher', async () => {
+    const c = createIoredisCoordinator({ redis: server.url, prefix: 'lru', commandTimeoutMs: 2000 });
+    try {
+      const ref = { stage: 'lru', key: randomUUID() };
+      const own = await c.acquire({ ...ref, ...LEASE, ownerId: 'a', ownerToken: randomUUID() });
+      const fence = { ...ref, ownerId: 'a', ownerToken: own.meta.ownerToken, epoch: own.meta.epoch };
+      expect((await c.markRunning(fence, LEASE)).ok).toBe(true);
+      const metaKey = flightKeys('lru', ref).meta;
+      const info = String(await server.command('INFO', 'memory'));
+      const used = Number(/used_memory:(\d+)/.exec(info)![1]);
+      await server.command('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
+      await server.command('CONFIG', 'SET', 'maxmemory', used + 512 * 1024);
+      let junk = 0;
+      // Fill with newer keys (all with a TTL) until Redis evicts the flight's metadata by itself.
+      while (Number(await server.command('EXISTS', metaKey)) === 1 && junk < 2000) {
+        await server.command('SET', `lru-junk:${junk++}`, 'j'.repeat(8 * 1024), 'PX', 60_000);
+      }
+      expect(Number(await server.command('EXISTS', metaKey))).toBe(0);
+      await server.command('CONFIG', 'SET', 'maxmemory', 0);
+      await sleep(2); // the epoch floor is the server clock in ms
+      // Treated as lost: the old owner's writes are refused, a new caller owns a higher epoch.
+      expect(await c.heartbeat(fence, LEASE)).toMatchObject({ ok: false, code: 'FENCED', status: null });
+      expect(await c.complete(fence, { result: 'stale', resultTtlMs: 60_000 })).toMatchObject({ ok: false, code: 'FENCED' });
+      const next = await c.acquire({ ...ref, ...LEASE, ownerId: 'b', ownerToken: randomUUID() });
+      expect(next.outcome).toBe('OWNER_NEW');
+      expect(next.meta.epoch).toBeGreaterThan(fence.epoch);
+      const fresh = { ...ref, ownerId: 'b', ownerToken: next.meta.ownerToken, epoch: next.meta.epoch };
+      expect((await c.markRunning(fresh, LEASE)).ok).toBe(true);
+      expect((await c.complete(fresh, { result: 'fresh', resultTtlMs: 60_000 })).ok).toBe(true);
+      // A second completion by the evicted owner is still refused; the stored result is the new owner's.
+      expect(await c.complete(fence, { result: 'stale', resultTtlMs: 60_000 })).toMatchObject({ ok: false, code: 'FENCED', status: 'SUCCEEDED' });
+      expect(await c.readResult(ref)).toBe('fresh');
+      expect(await scanKeysWithoutTtl(server, '*')).toEqual([]);
+      recordFigure('#11 meta evicted by allkeys-lru', { junkKeysWritten: junk, oldOwnerFenced: true, epochGrew: next.meta.epoch - fence.epoch });
+    } finally {
+      await server.command('CONFIG', 'SET', 'maxmemory', 0).catch(() => undefined);
+      await server.command('CONFIG', 'SET', 'maxmemory-policy', 'noeviction').catch(() => undefined);
+      await server.command('FLUSHALL').catch(() => undefined);
+      await c.close();
+    }
+  });
 });
 
 describe('#4 lease overwritten by hand, #13 node clock skew (real Redis, server clock)', () => {
