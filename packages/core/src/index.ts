@@ -24,6 +24,7 @@ export { buildFlightKey, hashPart, assertRequestKey, MAX_KEY_LENGTH, type KeyPar
 export { LocalSingleFlight, abortable, type LocalResult } from './local/local-single-flight.js';
 export {
   createMemoryCoordinator,
+  DEFAULT_INLINE_RESULT_BYTES,
   flightId,
   type MemoryCoordinator,
   type MemoryCoordinatorOptions,

@@ -75,6 +75,49 @@ describe('SingleFlight (distributed over a shared coordinator)', () => {
     expect(new Set(results.map((r) => r.epoch)).size).toBe(1);
   });
 
+  it('returns a follower from the result carried by the terminal event: one acquire, no second read', async () => {
+    const inner = createMemoryCoordinator();
+    const calls = { acquire: 0 };
+    const coordinator: FlightCoordinator = { ...inner, acquire: (input) => (calls.acquire++, inner.acquire(input)) };
+    const { nodes } = cluster(2, { coordinator });
+    const key = randomUUID();
+    const owner = nodes[0]!.execute('eval', key, async () => {
+      await sleep(50);
+      return { text: 'a b  c ✓' };
+    });
+    await sleep(10);
+    const before = calls.acquire;
+    const follower = await nodes[1]!.execute('eval', key, async () => 'never');
+    expect(follower).toMatchObject({ value: { text: 'a b  c ✓' }, role: 'follower', shared: true });
+    expect(calls.acquire - before).toBe(1);
+    expect((await owner).value).toEqual({ text: 'a b  c ✓' });
+  });
+
+  it('verifies a result carried by the event with the codec and reads the stored one when it does not verify', async () => {
+    const inner = createMemoryCoordinator();
+    const calls = { acquire: 0 };
+    const coordinator: FlightCoordinator = {
+      ...inner,
+      acquire: (input) => (calls.acquire++, inner.acquire(input)),
+      waitForTerminal: async (ref, options) => {
+        const event = await inner.waitForTerminal(ref, options);
+        return event?.result === undefined ? event : { ...event, result: `${event.result.slice(0, -4)}AAAA` };
+      },
+    };
+    const { nodes } = cluster(2, { coordinator });
+    const key = randomUUID();
+    const owner = nodes[0]!.execute('eval', key, async () => {
+      await sleep(50);
+      return { n: 42 };
+    });
+    await sleep(10);
+    const before = calls.acquire;
+    const follower = await nodes[1]!.execute('eval', key, async () => 'never');
+    expect(follower).toMatchObject({ value: { n: 42 }, role: 'follower' });
+    expect(calls.acquire - before).toBe(2);
+    await owner;
+  });
+
   it('replays a stored success to later callers (replay), then serves from L1', async () => {
     const { nodes } = cluster(2);
     const key = randomUUID();

@@ -7,6 +7,7 @@
   ARGV[2] event channel   ARGV[3] flight tag
   ARGV[4] ownerId   ARGV[5] ownerToken   ARGV[6] epoch
   ARGV[7] result   ARGV[8] resultTtlMs
+  ARGV[9] inlineResultBytes (optional, default 0): a result of at most this many bytes rides in the notice
 
   Returns { 'OK' | 'FENCED', flat meta (empty when there is no live record), false }.
 ]]
@@ -15,7 +16,9 @@
 local now = clock_now(ARGV[1])
 local epoch = int_arg(ARGV[6])
 local ttl = int_arg(ARGV[8])
-if now == nil or epoch == nil or ttl == nil or ttl < 1 then return bad_input('complete arguments') end
+local inline_max = 0
+if ARGV[9] ~= nil and ARGV[9] ~= '' then inline_max = int_arg(ARGV[9]) end
+if now == nil or epoch == nil or ttl == nil or ttl < 1 or inline_max == nil then return bad_input('complete arguments') end
 local rec = load_live(KEYS[1], now)
 if rec == nil or not fence_matches(rec, ARGV[4], ARGV[5], epoch) then return reply('FENCED', rec) end
 if rec.status == 'SUCCEEDED' then return reply('OK', rec) end
@@ -27,5 +30,7 @@ m.expireAt = now + ttl
 m.resultRef = 'result'
 save_meta(KEYS[1], m, now)
 redis.call('SET', KEYS[2], ARGV[7], 'PX', fmt(ttl))
-publish_terminal(KEYS[3], ARGV[2], ARGV[3], m, now)
+local inline = nil
+if #ARGV[7] <= inline_max then inline = ARGV[7] end
+publish_terminal(KEYS[3], ARGV[2], ARGV[3], m, now, inline)
 return reply('OK', m)

@@ -40,10 +40,65 @@ interface Waiter {
   resolve: (event: TerminalEvent | null) => void;
 }
 
+/** A terminal notice as received: `tag epoch status`, then for inlined results ` <utf8 bytes> <result>`. */
+interface Notice {
+  epoch: number;
+  status: FlightStatus;
+  result: string | undefined;
+}
+
+/**
+ * Taken by `acquire` before its command is sent, for the flight's tag: whether the subscription was
+ * live then (and at which reconnect generation), and the newest notice of the tag received since.
+ * A FOLLOWER_WAIT reply parks it for `waitForTerminal`, which then needs no re-read when the
+ * subscription stayed up: every later terminal write is a notice on it, or recorded here.
+ */
+interface Ticket {
+  tag: string;
+  live: boolean;
+  generation: number;
+  notice: Notice | undefined;
+  /** The epoch of the FOLLOWER_WAIT reply; -1 while the acquire is in flight. */
+  epoch: number;
+  parkedAt: number;
+}
+
+/** How long a FOLLOWER_WAIT ticket waits for its `waitForTerminal`; past it the waiter re-reads. */
+const TICKET_TTL_MS = 5000;
+/** At most this many parked tickets (oldest dropped first; a dropped one only costs its waiter a read). */
+const MAX_PARKED_TICKETS = 10_000;
+
+const STATUS_SET = new Set<string>(['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'EXPIRED']);
+
+/** Parses a notice; a result whose byte count does not match is dropped (the follower reads it instead). */
+export function parseNotice(message: string): (Notice & { tag: string }) | null {
+  const a = message.indexOf(' ');
+  if (a <= 0) return null;
+  const b = message.indexOf(' ', a + 1);
+  if (b < 0) return null;
+  const c = message.indexOf(' ', b + 1);
+  const tag = message.slice(0, a);
+  const epoch = Number(message.slice(a + 1, b));
+  const status = c < 0 ? message.slice(b + 1) : message.slice(b + 1, c);
+  if (!Number.isSafeInteger(epoch) || !STATUS_SET.has(status)) return null;
+  let result: string | undefined;
+  if (c >= 0) {
+    const d = message.indexOf(' ', c + 1);
+    if (d > c + 1) {
+      const bytes = Number(message.slice(c + 1, d));
+      const text = message.slice(d + 1);
+      if (Number.isSafeInteger(bytes) && Buffer.byteLength(text, 'utf8') === bytes) result = text;
+    }
+  }
+  return { tag, epoch, status: status as FlightStatus, result };
+}
+
 const ACQUIRE_OUTCOMES = new Set<string>(['OWNER_NEW', 'OWNER_TAKEOVER', 'FOLLOWER_WAIT', 'REPLAY_SUCCESS', 'REPLAY_FAILURE']);
 
-function toEvent(ref: FlightRef, status: FlightStatus, epoch: number): TerminalEvent {
-  return { stage: ref.stage, key: ref.key, status, epoch };
+function toEvent(ref: FlightRef, status: FlightStatus, epoch: number, result?: string): TerminalEvent {
+  const event: TerminalEvent = { stage: ref.stage, key: ref.key, status, epoch };
+  if (result !== undefined && status === 'SUCCEEDED') event.result = result;
+  return event;
 }
 
 export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordinatorOptions = {}): RedisCoordinator {
@@ -55,6 +110,14 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   const waiters = new Map<string, Set<Waiter>>();
   let waitingCount = 0;
   let subscription: Promise<RedisSubscription> | undefined;
+  /** True once the subscription is confirmed; `generation` grows on every reconnect of the subscriber. */
+  let subscribed = false;
+  let generation = 0;
+  /** Tickets per tag: acquires in flight and parked FOLLOWER_WAIT replies (see `Ticket`). */
+  const tickets = new Map<string, Set<Ticket>>();
+  /** Parked tickets in parking order, for expiry and the size bound. */
+  const parked = new Set<Ticket>();
+  let sweeper: ReturnType<typeof setInterval> | undefined;
   let closed = false;
 
   const nowArg = () => (opts.clock ? String(Math.trunc(opts.clock())) : '');
@@ -68,8 +131,13 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     }
   }
 
-  async function script(name: LuaScriptName, ref: FlightRef, args: readonly string[], ownerWrite: boolean): Promise<ScriptReply> {
-    const keys = flightKeys(opts.prefix, ref);
+  async function script(
+    name: LuaScriptName,
+    ref: FlightRef,
+    args: readonly string[],
+    ownerWrite: boolean,
+    keys: FlightKeys = flightKeys(opts.prefix, ref),
+  ): Promise<ScriptReply> {
     return call(name, ref, async () => {
       const reply = decodeReply(
         await runScript(driver, name, [keys.meta, keys.result, keys.events], [nowArg(), channel, keys.tag, ...args]),
@@ -96,14 +164,59 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   // ---- notifications: one subscriber connection, a map from flight tag to its waiters ----
 
   function onNotice(message: string): void {
-    const [tag, epochText, status] = message.split(' ');
-    if (!tag || !epochText || !status) return;
+    const notice = parseNotice(message);
+    if (!notice) return;
+    const { tag, epoch } = notice;
+    const pending = tickets.get(tag);
+    if (pending) {
+      for (const ticket of pending) if (!ticket.notice || ticket.notice.epoch < epoch) ticket.notice = notice;
+    }
     const set = waiters.get(tag);
     if (!set) return;
-    const epoch = Number(epochText);
     for (const waiter of [...set]) {
-      if (epoch >= waiter.epoch) waiter.resolve(toEvent(waiter.ref, status as FlightStatus, epoch));
+      if (epoch >= waiter.epoch) waiter.resolve(toEvent(waiter.ref, notice.status, epoch, notice.result));
     }
+  }
+
+  function dropTicket(ticket: Ticket): void {
+    const set = tickets.get(ticket.tag);
+    if (set?.delete(ticket) && set.size === 0) tickets.delete(ticket.tag);
+    if (parked.delete(ticket) && parked.size === 0 && sweeper) {
+      clearInterval(sweeper);
+      sweeper = undefined;
+    }
+  }
+
+  function sweepTickets(): void {
+    const oldest = Date.now() - TICKET_TTL_MS;
+    for (const ticket of parked) {
+      if (ticket.parkedAt > oldest && parked.size <= MAX_PARKED_TICKETS) break;
+      dropTicket(ticket);
+    }
+  }
+
+  function park(ticket: Ticket, epoch: number): void {
+    ticket.epoch = epoch;
+    ticket.parkedAt = Date.now();
+    parked.add(ticket);
+    if (parked.size > MAX_PARKED_TICKETS) sweepTickets();
+    if (!sweeper && parked.size > 0) {
+      sweeper = setInterval(sweepTickets, 1000);
+      sweeper.unref?.();
+    }
+  }
+
+  /** The parked ticket of a FOLLOWER_WAIT reply for `epoch` on `tag`, removed from the buffer. */
+  function takeTicket(tag: string, epoch: number): Ticket | undefined {
+    const set = tickets.get(tag);
+    if (!set) return undefined;
+    for (const ticket of set) {
+      if (ticket.epoch === epoch && parked.has(ticket)) {
+        dropTicket(ticket);
+        return ticket;
+      }
+    }
+    return undefined;
   }
 
   /** Re-reads every waited flight: a notice may have been lost while the subscriber was away. */
@@ -113,8 +226,9 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
   async function recheck(waiter: Waiter): Promise<void> {
     try {
-      const meta = await readMetaOf(waiter.ref);
-      if (meta && meta.epoch >= waiter.epoch && !isActive(meta.status)) waiter.resolve(toEvent(waiter.ref, meta.status, meta.epoch));
+      // With the result: when it is already SUCCEEDED the waiter returns without reading it again.
+      const { meta, result } = await script('read', waiter.ref, ['1'], false);
+      if (meta && meta.epoch >= waiter.epoch && !isActive(meta.status)) waiter.resolve(toEvent(waiter.ref, meta.status, meta.epoch, result));
     } catch {
       // The waiter still resolves by its timeout; the caller polls.
     }
@@ -122,11 +236,20 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
   function ensureSubscribed(): Promise<RedisSubscription> {
     if (!subscription) {
-      const pending = withDeadline(driver.subscribe(channel, { onMessage: onNotice, onReconnect: recheckAll }), opts.commandTimeoutMs);
+      const onReconnect = () => {
+        generation++;
+        recheckAll();
+      };
+      const pending = withDeadline(driver.subscribe(channel, { onMessage: onNotice, onReconnect }), opts.commandTimeoutMs);
       subscription = pending;
-      pending.catch(() => {
-        if (subscription === pending) subscription = undefined;
-      });
+      pending.then(
+        () => {
+          if (subscription === pending && !closed) subscribed = true;
+        },
+        () => {
+          if (subscription === pending) subscription = undefined;
+        },
+      );
     }
     return subscription;
   }
@@ -153,7 +276,21 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
         ms('leaseTtlMs', input.leaseTtlMs),
         ms('maxRunMs', input.maxRunMs),
       ];
-      const reply = await script('acquire', input, args, true);
+      const keys = flightKeys(opts.prefix, input);
+      // Taken before the command is sent: see `Ticket`.
+      const ticket: Ticket = { tag: keys.tag, live: subscribed, generation, notice: undefined, epoch: -1, parkedAt: 0 };
+      let set = tickets.get(keys.tag);
+      if (!set) tickets.set(keys.tag, (set = new Set()));
+      set.add(ticket);
+      let reply: ScriptReply;
+      try {
+        reply = await script('acquire', input, args, true, keys);
+      } catch (error) {
+        dropTicket(ticket);
+        throw error;
+      }
+      if (reply.code === 'FOLLOWER_WAIT' && reply.meta && !closed) park(ticket, reply.meta.epoch);
+      else dropTicket(ticket);
       if (!ACQUIRE_OUTCOMES.has(reply.code) || !reply.meta) throw toFlightRedisError(new Error(`unexpected acquire reply ${reply.code}`), 'acquire', { stage: input.stage, key: input.key });
       const out: AcquireReply = { outcome: reply.code as AcquireOutcome, meta: reply.meta };
       if (reply.code === 'REPLAY_SUCCESS') out.result = reply.result;
@@ -176,7 +313,8 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
           context: { stage: fence.stage, key: fence.key, bytes },
         });
       }
-      return writeReply(await script('complete', fence, [...fenceArgs(fence), input.result, ms('resultTtlMs', input.resultTtlMs)], true));
+      const args = [...fenceArgs(fence), input.result, ms('resultTtlMs', input.resultTtlMs), String(opts.inlineResultBytes)];
+      return writeReply(await script('complete', fence, args, true));
     },
 
     async fail(fence, input) {
@@ -215,6 +353,12 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       return new Promise<TerminalEvent | null>((resolve) => {
         if (closed || signal?.aborted) return resolve(null);
         const tag = flightKeys(opts.prefix, ref).tag;
+        const ticket = takeTicket(tag, epoch);
+        const early = ticket?.notice;
+        if (early && early.epoch >= epoch) return resolve(toEvent(ref, early.status, early.epoch, early.result));
+        // The subscription was live before the acquire that saw this epoch active, and never broke since:
+        // the terminal write comes later, as a notice (or a reconnect re-reads every waiter).
+        const covered = !!ticket && ticket.live && subscribed && ticket.generation === generation;
         let set = waiters.get(tag);
         if (!set) waiters.set(tag, (set = new Set()));
         const bucket = set;
@@ -239,6 +383,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
         signal?.addEventListener('abort', onAbort, { once: true });
         bucket.add(waiter);
         waitingCount++;
+        if (covered) return;
         // Subscribe first, then read: a terminal write that landed between the caller's acquire and this
         // subscription is seen by the read; one after it is seen as a notice.
         ensureSubscribed().then(
@@ -251,8 +396,13 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     async close() {
       if (closed) return;
       closed = true;
+      subscribed = false;
       for (const set of [...waiters.values()]) for (const waiter of [...set]) waiter.resolve(null);
       waiters.clear();
+      for (const ticket of [...parked]) dropTicket(ticket);
+      tickets.clear();
+      if (sweeper) clearInterval(sweeper);
+      sweeper = undefined;
       const sub = subscription;
       subscription = undefined;
       if (sub) await sub.then((s) => s.close()).catch(() => undefined);

@@ -6,6 +6,7 @@ export {
   DEFAULT_PREFIX,
   DEFAULT_COMMAND_TIMEOUT_MS,
   DEFAULT_MAX_PAYLOAD_BYTES,
+  DEFAULT_INLINE_RESULT_BYTES,
   type RedisCoordinatorOptions,
   type ResolvedRedisOptions,
 } from './options';

@@ -21,6 +21,12 @@ export interface RedisCoordinatorOptions {
    * delay per owner write, up to `timeoutMs` when replicas lag or are missing. @default undefined (off)
    */
   waitReplicas?: { replicas: number; timeoutMs: number } | undefined;
+  /**
+   * A result of at most this many bytes (UTF-8) travels inside the terminal notice, so followers woken
+   * by it return without reading it back (one round trip less). Larger results are read with `acquire`.
+   * Every process on the prefix receives every notice, so keep it small; 0 turns it off. @default 8192
+   */
+  inlineResultBytes?: number;
 }
 
 export interface ResolvedRedisOptions {
@@ -29,11 +35,15 @@ export interface ResolvedRedisOptions {
   clock: (() => number) | undefined;
   maxPayloadBytes: number;
   waitReplicas: { replicas: number; timeoutMs: number } | undefined;
+  inlineResultBytes: number;
 }
 
 export const DEFAULT_PREFIX = 'flight';
 export const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
 export const DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_INLINE_RESULT_BYTES = 8192;
+/** Largest accepted `inlineResultBytes`: notices are fanned out to every subscriber of the prefix. */
+export const MAX_INLINE_RESULT_BYTES = 1024 * 1024;
 
 export function resolveRedisOptions(options: RedisCoordinatorOptions = {}): ResolvedRedisOptions {
   const prefix = options.prefix ?? DEFAULT_PREFIX;
@@ -49,11 +59,16 @@ export function resolveRedisOptions(options: RedisCoordinatorOptions = {}): Reso
   if (wait && (!Number.isInteger(wait.replicas) || wait.replicas < 1 || !Number.isFinite(wait.timeoutMs) || wait.timeoutMs < 0)) {
     throw new FlightValidationError('waitReplicas needs replicas >= 1 and timeoutMs >= 0');
   }
+  const inline = options.inlineResultBytes ?? DEFAULT_INLINE_RESULT_BYTES;
+  if (!Number.isInteger(inline) || inline < 0 || inline > MAX_INLINE_RESULT_BYTES) {
+    throw new FlightValidationError(`inlineResultBytes must be an integer from 0 to ${MAX_INLINE_RESULT_BYTES}, got ${String(options.inlineResultBytes)}`);
+  }
   return {
     prefix,
     commandTimeoutMs: positive('commandTimeoutMs', options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS),
     clock: options.clock,
     maxPayloadBytes: positive('maxPayloadBytes', options.maxPayloadBytes, DEFAULT_MAX_PAYLOAD_BYTES),
     waitReplicas: wait,
+    inlineResultBytes: inline,
   };
 }

@@ -380,6 +380,23 @@ export class SingleFlight {
             .waitForTerminal(ref, { epoch: meta.epoch, timeoutMs: Math.min(policy.pollIntervalMs, remaining) })
             .catch(() => null);
           woken = event ? 'event' : 'poll';
+          // A small result travels with the notice: verified like a stored one, it saves the replay's round
+          // trip. Only for the epoch followed; anything else (or a value that fails to decode) asks again.
+          if (event?.status === 'SUCCEEDED' && event.epoch === meta.epoch && typeof event.result === 'string') {
+            let value: unknown;
+            let decoded = false;
+            try {
+              value = this.options.codec.decode(event.result, { maxBytes: policy.maxResultBytes });
+              decoded = true;
+            } catch (error) {
+              this.options.logger.warn({ ...ref, err: error }, 'result carried by the terminal event failed verification; reading it instead');
+            }
+            if (decoded) {
+              this.remember(ref, value, policy);
+              waited();
+              return { value, role: 'follower', epoch: meta.epoch };
+            }
+          }
           continue;
         }
         case 'OWNER_NEW':

@@ -10,7 +10,15 @@ import type { FlightRecord, FlightRef, TerminalEvent } from '../state/types.js';
 export interface MemoryCoordinatorOptions {
   /** Source of time for lease arithmetic. @default the system clock */
   clock?: Clock;
+  /**
+   * A SUCCEEDED event carries the stored result when it is at most this many bytes (UTF-8), so
+   * followers need no second read; 0 turns it off. @default 8192 (the Redis coordinators' default)
+   */
+  inlineResultBytes?: number;
 }
+
+/** Default of `inlineResultBytes`, shared with the Redis coordinators. */
+export const DEFAULT_INLINE_RESULT_BYTES = 8192;
 
 interface Waiter {
   epoch: number;
@@ -28,6 +36,15 @@ export function flightId(ref: FlightRef): string {
 
 export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}): MemoryCoordinator {
   const clock = options.clock ?? systemClock;
+  const inlineLimit = Math.max(0, options.inlineResultBytes ?? DEFAULT_INLINE_RESULT_BYTES);
+  /** The event of a terminal record, with the result inlined when it is small enough. */
+  const withResult = (event: TerminalEvent, record: FlightRecord | null | undefined): TerminalEvent => {
+    const result = record?.result;
+    if (event.status !== 'SUCCEEDED' || result === undefined || inlineLimit === 0) return event;
+    // UTF-8 is at most 3 bytes per UTF-16 unit: skip the byte count when the length alone decides.
+    if (result.length * 3 > inlineLimit && Buffer.byteLength(result, 'utf8') > inlineLimit) return event;
+    return { ...event, result };
+  };
   const records = new Map<string, FlightRecord>();
   const waiters = new Map<string, Set<Waiter>>();
   let writes = 0;
@@ -55,7 +72,8 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
     if (event) {
       const set = waiters.get(id);
       if (set) {
-        for (const waiter of [...set]) if (event.epoch >= waiter.epoch) waiter.resolve(event);
+        const published = withResult(event, next);
+        for (const waiter of [...set]) if (event.epoch >= waiter.epoch) waiter.resolve({ ...published });
       }
     }
     return Promise.resolve(structuredClone(reply));
@@ -78,7 +96,7 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
       const record = read(ref);
       if (record && record.meta.epoch >= epoch && !['PENDING', 'RUNNING'].includes(record.meta.status)) {
         const { meta } = record;
-        return Promise.resolve({ stage: meta.stage, key: meta.requestKey, status: meta.status, epoch: meta.epoch });
+        return Promise.resolve(withResult({ stage: meta.stage, key: meta.requestKey, status: meta.status, epoch: meta.epoch }, record));
       }
       const id = flightId(ref);
       return new Promise((resolve) => {

@@ -119,4 +119,10 @@ export type ExpireReply =
 export interface TerminalEvent extends FlightRef {
   status: FlightStatus;
   epoch: number;
+  /**
+   * The encoded result of a SUCCEEDED flight, when the coordinator carried it with the event (small
+   * results only; see each coordinator's `inlineResultBytes`). Absent otherwise: read it with `acquire`.
+   * It is the same string `complete` stored, and readers verify it with the codec like a stored result.
+   */
+  result?: string | undefined;
 }

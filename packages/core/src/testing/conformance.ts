@@ -253,6 +253,67 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       expect(await aborted).toBeNull();
     });
 
+    it('carries a small result in the SUCCEEDED event, byte for byte, when woken and when already terminal', async () => {
+      // Spaces, a double space, a newline, a tab, braces, digits after a space and non-ASCII: the notice
+      // format must not split or re-encode any of them.
+      const payloads = ['v', 'a b  c 12 SUCCEEDED 3 x', 'line\nnext\ttab {x} ✓ ключ 🚀', ' ', ''];
+      for (const payload of payloads) {
+        const r = ref();
+        const fence = await owner(r);
+        const follower = await acquireAs(r, 'node-b');
+        expect(follower.outcome).toBe('FOLLOWER_WAIT');
+        const waiting = c.waitForTerminal(r, { epoch: follower.meta.epoch, timeoutMs: 5000 });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect((await c.complete(fence, { result: payload, resultTtlMs: 60_000 })).ok).toBe(true);
+        expect(await waiting).toEqual({ stage: STAGE, key: r.key, status: 'SUCCEEDED', epoch: fence.epoch, result: payload });
+        expect(await c.waitForTerminal(r, { epoch: fence.epoch, timeoutMs: 5000 })).toMatchObject({ status: 'SUCCEEDED', result: payload });
+      }
+    });
+
+    it('wakes a follower whose owner completes right after its acquire (no notice lost before the wait starts)', async () => {
+      for (let i = 0; i < 5; i++) {
+        const r = ref();
+        const fence = await owner(r);
+        const follower = await acquireAs(r, 'node-b');
+        expect(follower.outcome).toBe('FOLLOWER_WAIT');
+        // The owner finishes before the follower starts waiting.
+        await c.complete(fence, { result: `early-${i}`, resultTtlMs: 60_000 });
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        const event = await c.waitForTerminal(r, { epoch: follower.meta.epoch, timeoutMs: 2000 });
+        expect(event).toMatchObject({ status: 'SUCCEEDED', epoch: fence.epoch, result: `early-${i}` });
+      }
+    });
+
+    it('does not carry a large result in the event, or carries it intact', async () => {
+      const r = ref();
+      const fence = await owner(r);
+      const big = 'x'.repeat(64 * 1024);
+      const waiting = c.waitForTerminal(r, { epoch: fence.epoch, timeoutMs: 5000 });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await c.complete(fence, { result: big, resultTtlMs: 60_000 });
+      const event = await waiting;
+      expect(event).toMatchObject({ status: 'SUCCEEDED', epoch: fence.epoch });
+      expect(event!.result === undefined || event!.result === big).toBe(true);
+      expect(await c.readResult(r)).toBe(big);
+    });
+
+    it('carries no result with FAILED, CANCELLED or EXPIRED events', async () => {
+      const r = ref();
+      const fence = await owner(r);
+      const waiting = c.waitForTerminal(r, { epoch: fence.epoch, timeoutMs: 5000 });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await c.fail(fence, { failure: failure(false), ttlMs: 10_000 });
+      const event = await waiting;
+      expect(event).toMatchObject({ status: 'FAILED', epoch: fence.epoch });
+      expect(event!.result).toBeUndefined();
+      const other = ref();
+      const f2 = await owner(other);
+      await c.cancel(other, { reason: 'x', ttlMs: 10_000 });
+      const cancelled = await c.waitForTerminal(other, { epoch: f2.epoch, timeoutMs: 5000 });
+      expect(cancelled).toMatchObject({ status: 'CANCELLED' });
+      expect(cancelled!.result).toBeUndefined();
+    });
+
     it('keeps keys with braces, colons, spaces and unicode apart and working', async () => {
       const keys = ['{a}:b c', '{a}:b', 'a:{b c}', '}{', '  ', 'ключ ✓', '*', 'x\ny'];
       const prefix = randomUUID();

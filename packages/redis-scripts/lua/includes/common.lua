@@ -88,10 +88,14 @@ end
 
 -- The terminal event: a stream entry (the record, bounded and with a TTL) and a compact notice on the
 -- prefix's channel (the wake-up; PUBLISH from a script reaches subscribers on every cluster node).
-local function publish_terminal(ev_key, channel, tag, m, now)
+-- The notice is `tag epoch status`; with `inline` (a small result) it goes on ` <bytes> <result>`, the
+-- result verbatim after its byte count, so any bytes (spaces included) parse back unambiguously.
+local function publish_terminal(ev_key, channel, tag, m, now, inline)
   redis.call('XADD', ev_key, 'MAXLEN', '8', '*', 'status', m.status, 'epoch', fmt(m.epoch))
   redis.call('PEXPIRE', ev_key, fmt(math.max(1, m.expireAt - now)))
-  redis.call('PUBLISH', channel, tag .. ' ' .. fmt(m.epoch) .. ' ' .. m.status)
+  local notice = tag .. ' ' .. fmt(m.epoch) .. ' ' .. m.status
+  if inline ~= nil then notice = notice .. ' ' .. #inline .. ' ' .. inline end
+  redis.call('PUBLISH', channel, notice)
 end
 
 -- Every flight script replies { code, flat meta (empty when none), result or false }.

@@ -18,7 +18,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisDriver } from '../driver';
 import type { RedisCoordinatorOptions } from '../options';
-import type { RedisCoordinator } from '../coordinator';
+import { createRedisCoordinator, type RedisCoordinator } from '../coordinator';
 import type { RedisSessionLock, RedisSessionLockOptions } from '../session-lock';
 import { runScript } from '../scripts';
 import { toFlightRedisError } from '../errors';
@@ -232,6 +232,48 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           await owner.complete(fence, { result: 'v', resultTtlMs: 5000 });
           expect(await waiting).toMatchObject({ status: 'SUCCEEDED', epoch: fence.epoch });
           expect(Date.now() - done).toBeLessThan(250);
+        } finally {
+          await follower.close();
+          await owner.close();
+        }
+      });
+
+      it('follows in one round trip once subscribed: no re-read, the result rides in the notice', async () => {
+        const driver = adapter.driver(server.url);
+        const counts = { evalsha: 0 };
+        const counted: RedisDriver = {
+          isCluster: driver.isCluster,
+          evalsha: (sha, keys, args) => (counts.evalsha++, driver.evalsha(sha, keys, args)),
+          eval: (source, keys, args) => driver.eval(source, keys, args),
+          subscribe: (channel, handlers) => driver.subscribe(channel, handlers),
+          close: () => driver.close(),
+        };
+        const follower = createRedisCoordinator(counted, { prefix: 'onetrip' });
+        const owner = adapter.coordinator(server.url, { prefix: 'onetrip' });
+        try {
+          // The first wait opens the subscription (and re-reads: nothing proved it live before).
+          const first = await ownFence(owner, 'ot', 'warm');
+          expect(await follower.waitForTerminal(first, { epoch: first.epoch, timeoutMs: 50 })).toBeNull();
+          for (let i = 0; i < 5; i++) {
+            const fence = await ownFence(owner, 'ot', `k${i}`);
+            counts.evalsha = 0;
+            const joined = await follower.acquire({ stage: 'ot', key: `k${i}`, ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
+            expect(joined.outcome).toBe('FOLLOWER_WAIT');
+            const waiting = follower.waitForTerminal(fence, { epoch: joined.meta.epoch, timeoutMs: 5000 });
+            if (i % 2 === 0) await sleep(20);
+            await owner.complete(fence, { result: `r ${i} ✓`, resultTtlMs: 5000 });
+            expect(await waiting).toMatchObject({ status: 'SUCCEEDED', epoch: fence.epoch, result: `r ${i} ✓` });
+            expect(counts.evalsha).toBe(1);
+          }
+          // A notice lost while the subscriber reconnects between acquire and wait: the waiter re-reads.
+          const fence = await ownFence(owner, 'ot', 'lost');
+          const joined = await follower.acquire({ stage: 'ot', key: 'lost', ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
+          await server.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
+          await owner.complete(fence, { result: 'late', resultTtlMs: 5000 });
+          await sleep(300);
+          const started = Date.now();
+          expect(await follower.waitForTerminal(fence, { epoch: joined.meta.epoch, timeoutMs: 3000 })).toMatchObject({ status: 'SUCCEEDED', result: 'late' });
+          expect(Date.now() - started).toBeLessThan(1000);
         } finally {
           await follower.close();
           await owner.close();
