@@ -5,6 +5,8 @@
  * - auth: requirepass and an ACL user restricted to the prefix's keys and channel, with both adapters.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import {
   buildFlightKey,
   createSingleFlight,
@@ -15,7 +17,7 @@ import {
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { createNodeRedisCoordinator } from '@flight/redis-node';
 import { clusterKeySlot, flightKeys } from '@flight/redis-scripts';
-import { startRedisServer, type RedisServer } from '@flight/redis-scripts/testing';
+import { freePort, startRedisServer, type RedisServer } from '@flight/redis-scripts/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordFigure } from '../src/index.js';
 
@@ -218,6 +220,66 @@ describe('#18 authenticated Redis', () => {
       expect(error).toBeInstanceOf(FlightCoordinationError);
       expect(Date.now() - started).toBeLessThan(2000);
       recordFigure(`#18 auth ${name}`, { ...results, wrongPassword: (error as Error).constructor.name, ms: Date.now() - started });
+    });
+  }
+});
+
+describe('#18 TLS', () => {
+  const tlsDir = new URL('./fixtures/tls/', import.meta.url);
+  const cert = readFileSync(new URL('cert.pem', tlsDir), 'utf8');
+  let server: RedisServer;
+  let tlsPort: number;
+  beforeAll(async () => {
+    tlsPort = await freePort();
+    server = await startRedisServer({
+      args: [
+        '--tls-port', String(tlsPort),
+        '--tls-cert-file', fileURLToPath(new URL('cert.pem', tlsDir)),
+        '--tls-key-file', fileURLToPath(new URL('key.pem', tlsDir)),
+        '--tls-ca-cert-file', fileURLToPath(new URL('cert.pem', tlsDir)),
+        '--tls-auth-clients', 'no',
+      ],
+    });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  const adapters = {
+    ioredis: () => createIoredisCoordinator({ redis: { port: tlsPort, host: '127.0.0.1', tls: { ca: cert } }, prefix: 'tls', commandTimeoutMs: 2000 }),
+    'node-redis': () =>
+      createNodeRedisCoordinator({ redis: { socket: { port: tlsPort, host: '127.0.0.1', tls: true, ca: cert } }, prefix: 'tls', commandTimeoutMs: 2000 }),
+  };
+
+  for (const [name, make] of Object.entries(adapters)) {
+    it(`${name}: TLS client options are passed through; owner and follower share one run over TLS`, async () => {
+      const nodes = [make(), make()];
+      const flights = nodes.map((coordinator, i) =>
+        createSingleFlight({ coordinator, mode: 'distributed', nodeId: `tls-${i}`, defaults: { l1: { enabled: false } } }),
+      );
+      try {
+        let runs = 0;
+        const key = randomUUID();
+        const supplier = async () => {
+          runs++;
+          await new Promise((r) => setTimeout(r, 150));
+          return { over: 'tls' };
+        };
+        const results = await Promise.all(flights.map((f) => f.execute('tls', key, supplier)));
+        expect(runs).toBe(1);
+        expect(results.map((r) => r.role).sort()).toEqual(['follower', 'owner']);
+        expect(results.every((r) => (r.value as { over: string }).over === 'tls')).toBe(true);
+        // The coordinators' connections (commands and the subscriber) came in on the TLS port (laddr).
+        const overTls = String(await server.command('CLIENT', 'LIST'))
+          .split('\n')
+          .filter((line) => line.includes(`laddr=127.0.0.1:${tlsPort}`));
+        expect(overTls.length).toBeGreaterThanOrEqual(3);
+        expect(overTls.some((line) => /cmd=(p?subscribe|ssubscribe)/.test(line))).toBe(true);
+        recordFigure(`#18 TLS ${name}`, { runs, roles: results.map((r) => r.role) });
+      } finally {
+        await Promise.all(flights.map((f) => f.close()));
+        await Promise.all(nodes.map((c) => c.close()));
+      }
     });
   }
 });
