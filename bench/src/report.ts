@@ -136,18 +136,19 @@ const WHY: Record<string, Why> = {
       `(\`local\`: ${fmt(local?.p99Ms)} ms)`;
     const rest =
       'Besides the 100 ms upstream, a flight adds the owner\'s acquire + markRunning before the upstream and complete after ' +
-      `it (3 scripts of ${perScript(rows, row.contender)} of Redis CPU each in this run), the followers' notice → acquire (REPLAY_SUCCESS, one more round trip) → ` +
-      'decode, and resolving 100 callers per process, while 3 worker processes, redis-server and whatever else runs on the ' +
+      `it (3 scripts of ${perScript(rows, row.contender)} of Redis CPU each in this run), the followers' notice (it carries results up to ` +
+      '`inlineResultBytes`; a larger one costs one more `acquire`) → decode, and resolving 100 callers per process, while 3 worker processes, redis-server and whatever else runs on the ' +
       'machine share 2 cores (see the load average above).';
     if (above !== null && above <= 0) return `${floor}, i.e. the flight's p99 is at or below the floor: timer and scheduling jitter of this machine, not coordination, sets the miss. ${rest}`;
     return `${floor}, so ${fmt(row.p99Ms)} ms is ${fmt(above)} ms above the floor. ${rest}`;
   },
   wakeup: (row, rows) =>
     `p50 is ${fmt(row.p50Ms)} ms against a bare PUBLISH→SUBSCRIBE hop of ${fmt(pick(rows, 'wakeup', 'raw PUBLISH→SUBSCRIBE hop')?.p50Ms)} ms ` +
-    `(p99 ${fmt(pick(rows, 'wakeup', 'raw PUBLISH→SUBSCRIBE hop')?.p99Ms)} ms) in the same run: after the Pub/Sub notice the follower calls \`acquire\` again (one round trip and ${perScript(rows, row.contender)} of Lua) ` +
-    'to get the stored result, then decodes it (base64 + inflate + SHA-256 + JSON). ' +
+    `(p99 ${fmt(pick(rows, 'wakeup', 'raw PUBLISH→SUBSCRIBE hop')?.p99Ms)} ms) in the same run. The follower makes no Redis call after the ` +
+    'notice (a result up to `inlineResultBytes` rides in it), but it still verifies and decodes it (base64 + inflate + SHA-256 + JSON, ' +
+    'as for any stored result) and resolves its callers: that and the event-loop turn of a busy process is the gap to the bare hop. ' +
     'The p99/max tail is scheduling: the owner, two follower processes and redis-server compete for 2 cores with other work at ' +
-    'that moment. Carrying small results in the notice, or answering the replay with a read-only script, would remove the round trip.',
+    'that moment.',
   'distinct-ceiling': (row, rows) => {
     const raw = pick(rows, 'distinct-keys', 'raw-evalsha');
     const us = Number(row.redisCpuUsPerFlight);
@@ -156,9 +157,11 @@ const WHY: Record<string, Why> = {
     return (
       `Redis spent ${fmt(row.redisCpuUsPerFlight)} µs of CPU per flight (the trivial pipelined script: ${fmt(raw?.redisCpuUsPerFlight)} µs), ` +
       `so even with one Redis core fully busy flights would cap at about ${fmt(cap)}/s = ${fmt(capPct)}% of the ceiling. ` +
-      'Each owner flight runs three scripts in sequence (acquire, markRunning, complete), each reading and rewriting the ' +
-      'metadata hash (HGETALL + HSET of its 18 fields + PEXPIRE), and complete also SETs the result, XADDs to the flight\'s ' +
-      `stream and PUBLISHes. The client spent ${fmt(row.clientCpuUsPerFlight)} µs of CPU per flight (\`local\`, the same core ` +
+      'Each owner flight runs three scripts in sequence (acquire, markRunning, complete): each reads the whole metadata hash ' +
+      '(HGETALL of 18 fields, needed for the fence checks and for the full-metadata reply the state machine specifies) and ' +
+      'writes only what the transition changes (acquire creates the record: DEL + HSET of 18 fields; markRunning and complete: ' +
+      'HSET of 4 fields) + PEXPIRE, and complete also SETs the result, XADDs to the flight\'s ' +
+      `stream and PUBLISHes the notice (with the result when small). The client spent ${fmt(row.clientCpuUsPerFlight)} µs of CPU per flight (\`local\`, the same core ` +
       `without Redis: ${fmt(pick(rows, 'distinct-keys', 'local')?.clientCpuUsPerFlight)} µs). Neither CPU figure reaches 100% in the ` +
       'window because both share 2 cores with the rest of the machine. The 25% target assumes a flight costs about as much as two ' +
       'trivial scripts; with this state machine it costs ~100×.'
@@ -166,11 +169,9 @@ const WHY: Record<string, Why> = {
   },
   'distinct-owner-rt': (row) => `the owner path sends ${fmt(row.ownerCommands)} per flight.`,
   'distinct-follower-rt': (row) =>
-    `the follower sends ${fmt(row.followerCommands)} per flight: \`acquire\` (FOLLOWER_WAIT), then the coordinator's ` +
-    '`waitForTerminal` runs the `read` script once after subscribing (to catch a completion that landed between acquire and ' +
-    'the subscription), then after the notice core calls `acquire` again to fetch the result (REPLAY_SUCCESS). The re-check could ' +
-    'be skipped when the Pub/Sub subscription was already live before the acquire was sent, which makes it 2 (acquire + the ' +
-    'result fetch on wake-up).',
+    `the follower sends ${fmt(row.followerCommands)} per flight: \`acquire\` (FOLLOWER_WAIT), then the wake-up. ` +
+    'The coordinator re-reads (the `read` script) only when its subscription was not yet live when the acquire was sent or ' +
+    'reconnected since, and core calls `acquire` again only when the result is larger than `inlineResultBytes` or fails to verify.',
   waiters: (row) => `the waiting process held ${fmt(row.connections)} connections at the peak.`,
   leftover: (row) => `${fmt(row.leftoverKeys)} keys outlived the result TTL, e.g. ${fmt(row.leftoverSamples)}.`,
 };

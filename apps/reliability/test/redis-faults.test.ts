@@ -434,29 +434,21 @@ describe('#11 out of memory and eviction', () => {
       const newMeta = await c.readMeta(newRef);
       await server.command('CONFIG', 'SET', 'maxmemory', 0);
       for (const [name, code] of Object.entries(results)) expect(code, name).not.toMatch(/^untyped/);
-      // Redis refuses a script under OOM only before its first write; the scripts start their writes with
-      // DEL, so a transition is either refused with nothing written or runs in full (past maxmemory).
-      if (results.acquireNew === 'OWNER_NEW') {
-        expect(newMeta).toMatchObject({ status: 'PENDING', ownerId: 'b' });
-      } else {
-        expect(results.acquireNew).toBe(FlightCoordinationError.code);
-        expect(newMeta).toBeNull();
-      }
-      // A transition of an existing flight is all or nothing: refused with the record untouched, or done in full.
-      if (results.complete === 'ok') {
-        expect(afterMeta).toMatchObject({ status: 'SUCCEEDED', ownerToken: before!.ownerToken, epoch: before!.epoch });
-        expect(afterResult).toBe('y'.repeat(1024));
-      } else {
-        expect(results.complete).toBe(FlightCoordinationError.code);
-        expect(afterMeta).toEqual(before);
-        expect(afterResult).toBeNull();
-        expect((await c.complete(fence, { result: 'z', resultTtlMs: 60_000 })).ok).toBe(true);
-      }
+      // Every writing script is declared with a `#!lua` shebang and no `allow-oom` flag, so Redis refuses it
+      // before it starts: nothing is written, the caller gets a typed coordination error (hybrid falls back).
+      expect(results.acquireNew).toBe(FlightCoordinationError.code);
+      expect(newMeta).toBeNull();
+      expect(results.complete).toBe(FlightCoordinationError.code);
+      // Reads (`read` is flagged no-writes) still work under OOM and show the record untouched.
+      expect(afterMeta).toEqual(before);
+      expect(afterResult).toBeNull();
+      // Once memory is available again the same completion goes through.
+      expect((await c.complete(fence, { result: 'z', resultTtlMs: 60_000 })).ok).toBe(true);
       expect(await scanKeysWithoutTtl(server, 'oom:*')).toEqual([]);
       recordFigure('#11 OOM noeviction', {
         results,
         halfWritten: false,
-        note: results.acquireNew === 'OWNER_NEW' ? 'scripts ran past maxmemory (first write is DEL)' : 'refused before any write',
+        note: 'refused before any write (scripts declared without allow-oom)',
       });
     } finally {
       await server.command('CONFIG', 'SET', 'maxmemory', 0).catch(() => undefined);

@@ -7,6 +7,17 @@ const codec = createEnvelopeCodec({ compressAboveBytes: 64 });
 const cap = { maxBytes: 1024 * 1024 };
 
 describe('envelope codec', () => {
+  it('encodeWithCopy gives the payload of encode and the value decode would give back for it', () => {
+    const values = [undefined, null, 0, 'text', 'lone \ud800 surrogate', { a: [1, 2, { b: 'ü✓' }], d: new Date(0) }, 'x'.repeat(5000), [undefined]];
+    for (const value of values) {
+      const copy = codec.encodeWithCopy!(value, cap);
+      const payload = codec.encode(value, cap);
+      expect(copy.payload).toBe(payload);
+      expect(copy.value).toStrictEqual(codec.decode(payload, cap));
+    }
+    expect(() => codec.encodeWithCopy!('y'.repeat(100), { maxBytes: 10 })).toThrow(FlightResultTooLargeError);
+  });
+
   it('round-trips JSON values, small ones plain and large ones deflated', () => {
     for (const value of [null, 0, 'text', { a: [1, 2, { b: 'ü✓' }] }, [], true]) {
       const payload = codec.encode(value, cap);

@@ -241,7 +241,8 @@ describe('SingleFlight (distributed over a shared coordinator)', () => {
   });
 
   it('expires a run past its max run time and wakes followers to take over at once', async () => {
-    const { nodes } = cluster(2, { stage: { maxRunMs: 1000, takeoverAfterMs: 5000, leaseTtlMs: 10_000 } });
+    // Followers poll rarely here, so they can only be woken by the EXPIRED event of the owner's expiry.
+    const { nodes } = cluster(2, { stage: { maxRunMs: 1000, takeoverAfterMs: 5000, leaseTtlMs: 10_000, pollIntervalMs: 5000 } });
     const [a, b] = nodes as [SingleFlight, SingleFlight];
     const key = randomUUID();
     const lost = record(a, 'lease-lost');

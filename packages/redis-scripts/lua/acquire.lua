@@ -1,3 +1,4 @@
+#!lua
 --[[
   acquire: join a flight or become its owner (transitions.ts `acquire`, the seed's acquireOrJoin).
 
@@ -42,7 +43,7 @@ local function new_owner(prev, outcome)
 end
 
 local function take(m, outcome)
-  save_meta(KEYS[1], m, now)
+  create(KEYS[1], m, now)
   redis.call('DEL', KEYS[2])
   return reply(outcome, m)
 end

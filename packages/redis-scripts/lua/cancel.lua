@@ -1,3 +1,4 @@
+#!lua
 --[[
   cancel: cancel an active flight cluster-wide (no fence: an operator action), publishing the
   terminal event (transitions.ts `cancel`).
@@ -16,14 +17,8 @@ local ttl = int_arg(ARGV[5])
 if now == nil or ttl == nil or ttl < 1 then return bad_input('cancel arguments') end
 local rec = load_live(KEYS[1], now)
 if rec == nil or not is_active(rec) then return reply('NOT_ACTIVE', rec) end
-local m = copy(rec)
-m.status = 'CANCELLED'
-m.updatedAt = now
-m.expireAt = now + ttl
-m.retryable = '0'
-m.errorType = 'CANCELLED'
-m.errorCode = 'E_FLIGHT_CANCELLED'
-m.errorMessage = ARGV[4]
-save_meta(KEYS[1], m, now)
+local m = rec
+update(KEYS[1], m, { 'status', 'CANCELLED', 'updatedAt', fmt(now), 'expireAt', fmt(now + ttl), 'retryable', '0',
+  'errorType', 'CANCELLED', 'errorCode', 'E_FLIGHT_CANCELLED', 'errorMessage', ARGV[4] }, now)
 publish_terminal(KEYS[3], ARGV[2], ARGV[3], m, now)
 return reply('OK', m)

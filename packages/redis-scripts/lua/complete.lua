@@ -1,3 +1,4 @@
+#!lua
 --[[
   complete: store the result, move to SUCCEEDED and publish the terminal event, in one step
   (transitions.ts `complete`). Idempotent for the same fence.
@@ -23,12 +24,8 @@ local rec = load_live(KEYS[1], now)
 if rec == nil or not fence_matches(rec, ARGV[4], ARGV[5], epoch) then return reply('FENCED', rec) end
 if rec.status == 'SUCCEEDED' then return reply('OK', rec) end
 if not is_active(rec) then return reply('FENCED', rec) end
-local m = copy(rec)
-m.status = 'SUCCEEDED'
-m.updatedAt = now
-m.expireAt = now + ttl
-m.resultRef = 'result'
-save_meta(KEYS[1], m, now)
+local m = rec
+update(KEYS[1], m, { 'status', 'SUCCEEDED', 'updatedAt', fmt(now), 'expireAt', fmt(now + ttl), 'resultRef', 'result' }, now)
 redis.call('SET', KEYS[2], ARGV[7], 'PX', fmt(ttl))
 local inline = nil
 if #ARGV[7] <= inline_max then inline = ARGV[7] end

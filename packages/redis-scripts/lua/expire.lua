@@ -1,3 +1,4 @@
+#!lua
 --[[
   expire: mark an active flight that is past its run deadline EXPIRED, publishing the terminal event
   (transitions.ts `expire`).
@@ -17,10 +18,7 @@ if now == nil or ttl == nil or ttl < 1 then return bad_input('expire arguments')
 local rec = load_live(KEYS[1], now)
 if rec == nil or not is_active(rec) then return reply('NOT_ACTIVE', rec) end
 if now < rec.deadlineAt then return reply('NOT_DUE', rec) end
-local m = copy(rec)
-m.status = 'EXPIRED'
-m.updatedAt = now
-m.expireAt = now + ttl
-save_meta(KEYS[1], m, now)
+local m = rec
+update(KEYS[1], m, { 'status', 'EXPIRED', 'updatedAt', fmt(now), 'expireAt', fmt(now + ttl) }, now)
 publish_terminal(KEYS[3], ARGV[2], ARGV[3], m, now)
 return reply('OK', m)

@@ -1,3 +1,4 @@
+#!lua
 --[[
   fail: move to FAILED with the failure's class, code, message and retryability, and publish the
   terminal event (transitions.ts `fail`). Idempotent for the same fence.
@@ -23,15 +24,9 @@ local rec = load_live(KEYS[1], now)
 if rec == nil or not fence_matches(rec, ARGV[4], ARGV[5], epoch) then return reply('FENCED', rec) end
 if rec.status == 'FAILED' then return reply('OK', rec) end
 if not is_active(rec) then return reply('FENCED', rec) end
-local m = copy(rec)
-m.status = 'FAILED'
-m.updatedAt = now
-m.expireAt = now + ttl
-m.retryable = ARGV[10]
-m.errorType = ARGV[7]
-m.errorCode = ARGV[8]
-m.errorMessage = ARGV[9]
-save_meta(KEYS[1], m, now)
+local m = rec
+update(KEYS[1], m, { 'status', 'FAILED', 'updatedAt', fmt(now), 'expireAt', fmt(now + ttl), 'retryable', ARGV[10],
+  'errorType', ARGV[7], 'errorCode', ARGV[8], 'errorMessage', ARGV[9] }, now)
 redis.call('DEL', KEYS[2])
 publish_terminal(KEYS[3], ARGV[2], ARGV[3], m, now)
 return reply('OK', m)

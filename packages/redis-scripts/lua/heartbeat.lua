@@ -1,3 +1,4 @@
+#!lua
 --[[
   heartbeat: renews a RUNNING owner's lease; past the run deadline the run becomes EXPIRED.
   (transitions.ts `heartbeat`)

@@ -1,3 +1,4 @@
+#!lua
 --[[
   lockAcquire: take a session lock if it is free.
 

@@ -1,3 +1,4 @@
+#!lua
 --[[
   lockRelease: release a session lock only if this token still holds it.
 

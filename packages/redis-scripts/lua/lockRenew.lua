@@ -1,3 +1,4 @@
+#!lua
 --[[
   lockRenew: extend a session lock only if this token still holds it.
 

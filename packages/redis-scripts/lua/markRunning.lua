@@ -1,3 +1,4 @@
+#!lua
 --[[
   markRunning: PENDING → RUNNING for the fenced owner (idempotent while RUNNING); renews the lease.
   (transitions.ts `markRunning`)

@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 --[[
   read: the live metadata of a flight and, when asked and SUCCEEDED, its result. Read-only.
   Liveness is judged at `now` (the logical twin of the TTL), like every other script.

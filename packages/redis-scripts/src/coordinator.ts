@@ -68,6 +68,9 @@ const TICKET_TTL_MS = 5000;
 /** At most this many parked tickets (oldest dropped first; a dropped one only costs its waiter a read). */
 const MAX_PARKED_TICKETS = 10_000;
 
+/** Flights whose keys are remembered (a digest each); the oldest is forgotten first. */
+const KEY_CACHE_SIZE = 4096;
+
 const STATUS_SET = new Set<string>(['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'EXPIRED']);
 
 /** Parses a notice; a result whose byte count does not match is dropped (the follower reads it instead). */
@@ -122,6 +125,19 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
   const nowArg = () => (opts.clock ? String(Math.trunc(opts.clock())) : '');
 
+  /** Keys of recent flights: an owner's acquire, markRunning and complete hash the same ref once. */
+  const keyCache = new Map<string, FlightKeys>();
+  function keysOf(ref: FlightRef): FlightKeys {
+    const id = `${ref.stage}\u0000${ref.key}`;
+    let keys = keyCache.get(id);
+    if (!keys) {
+      keys = flightKeys(opts.prefix, ref);
+      if (keyCache.size >= KEY_CACHE_SIZE) keyCache.delete(keyCache.keys().next().value as string);
+      keyCache.set(id, keys);
+    }
+    return keys;
+  }
+
   /** Every Redis call goes through here: deadline + one error mapping. */
   async function call<T>(operation: string, ref: FlightRef | undefined, run: () => Promise<T>): Promise<T> {
     try {
@@ -136,7 +152,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     ref: FlightRef,
     args: readonly string[],
     ownerWrite: boolean,
-    keys: FlightKeys = flightKeys(opts.prefix, ref),
+    keys: FlightKeys = keysOf(ref),
   ): Promise<ScriptReply> {
     return call(name, ref, async () => {
       const reply = decodeReply(
@@ -276,7 +292,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
         ms('leaseTtlMs', input.leaseTtlMs),
         ms('maxRunMs', input.maxRunMs),
       ];
-      const keys = flightKeys(opts.prefix, input);
+      const keys = keysOf(input);
       // Taken before the command is sent: see `Ticket`.
       const ticket: Ticket = { tag: keys.tag, live: subscribed, generation, notice: undefined, epoch: -1, parkedAt: 0 };
       let set = tickets.get(keys.tag);
@@ -352,7 +368,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     waitForTerminal(ref, { epoch, timeoutMs, signal }) {
       return new Promise<TerminalEvent | null>((resolve) => {
         if (closed || signal?.aborted) return resolve(null);
-        const tag = flightKeys(opts.prefix, ref).tag;
+        const tag = keysOf(ref).tag;
         const ticket = takeTicket(tag, epoch);
         const early = ticket?.notice;
         if (early && early.epoch >= epoch) return resolve(toEvent(ref, early.status, early.epoch, early.result));

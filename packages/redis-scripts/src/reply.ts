@@ -1,13 +1,11 @@
 /** Decodes the scripts' replies `{ code, flat meta, result | false }` into core's types. */
-import { FLIGHT_STATUSES, FlightCoordinationError, type FailureType, type FlightMeta, type FlightStatus } from '@flight/core';
+import { FLIGHT_STATUSES, FlightCoordinationError, type FlightMeta } from '@flight/core';
 
 export interface ScriptReply {
   code: string;
   meta: FlightMeta | null;
   result: string | undefined;
 }
-
-const NUMERIC = new Set(['epoch', 'takeovers', 'createdAt', 'updatedAt', 'heartbeatAt', 'expireAt', 'deadlineAt']);
 
 function text(value: unknown): string {
   if (typeof value === 'string') return value;
@@ -16,39 +14,71 @@ function text(value: unknown): string {
   throw new FlightCoordinationError(`unexpected script reply element ${typeof value}`);
 }
 
+const STATUSES = new Set<string>(FLIGHT_STATUSES);
+
+/** Every field starts undefined (one object shape); a field the reply lacks stays undefined. */
+function emptyMeta(): Record<keyof FlightMeta, unknown> {
+  return {
+    status: undefined,
+    stage: undefined,
+    requestKey: undefined,
+    sessionId: undefined,
+    ownerId: undefined,
+    ownerToken: undefined,
+    epoch: undefined,
+    takeovers: undefined,
+    createdAt: undefined,
+    updatedAt: undefined,
+    heartbeatAt: undefined,
+    expireAt: undefined,
+    deadlineAt: undefined,
+    retryable: undefined,
+    errorType: undefined,
+    errorCode: undefined,
+    errorMessage: undefined,
+    resultRef: undefined,
+  };
+}
+
 export function decodeMeta(flat: unknown): FlightMeta | null {
   if (!Array.isArray(flat) || flat.length === 0) return null;
-  const fields: Record<string, unknown> = {};
+  const meta = emptyMeta();
   for (let i = 0; i + 1 < flat.length; i += 2) {
     const field = text(flat[i]);
     const value = text(flat[i + 1]);
-    if (NUMERIC.has(field)) fields[field] = Number(value);
-    else if (field === 'retryable') fields[field] = value === '1';
-    else fields[field] = value;
+    switch (field) {
+      case 'epoch':
+      case 'takeovers':
+      case 'createdAt':
+      case 'updatedAt':
+      case 'heartbeatAt':
+      case 'expireAt':
+      case 'deadlineAt':
+        meta[field] = Number(value);
+        break;
+      case 'retryable':
+        meta.retryable = value === '1';
+        break;
+      case 'status':
+      case 'stage':
+      case 'requestKey':
+      case 'sessionId':
+      case 'ownerId':
+      case 'ownerToken':
+      case 'errorType':
+      case 'errorCode':
+      case 'errorMessage':
+      case 'resultRef':
+        meta[field] = value;
+        break;
+      default:
+      // Unknown fields are not part of the record.
+    }
   }
-  if (!FLIGHT_STATUSES.includes(fields.status as FlightStatus)) {
-    throw new FlightCoordinationError(`unexpected flight status ${String(fields.status)}`);
+  if (!STATUSES.has(meta.status as string)) {
+    throw new FlightCoordinationError(`unexpected flight status ${String(meta.status)}`);
   }
-  return {
-    status: fields.status as FlightStatus,
-    stage: fields.stage as string,
-    requestKey: fields.requestKey as string,
-    sessionId: fields.sessionId as string,
-    ownerId: fields.ownerId as string,
-    ownerToken: fields.ownerToken as string,
-    epoch: fields.epoch as number,
-    takeovers: fields.takeovers as number,
-    createdAt: fields.createdAt as number,
-    updatedAt: fields.updatedAt as number,
-    heartbeatAt: fields.heartbeatAt as number,
-    expireAt: fields.expireAt as number,
-    deadlineAt: fields.deadlineAt as number,
-    retryable: fields.retryable as boolean,
-    errorType: fields.errorType as FailureType | '',
-    errorCode: fields.errorCode as string,
-    errorMessage: fields.errorMessage as string,
-    resultRef: fields.resultRef as string,
-  };
+  return meta as unknown as FlightMeta;
 }
 
 export function decodeReply(raw: unknown): ScriptReply {

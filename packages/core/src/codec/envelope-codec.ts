@@ -28,29 +28,48 @@ function checksum(flags: string, body: Buffer): string {
   return createHash('sha256').update(flags).update(body).digest('base64url').slice(0, 22);
 }
 
+const UNDEFINED_PAYLOAD = `${PREFIX}.u.${checksum('u', Buffer.alloc(0))}.`;
+
 export function createEnvelopeCodec(options: EnvelopeCodecOptions = {}): ResultCodec {
   const compressAbove = options.compressAboveBytes ?? 1024;
   const serializer = options.serializer ?? { stringify: JSON.stringify, parse: JSON.parse };
 
+  /** The payload, and the UTF-8 bytes that were serialized (`undefined` for an undefined value). */
+  function encodeRaw(value: unknown, maxBytes: number): { payload: string; raw: Buffer | undefined } {
+    if (value === undefined) return { payload: UNDEFINED_PAYLOAD, raw: undefined };
+    let text: string | undefined;
+    try {
+      text = serializer.stringify(value);
+    } catch (error) {
+      throw new FlightValidationError(`result cannot be serialized: ${(error as Error).message}`, { cause: error });
+    }
+    if (typeof text !== 'string') throw new FlightValidationError('result cannot be serialized (serializer returned no text)');
+    const raw = Buffer.from(text, 'utf8');
+    if (raw.length > maxBytes) {
+      throw new FlightResultTooLargeError(`result is ${raw.length} bytes, above the cap of ${maxBytes}`, {
+        context: { bytes: raw.length, maxBytes },
+      });
+    }
+    const flags = raw.length > compressAbove ? 'z' : 'j';
+    const body = flags === 'z' ? deflateRawSync(raw) : raw;
+    return { payload: `${PREFIX}.${flags}.${checksum(flags, body)}.${body.toString('base64')}`, raw };
+  }
+
   return {
     encode(value, { maxBytes }) {
-      if (value === undefined) return `${PREFIX}.u.${checksum('u', Buffer.alloc(0))}.`;
-      let text: string | undefined;
+      return encodeRaw(value, maxBytes).payload;
+    },
+
+    // What `decode(encode(value))` returns, without the base64, inflate and checksum work: the payload
+    // holds exactly `raw` (deflate and base64 are lossless), so parsing `raw` gives the same value.
+    encodeWithCopy(value, { maxBytes }) {
+      const { payload, raw } = encodeRaw(value, maxBytes);
+      if (raw === undefined) return { payload, value: undefined };
       try {
-        text = serializer.stringify(value);
+        return { payload, value: serializer.parse(raw.toString('utf8')) };
       } catch (error) {
-        throw new FlightValidationError(`result cannot be serialized: ${(error as Error).message}`, { cause: error });
+        throw new FlightCorruptResultError('stored result could not be parsed', { cause: error });
       }
-      if (typeof text !== 'string') throw new FlightValidationError('result cannot be serialized (serializer returned no text)');
-      const raw = Buffer.from(text, 'utf8');
-      if (raw.length > maxBytes) {
-        throw new FlightResultTooLargeError(`result is ${raw.length} bytes, above the cap of ${maxBytes}`, {
-          context: { bytes: raw.length, maxBytes },
-        });
-      }
-      const flags = raw.length > compressAbove ? 'z' : 'j';
-      const body = flags === 'z' ? deflateRawSync(raw) : raw;
-      return `${PREFIX}.${flags}.${checksum(flags, body)}.${body.toString('base64')}`;
     },
 
     decode(payload, { maxBytes }) {

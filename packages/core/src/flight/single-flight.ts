@@ -285,8 +285,11 @@ export class SingleFlight {
 
   /** Encodes then decodes, so every role returns the same shape of value and the size cap holds everywhere. */
   private roundTrip(value: unknown, policy: StagePolicy): { payload: string; value: unknown } {
-    const payload = this.options.codec.encode(value, { maxBytes: policy.maxResultBytes });
-    return { payload, value: this.options.codec.decode(payload, { maxBytes: policy.maxResultBytes }) };
+    const { codec } = this.options;
+    const limits = { maxBytes: policy.maxResultBytes };
+    if (codec.encodeWithCopy) return codec.encodeWithCopy(value, limits);
+    const payload = codec.encode(value, limits);
+    return { payload, value: codec.decode(payload, limits) };
   }
 
   private async runLocal(

@@ -6,4 +6,9 @@
 export interface ResultCodec {
   encode(value: unknown, options: { maxBytes: number }): string;
   decode(payload: string, options: { maxBytes: number }): unknown;
+  /**
+   * Optional: `encode`, plus the value `decode` would give back for that payload, without decoding it
+   * (an owner returns the same shape as its followers). Codecs that cannot do it cheaply leave it out.
+   */
+  encodeWithCopy?(value: unknown, options: { maxBytes: number }): { payload: string; value: unknown };
 }

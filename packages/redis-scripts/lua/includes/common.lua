@@ -2,12 +2,6 @@
 -- Numbers are formatted with '%.0f': tostring() would print 1.7e+15 and lose the epoch's digits.
 local FLIGHT_SCRIPT_VERSION = '@flight/redis-scripts/1'
 
-local FIELDS = { 'status', 'stage', 'requestKey', 'sessionId', 'ownerId', 'ownerToken', 'epoch', 'takeovers',
-  'createdAt', 'updatedAt', 'heartbeatAt', 'expireAt', 'deadlineAt', 'retryable', 'errorType', 'errorCode',
-  'errorMessage', 'resultRef' }
-local NUMERIC = { epoch = true, takeovers = true, createdAt = true, updatedAt = true, heartbeatAt = true,
-  expireAt = true, deadlineAt = true }
-
 local function fmt(n)
   return string.format('%.0f', n)
 end
@@ -31,14 +25,32 @@ local function clock_now(arg)
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- A stored record: the fields the rules read (times and counters as numbers), plus `flat`, the hash as
+-- HGETALL returned it, and `pos`, the index of each field's value in `flat`. Replies send `flat` (patched
+-- by `update`), so an unchanged field is never parsed or formatted again.
+local function to_num(value)
+  if value == nil then return nil end
+  return tonumber(value)
+end
+
 local function load_meta(key)
   local flat = redis.call('HGETALL', key)
-  if #flat == 0 then return nil end
-  local m = {}
-  for i = 1, #flat, 2 do
-    local field, value = flat[i], flat[i + 1]
-    if NUMERIC[field] then m[field] = tonumber(value) else m[field] = value end
-  end
+  local n = #flat
+  if n == 0 then return nil end
+  -- Built by a constructor with every field, so the table is sized once; 0 marks an absent field
+  -- (flat[0] is nil).
+  local pos = { status = 0, stage = 0, requestKey = 0, sessionId = 0, ownerId = 0, ownerToken = 0, epoch = 0,
+    takeovers = 0, createdAt = 0, updatedAt = 0, heartbeatAt = 0, expireAt = 0, deadlineAt = 0, retryable = 0,
+    errorType = 0, errorCode = 0, errorMessage = 0, resultRef = 0 }
+  for i = 1, n, 2 do pos[flat[i]] = i + 1 end
+  local m = {
+    flat = flat, pos = pos, status = flat[pos.status], epoch = to_num(flat[pos.epoch]),
+    takeovers = to_num(flat[pos.takeovers]), createdAt = to_num(flat[pos.createdAt]),
+    updatedAt = to_num(flat[pos.updatedAt]), heartbeatAt = to_num(flat[pos.heartbeatAt]),
+    expireAt = to_num(flat[pos.expireAt]), deadlineAt = to_num(flat[pos.deadlineAt]),
+    ownerId = flat[pos.ownerId], ownerToken = flat[pos.ownerToken], sessionId = flat[pos.sessionId],
+    retryable = flat[pos.retryable],
+  }
   if m.status == nil or m.epoch == nil or m.expireAt == nil or m.deadlineAt == nil or m.heartbeatAt == nil
     or m.takeovers == nil or m.createdAt == nil or m.updatedAt == nil then
     return nil
@@ -61,29 +73,47 @@ local function fence_matches(m, owner_id, owner_token, epoch)
   return m.ownerId == owner_id and m.ownerToken == owner_token and m.epoch == epoch
 end
 
-local function copy(m)
-  local c = {}
-  for k, v in pairs(m) do c[k] = v end
-  return c
-end
-
-local function flat_meta(m)
-  if m == nil then return {} end
-  local out = {}
-  for _, field in ipairs(FIELDS) do
-    local value = m[field]
-    if NUMERIC[field] then value = fmt(value) end
-    out[#out + 1] = field
-    out[#out + 1] = value
+-- A transition of a stored record: writes only the changed fields (`changes` = field, value, ...; numbers
+-- formatted), patches the reply, keeps `m`'s rule fields current and sets the TTL to the logical expiry.
+local function update(key, m, changes, now)
+  redis.call('HSET', key, unpack(changes))
+  local flat, pos = m.flat, m.pos
+  for i = 1, #changes, 2 do
+    local field, value = changes[i], changes[i + 1]
+    local p = pos[field]
+    if p == nil or p == 0 then
+      flat[#flat + 1] = field
+      flat[#flat + 1] = value
+      pos[field] = #flat
+    else
+      flat[p] = value
+    end
+    if type(m[field]) == 'number' then m[field] = tonumber(value) else m[field] = value end
   end
-  return out
+  redis.call('PEXPIRE', key, fmt(math.max(1, m.expireAt - now)))
 end
 
--- Replaces the whole hash and sets its TTL to the record's logical expiry.
-local function save_meta(key, m, now)
+-- A record written whole (a new owner): replaces the hash, and becomes a loaded record for the reply.
+local function create(key, m, now)
+  -- Field order of a record written whole; other replies follow the hash's own order. Local to this
+  -- function, so only scripts that create a record build it.
+  local FIELDS = { 'status', 'stage', 'requestKey', 'sessionId', 'ownerId', 'ownerToken', 'epoch', 'takeovers',
+    'createdAt', 'updatedAt', 'heartbeatAt', 'expireAt', 'deadlineAt', 'retryable', 'errorType', 'errorCode',
+    'errorMessage', 'resultRef' }
+  local flat, pos = {}, {}
+  for i = 1, #FIELDS do
+    local field = FIELDS[i]
+    local value = m[field]
+    if type(value) == 'number' then value = fmt(value) end
+    flat[2 * i - 1] = field
+    flat[2 * i] = value
+    pos[field] = 2 * i
+  end
   redis.call('DEL', key)
-  redis.call('HSET', key, unpack(flat_meta(m)))
+  redis.call('HSET', key, unpack(flat))
   redis.call('PEXPIRE', key, fmt(math.max(1, m.expireAt - now)))
+  m.flat = flat
+  m.pos = pos
 end
 
 -- The terminal event: a stream entry (the record, bounded and with a TTL) and a compact notice on the
@@ -100,5 +130,6 @@ end
 
 -- Every flight script replies { code, flat meta (empty when none), result or false }.
 local function reply(code, m, result)
-  return { code, flat_meta(m), result or false }
+  if m == nil then return { code, {}, result or false } end
+  return { code, m.flat, result or false }
 end

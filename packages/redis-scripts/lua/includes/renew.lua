@@ -9,19 +9,13 @@ local function renew(allow_pending)
     return reply('FENCED', rec)
   end
   if rec.status == 'PENDING' and not allow_pending then return reply('FENCED', rec) end
-  local m = copy(rec)
+  local m = rec
   if now >= rec.deadlineAt then
-    m.status = 'EXPIRED'
-    m.updatedAt = now
-    m.expireAt = now + lease_ttl
-    save_meta(KEYS[1], m, now)
+    update(KEYS[1], m, { 'status', 'EXPIRED', 'updatedAt', fmt(now), 'expireAt', fmt(now + lease_ttl) }, now)
     publish_terminal(KEYS[3], ARGV[2], ARGV[3], m, now)
     return reply('FENCED', m)
   end
-  m.status = 'RUNNING'
-  m.heartbeatAt = now
-  m.updatedAt = now
-  m.expireAt = now + lease_ttl
-  save_meta(KEYS[1], m, now)
+  local at = fmt(now)
+  update(KEYS[1], m, { 'status', 'RUNNING', 'heartbeatAt', at, 'updatedAt', at, 'expireAt', fmt(now + lease_ttl) }, now)
   return reply('OK', m)
 end
