@@ -25,6 +25,8 @@ export interface LiveFlight {
   startedAt: number;
   endedAt: number | null;
   role: FlightRole | null;
+  /** For this node's completed runs: callers' nodes across the cluster that joined the run (from the atomic completion). */
+  clusterFollowers: number | null;
 }
 
 export interface StageCounters {
@@ -80,6 +82,7 @@ export class LiveTracker extends EventEmitter {
     for (const stage of stageNames) this.counters(stage);
     flight.on('owner', ({ stage, key, epoch }) => this.update(stage, key, { status: 'running', owner: info.nodeId, epoch }));
     flight.on('follower', ({ stage, key, epoch, ownerId }) => this.update(stage, key, { status: 'following', owner: ownerId, epoch }));
+    flight.on('completed', ({ stage, key, followers }) => this.update(stage, key, { clusterFollowers: followers }));
     flight.on('run', ({ stage, key, role }) => {
       if (role === 'local') this.update(stage, key, { status: 'running-local', owner: info.nodeId });
     });
@@ -121,7 +124,7 @@ export class LiveTracker extends EventEmitter {
     const id = idOf(stage, key);
     let flight = this.live.get(id);
     if (!flight) {
-      flight = { id, stage, key, sessionId, status: 'pending', owner: null, epoch: null, waiting: 0, served: {}, startedAt: Date.now(), endedAt: null, role: null };
+      flight = { id, stage, key, sessionId, status: 'pending', owner: null, epoch: null, waiting: 0, served: {}, startedAt: Date.now(), endedAt: null, role: null, clusterFollowers: null };
       this.live.set(id, flight);
       this.finished.delete(id);
     }

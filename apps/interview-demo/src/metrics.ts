@@ -58,6 +58,13 @@ export function createMetrics(flight: SingleFlight, labels: { nodeId: string }):
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
+  const sharedWith = new Histogram({
+    name: 'flight_cluster_followers',
+    help: 'Per completed run of this node: how many callers (one per node) across the cluster had joined it, from the atomic completion',
+    labelNames: ['stage'],
+    buckets: [0, 1, 2, 3, 5, 10, 20, 50],
+    registers: [registry],
+  });
   const mode = new Gauge({
     name: 'flight_mode',
     help: 'Effective coordination mode of this node (1 for the current one)',
@@ -75,6 +82,7 @@ export function createMetrics(flight: SingleFlight, labels: { nodeId: string }):
   flight.on('fallback', ({ stage }) => fallbacks.inc({ stage }));
   flight.on('lease-lost', ({ stage, reason }) => leaseLost.inc({ stage, reason }));
   flight.on('coordination-error', ({ stage }) => coordinationErrors.inc({ stage }));
+  flight.on('completed', ({ stage, followers }) => sharedWith.observe({ stage }, followers));
   flight.on('waited', ({ stage, waitedMs, woken }) => waits.observe({ stage, woken }, waitedMs / 1000));
 
   return {

@@ -40,6 +40,9 @@ describe('300 concurrent identical requests spread over 3 nodes', () => {
     const calls = await Promise.all(cluster.urls.map((u) => metric(u, 'flight_model_calls_total', { stage: 'interview-evaluation' })));
     expect(requests.reduce((a, b) => a + b)).toBe(300);
     expect(calls.reduce((a, b) => a + b)).toBe(1);
+    // The owner's completion reported, cluster-wide, that the two other nodes had joined its run.
+    const joined = await Promise.all(cluster.urls.map((u) => metric(u, 'flight_cluster_followers_sum', { stage: 'interview-evaluation' })));
+    expect(joined.reduce((a, b) => a + b)).toBe(2);
   });
 
   it('follow-up: the model is called once and all 300 answers are equal', async () => {

@@ -65,8 +65,11 @@ describe('SingleFlight (distributed over a shared coordinator)', () => {
       return { score: 8, at: 'once' };
     };
     const key = randomUUID();
+    const completed = nodes.map((node) => record(node, 'completed'));
     const results = await Promise.all(Array.from({ length: 150 }, (_, i) => nodes[i % 3]!.execute('eval', key, supplier)));
     expect(runs).toBe(1);
+    // The owner learns, from the atomic completion, that the two other nodes joined its run.
+    expect(completed.flat()).toEqual([expect.objectContaining({ key, followers: 2 })]);
     expect(new Set(results.map((r) => JSON.stringify(r.value)))).toEqual(new Set(['{"score":8,"at":"once"}']));
     const roles = results.map((r) => r.role);
     expect(roles.filter((r) => r === 'owner')).toHaveLength(1); // the one caller whose supplier ran

@@ -12,7 +12,8 @@
 
   Returns { outcome, flat meta, result or false }, outcome one of
   OWNER_NEW | OWNER_TAKEOVER | FOLLOWER_WAIT | REPLAY_SUCCESS | REPLAY_FAILURE.
-  Writes only for OWNER_NEW / OWNER_TAKEOVER with a new token; everything is checked first.
+  Writes for OWNER_NEW / OWNER_TAKEOVER with a new token, and counts a first-time FOLLOWER_WAIT in
+  `followers`; everything is checked first.
 ]]
 --@include common
 
@@ -34,7 +35,7 @@ local function new_owner(prev, outcome)
     status = 'PENDING', stage = ARGV[4], requestKey = ARGV[5], sessionId = session,
     ownerId = owner_id, ownerToken = owner_token,
     epoch = math.max((prev and prev.epoch or 0) + 1, now * 1000),
-    takeovers = prev and (prev.takeovers + 1) or 0,
+    takeovers = prev and (prev.takeovers + 1) or 0, followers = 0,
     createdAt = prev and prev.createdAt or now,
     updatedAt = now, heartbeatAt = now, expireAt = now + lease_ttl, deadlineAt = now + max_run,
     retryable = '0', errorType = '', errorCode = '', errorMessage = '', resultRef = '',
@@ -77,5 +78,9 @@ if rec.ownerToken == owner_token and rec.ownerId == owner_id then
 end
 if now - rec.heartbeatAt > takeover_after or now >= rec.deadlineAt then
   return take(new_owner(rec), 'OWNER_TAKEOVER')
+end
+-- A caller joining this epoch for the first time is counted; its later polls pass joinEpoch.
+if join_epoch == nil or join_epoch ~= rec.epoch then
+  update(KEYS[1], rec, { 'followers', fmt(rec.followers + 1) }, now)
 end
 return reply('FOLLOWER_WAIT', rec)

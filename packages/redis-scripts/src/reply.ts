@@ -27,6 +27,7 @@ function emptyMeta(): Record<keyof FlightMeta, unknown> {
     ownerToken: undefined,
     epoch: undefined,
     takeovers: undefined,
+    followers: undefined,
     createdAt: undefined,
     updatedAt: undefined,
     heartbeatAt: undefined,
@@ -49,6 +50,7 @@ export function decodeMeta(flat: unknown): FlightMeta | null {
     switch (field) {
       case 'epoch':
       case 'takeovers':
+      case 'followers':
       case 'createdAt':
       case 'updatedAt':
       case 'heartbeatAt':

@@ -32,6 +32,8 @@ export interface FlightEventMap {
   fallback: Base & { error: string };
   /** Coordination failed in distributed mode (the caller got a FlightCoordinationError). */
   'coordination-error': Base & { error: string };
+  /** This node's run was stored; `followers` callers' nodes across the cluster had joined it while it ran. */
+  completed: Base & { epoch: number; followers: number };
   /** A follower finished waiting. */
   waited: Base & { waitedMs: number; woken: 'event' | 'poll' | 'timeout' };
   /** A caller's call settled. */

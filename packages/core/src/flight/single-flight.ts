@@ -508,6 +508,7 @@ export class SingleFlight {
       try {
         const written = await coordinator.complete(fence, { result: payload, resultTtlMs: policy.resultTtlMs });
         if (!written.ok) return fencedResult('complete');
+        this.events.emit('completed', { ...ref, epoch: meta.epoch, followers: written.meta.followers });
       } catch (error) {
         // The value is right; only sharing it failed. This node's callers still get it.
         logger.warn({ ...ref, err: error }, 'could not store the result; returning it to local callers only');

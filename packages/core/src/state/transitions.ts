@@ -65,6 +65,7 @@ function newOwnerMeta(input: AcquireInput, previous: FlightMeta | null, now: num
     ownerToken: input.ownerToken,
     epoch: nextEpoch(previous?.epoch ?? 0, now),
     takeovers: previous ? previous.takeovers + 1 : 0,
+    followers: 0,
     createdAt: previous?.createdAt ?? now,
     updatedAt: now,
     heartbeatAt: now,
@@ -87,6 +88,7 @@ function newOwnerMeta(input: AcquireInput, previous: FlightMeta | null, now: num
  * - EXPIRED → OWNER_TAKEOVER
  * - PENDING/RUNNING: same ownerToken → the same owner outcome again (idempotent retry);
  *   heartbeat older than `takeoverAfterMs` or past the deadline → OWNER_TAKEOVER; else FOLLOWER_WAIT
+ *   (counting the caller in `followers` unless it already joined this epoch: `joinEpoch` equal to it)
  */
 export function acquire(stored: FlightRecord | null, input: AcquireInput, now: number): Transition<AcquireReply> {
   const record = isLive(stored, now) ? stored : null;
@@ -116,7 +118,11 @@ export function acquire(stored: FlightRecord | null, input: AcquireInput, now: n
         return { reply: { outcome: current.takeovers > 0 ? 'OWNER_TAKEOVER' : 'OWNER_NEW', meta: current } };
       }
       const stale = now - current.heartbeatAt > input.takeoverAfterMs || now >= current.deadlineAt;
-      return stale ? takeover() : { reply: { outcome: 'FOLLOWER_WAIT', meta: current } };
+      if (stale) return takeover();
+      // A caller joining this epoch for the first time is counted (its later polls pass joinEpoch).
+      if (input.joinEpoch === current.epoch) return { reply: { outcome: 'FOLLOWER_WAIT', meta: current } };
+      const meta: FlightMeta = { ...current, followers: current.followers + 1 };
+      return { reply: { outcome: 'FOLLOWER_WAIT', meta }, next: { meta, result: record.result } };
     }
   }
 }

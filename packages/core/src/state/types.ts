@@ -43,6 +43,8 @@ export interface FlightMeta {
   epoch: number;
   /** How many times ownership was taken over inside this record. */
   takeovers: number;
+  /** Followers that joined the current epoch (one per joining caller's node), counted cluster-wide. */
+  followers: number;
   createdAt: number;
   updatedAt: number;
   heartbeatAt: number;

@@ -123,6 +123,26 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       expect(await c.heartbeat({ ...fence, ownerId: 'node-b' }, LEASE)).toMatchObject({ ok: false, code: 'FENCED', status: 'RUNNING' });
     });
 
+    it('counts each caller that joins a live epoch once, cluster-wide (followers); polls and new epochs do not add up', async () => {
+      const r = ref();
+      const fence = await owner(r);
+      expect((await c.readMeta(r))?.followers).toBe(0);
+      const b = await acquireAs(r, 'node-b');
+      expect(b).toMatchObject({ outcome: 'FOLLOWER_WAIT', meta: { followers: 1 } });
+      expect((await acquireAs(r, 'node-c')).meta.followers).toBe(2);
+      expect((await acquireAs(r, 'node-b', { joinEpoch: b.meta.epoch })).meta.followers).toBe(2);
+      const done = await c.complete(fence, { result: 'v', resultTtlMs: 60_000 });
+      expect(done).toMatchObject({ ok: true, meta: { followers: 2 } });
+      expect((await acquireAs(r, 'node-d')).meta.followers).toBe(2); // a replay is not a follower
+
+      const other = ref();
+      const first = await owner(other);
+      await acquireAs(other, 'node-b');
+      await c.fail(first, { failure: failure(true), ttlMs: 10_000 });
+      const next = await acquireAs(other, 'node-c');
+      expect(next).toMatchObject({ outcome: 'OWNER_TAKEOVER', meta: { followers: 0 } });
+    });
+
     it('completes atomically: SUCCEEDED with the result, replayed to every later caller', async () => {
       const r = ref();
       const fence = await owner(r);

@@ -40,12 +40,13 @@ local function load_meta(key)
   -- Built by a constructor with every field, so the table is sized once; 0 marks an absent field
   -- (flat[0] is nil).
   local pos = { status = 0, stage = 0, requestKey = 0, sessionId = 0, ownerId = 0, ownerToken = 0, epoch = 0,
-    takeovers = 0, createdAt = 0, updatedAt = 0, heartbeatAt = 0, expireAt = 0, deadlineAt = 0, retryable = 0,
+    takeovers = 0, followers = 0, createdAt = 0, updatedAt = 0, heartbeatAt = 0, expireAt = 0, deadlineAt = 0, retryable = 0,
     errorType = 0, errorCode = 0, errorMessage = 0, resultRef = 0 }
   for i = 1, n, 2 do pos[flat[i]] = i + 1 end
   local m = {
     flat = flat, pos = pos, status = flat[pos.status], epoch = to_num(flat[pos.epoch]),
-    takeovers = to_num(flat[pos.takeovers]), createdAt = to_num(flat[pos.createdAt]),
+    takeovers = to_num(flat[pos.takeovers]), followers = to_num(flat[pos.followers]) or 0,
+    createdAt = to_num(flat[pos.createdAt]),
     updatedAt = to_num(flat[pos.updatedAt]), heartbeatAt = to_num(flat[pos.heartbeatAt]),
     expireAt = to_num(flat[pos.expireAt]), deadlineAt = to_num(flat[pos.deadlineAt]),
     ownerId = flat[pos.ownerId], ownerToken = flat[pos.ownerToken], sessionId = flat[pos.sessionId],
@@ -98,7 +99,7 @@ local function create(key, m, now)
   -- Field order of a record written whole; other replies follow the hash's own order. Local to this
   -- function, so only scripts that create a record build it.
   local FIELDS = { 'status', 'stage', 'requestKey', 'sessionId', 'ownerId', 'ownerToken', 'epoch', 'takeovers',
-    'createdAt', 'updatedAt', 'heartbeatAt', 'expireAt', 'deadlineAt', 'retryable', 'errorType', 'errorCode',
+    'followers', 'createdAt', 'updatedAt', 'heartbeatAt', 'expireAt', 'deadlineAt', 'retryable', 'errorType', 'errorCode',
     'errorMessage', 'resultRef' }
   local flat, pos = {}, {}
   for i = 1, #FIELDS do
