@@ -540,6 +540,52 @@ describe('#4 lease overwritten by hand, #13 node clock skew (real Redis, server 
     await server?.stop();
   });
 
+  it('#5 cancel cluster-wide and expire a run past its max lifetime, through Redis between two nodes', async () => {
+    const { createSingleFlight, FlightCancelledError } = await import('@flight/core');
+    const policy = { heartbeatIntervalMs: 500, takeoverAfterMs: 5000, pollIntervalMs: 5000, l1: { enabled: false }, guard: { retry: false as const, timeoutMs: 0 } };
+    const coordinators = [0, 1].map(() => createIoredisCoordinator({ redis: server.url, prefix: 'cancel' }));
+    const [a, b] = coordinators.map((coordinator, i) =>
+      createSingleFlight({ coordinator, mode: 'distributed', nodeId: `n${i}`, defaults: policy, stages: { short: { ...policy, maxRunMs: 1000 } } }),
+    ) as [ReturnType<typeof createSingleFlight>, ReturnType<typeof createSingleFlight>];
+    try {
+      // Cancel: issued on node b, the owner on node a aborts, everyone gets the typed error.
+      let ownerSignal: AbortSignal | undefined;
+      const key = randomUUID();
+      const owner = a.execute('rel', key, (ctx) => {
+        ownerSignal = ctx.signal;
+        return new Promise((resolve) => setTimeout(() => resolve('too late'), 10_000));
+      });
+      await sleep(100);
+      const follower = b.execute('rel', key, async () => 'never');
+      await sleep(100);
+      const cancelledAt = Date.now();
+      expect(await b.cancel('rel', key, 'user left')).toBe(true);
+      await expect(follower).rejects.toBeInstanceOf(FlightCancelledError);
+      const followerMs = Date.now() - cancelledAt;
+      await expect(owner).rejects.toBeInstanceOf(FlightCancelledError);
+      const ownerMs = Date.now() - cancelledAt;
+      expect(ownerSignal?.aborted).toBe(true);
+      expect(followerMs).toBeLessThan(300); // woken by the CANCELLED notice, not by polling (5 s)
+      expect(ownerMs).toBeLessThan(1200); // the owner learns it at its next heartbeat (500 ms)
+      expect(await coordinators[0]!.readMeta({ stage: 'rel', key })).toMatchObject({ status: 'CANCELLED', errorMessage: 'user left' });
+
+      // Expire: a run that never settles passes maxRunMs (1 s); it is EXPIRED and the follower takes over at once.
+      const stuckKey = randomUUID();
+      const stuck = a.execute('short', stuckKey, () => new Promise(() => {})).catch((error: unknown) => error);
+      await sleep(100);
+      const started = Date.now();
+      const heir = await b.execute('short', stuckKey, async () => 'heir');
+      const takeoverMs = Date.now() - started;
+      expect(heir).toMatchObject({ value: 'heir', role: 'owner' });
+      expect(await stuck).toMatchObject({ errorType: 'TIMEOUT', errorCode: 'E_FLIGHT_LEASE_LOST' });
+      expect(takeoverMs).toBeLessThan(2500);
+      recordFigure('#5 cancel and expire over Redis', { followerCancelledMs: followerMs, ownerCancelledMs: ownerMs, expiredTakeoverMs: takeoverMs });
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await Promise.all(coordinators.map((c) => c.close()));
+    }
+  });
+
   it('#4 an owner whose lease is overwritten in Redis learns it at the next heartbeat: its signal aborts, its completion is refused', async () => {
     const { createSingleFlight } = await import('@flight/core');
     const coordinator = createIoredisCoordinator({ redis: server.url, prefix: 'hijack' });
