@@ -22,6 +22,7 @@ export { createEnvelopeCodec, type EnvelopeCodecOptions, type Serializer } from 
 export { createLruReplayCache, type LruReplayCacheOptions } from './cache/lru-replay-cache.js';
 export { buildFlightKey, hashPart, assertRequestKey, MAX_KEY_LENGTH, type KeyPart } from './keys/key-builder.js';
 export { LocalSingleFlight, abortable, type LocalResult } from './local/local-single-flight.js';
+export { untilAborted } from './abort.js';
 export {
   createMemoryCoordinator,
   DEFAULT_INLINE_RESULT_BYTES,

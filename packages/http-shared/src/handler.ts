@@ -8,6 +8,7 @@ import {
   buildFlightKey,
   FlightExecutionError,
   hashPart,
+  untilAborted,
   type FlightContext,
   type FlightRole,
   type KeyPart,
@@ -79,24 +80,6 @@ function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
   a.addEventListener('abort', forward(a), { once: true });
   b.addEventListener('abort', forward(b), { once: true });
   return controller.signal;
-}
-
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 function normalizeSpec(spec: Exclude<FlightKeySpec, null | undefined>): { parts?: readonly KeyPart[]; identity?: string } {

@@ -7,6 +7,7 @@
  * Modes `distributed`, `local` and `hybrid` (coordination failure → in-process single-flight).
  */
 import { randomUUID } from 'node:crypto';
+import { untilAborted } from '../abort.js';
 import {
   FlightCancelledError,
   FlightFencedError,
@@ -77,16 +78,6 @@ interface Outcome {
 }
 
 type OwnerResult = { kind: 'value'; value: unknown } | { kind: 'fenced'; error: Error };
-
-/** Settles with `promise`, or rejects with the signal's reason as soon as it aborts (the promise is abandoned). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
 
 function failureOf(meta: FlightMeta): FailureRecord {
   return {

@@ -3,6 +3,7 @@
  * one execution; its value or its error reaches every caller; `shared` tells whether more than one
  * caller received it; `forget` lets the next call start a fresh execution.
  */
+import { untilAborted } from '../abort.js';
 import { FlightAbortedError } from '../errors.js';
 
 interface Call<T> {
@@ -64,19 +65,8 @@ export class LocalSingleFlight {
 /** Races `promise` with `signal`: rejects with `FlightAbortedError` when the signal aborts first. */
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(new FlightAbortedError('the caller aborted', { cause: signal.reason }));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new FlightAbortedError('the caller aborted', { cause: signal.reason }));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
+  return untilAborted(promise, signal).catch((error: unknown) => {
+    if (signal.aborted && error === signal.reason) throw new FlightAbortedError('the caller aborted', { cause: signal.reason });
+    throw error;
   });
 }
