@@ -8,7 +8,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { startOwnRedis, type OwnRedis } from './redis-server.js';
+// The servers module alone: the rest of the testing entry imports vitest, which this CLI does not run under.
+import { startRedisServer, type RedisServer } from '@flight/redis-scripts/servers';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -68,7 +69,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   const log = options.log ?? (() => undefined);
   const random = prng(options.seed);
   const started = Date.now();
-  const redis: OwnRedis = await startOwnRedis();
+  const redis: RedisServer = await startRedisServer();
   const prefix = 'chaos';
   const summary: ChaosSummary = {
     requests: 0,

@@ -3,4 +3,3 @@ export { startTcpProxy, type TcpProxy, type ProxyMode } from './proxy.js';
 export { recordFigure, trackUnhandledRejections, sleep, eventually, FIGURES_FILE } from './figures.js';
 export { startNode, expectedValue, FAST_POLICY, STAGE, type TestNode } from './node.js';
 export { runChaos, formatSummary, type ChaosOptions, type ChaosSummary } from './chaos-run.js';
-export { startOwnRedis, type OwnRedis } from './redis-server.js';
