@@ -32,11 +32,5 @@ export {
 } from './memory/memory-coordinator.js';
 export { createMemorySessionLock } from './memory/memory-session-lock.js';
 export { FLIGHT_MODES, type FlightMode, type SingleFlightOptions } from './flight/options.js';
-export {
-  SingleFlight,
-  createSingleFlight,
-  type ExecuteOptions,
-  type FlightContext,
-  type FlightResult,
-  type Supplier,
-} from './flight/single-flight.js';
+export { SingleFlight, createSingleFlight } from './flight/single-flight.js';
+export type { ExecuteOptions, FlightContext, FlightResult, Supplier } from './flight/types.js';

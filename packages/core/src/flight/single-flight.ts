@@ -25,51 +25,11 @@ import { HeartbeatManager } from '../heartbeat/heartbeat-manager.js';
 import { assertRequestKey } from '../keys/key-builder.js';
 import { LocalSingleFlight } from '../local/local-single-flight.js';
 import { flightId } from '../memory/memory-coordinator.js';
-import type { SessionLockHandle } from '../ports/session-lock.js';
 import { assertStageName, leaseTerms, resolveStagePolicy, type StagePolicy } from '../policy/stage-policy.js';
 import type { FailureRecord, FlightMeta, FlightRef } from '../state/types.js';
+import { withSessionLock } from './session-lock-scope.js';
+import type { ExecuteOptions, FlightResult, Supplier } from './types.js';
 import { resolveOptions, type FlightMode, type ResolvedOptions, type SingleFlightOptions } from './options.js';
-
-/** What the supplier receives. */
-export interface FlightContext {
-  /** Aborts when the guard's timeout fires, the lease is lost, or the flight is cancelled. */
-  readonly signal: AbortSignal;
-  readonly stage: string;
-  readonly key: string;
-  readonly role: 'owner' | 'local';
-  /** The fencing epoch of this run (distributed runs only). */
-  readonly epoch: number | undefined;
-  /** 1 for the first run of this call, more after a takeover or a fenced write. */
-  readonly attempt: number;
-  /** Reports progress: keeps the lease renewing under the stage's stall rule. */
-  progress(): void;
-}
-
-export type Supplier<T> = (context: FlightContext) => Promise<T> | T;
-
-export interface ExecuteOptions {
-  /** Detaches this caller only: it rejects with `FlightAbortedError`, the flight goes on for everyone else. */
-  signal?: AbortSignal;
-  /** Recorded in the flight's metadata, and the session locked by heavy stages. */
-  sessionId?: string;
-}
-
-/** What a caller gets. */
-export interface FlightResult<T> {
-  value: T;
-  /**
-   * How the value was obtained: ran the supplier (`owner`; `local` in local mode or fallback, also for
-   * callers that joined a local run), joined a run of this or another node (`follower`), a stored result
-   * (`replay`), or the node's L1 cache (`l1`).
-   */
-  role: FlightRole;
-  /** True when the value was produced once for several callers (or came from a stored result). */
-  shared: boolean;
-  stage: string;
-  key: string;
-  /** Fencing epoch of the run that produced the value (distributed modes). */
-  epoch?: number | undefined;
-}
 
 interface Outcome {
   value: unknown;
@@ -229,31 +189,11 @@ export class SingleFlight {
    * Runs `fn` holding the session lock when the stage asks for it (heavy stages): only a run's owner takes
    * it, so identical requests follow the run instead of queueing. The lock is renewed while held.
    */
-  private async withSessionLock<T>(policy: StagePolicy, sessionId: string | undefined, signal: AbortSignal, fn: () => Promise<T>) {
+  private withSessionLock<T>(policy: StagePolicy, sessionId: string | undefined, signal: AbortSignal, fn: () => Promise<T>) {
     if (!policy.sessionLock.enabled || !sessionId) return fn();
-    const { clock, logger } = this.options;
-    const terms = { ttlMs: policy.sessionLock.ttlMs, waitMs: policy.sessionLock.waitMs, signal };
-    let lock: SessionLockHandle;
-    try {
-      lock = await this.options.sessionLock.acquire(sessionId, terms);
-    } catch (error) {
-      if (this.mode !== 'hybrid' || !isCoordinationFailure(error)) throw error;
-      lock = await this.options.localSessionLock.acquire(sessionId, terms);
-    }
-    let timer: unknown;
-    const renew = () => {
-      timer = clock.setTimeout(() => {
-        lock.renew(policy.sessionLock.ttlMs).then(renew, (error) => logger.warn({ err: error, sessionId }, 'session lock renewal failed'));
-      }, Math.max(100, Math.floor(policy.sessionLock.ttlMs / 3)));
-    };
-    renew();
-    try {
-      if (signal.aborted) throw signal.reason;
-      return await fn();
-    } finally {
-      clock.clearTimeout(timer);
-      lock.release().catch((error) => logger.warn({ err: error, sessionId }, 'session lock release failed'));
-    }
+    const { sessionLock, localSessionLock, clock, logger } = this.options;
+    const scope = { lock: sessionLock, fallback: this.mode === 'hybrid' ? localSessionLock : undefined, clock, logger };
+    return withSessionLock(scope, sessionId, { ttlMs: policy.sessionLock.ttlMs, waitMs: policy.sessionLock.waitMs }, signal, fn);
   }
 
   private guard(policy: StagePolicy): Guard {

@@ -1,0 +1,43 @@
+/** What callers and suppliers of `SingleFlight.execute` see. */
+import type { FlightRole } from '../events/types.js';
+
+/** What the supplier receives. */
+export interface FlightContext {
+  /** Aborts when the guard's timeout fires, the lease is lost, or the flight is cancelled. */
+  readonly signal: AbortSignal;
+  readonly stage: string;
+  readonly key: string;
+  readonly role: 'owner' | 'local';
+  /** The fencing epoch of this run (distributed runs only). */
+  readonly epoch: number | undefined;
+  /** 1 for the first run of this call, more after a takeover or a fenced write. */
+  readonly attempt: number;
+  /** Reports progress: keeps the lease renewing under the stage's stall rule. */
+  progress(): void;
+}
+
+export type Supplier<T> = (context: FlightContext) => Promise<T> | T;
+
+export interface ExecuteOptions {
+  /** Detaches this caller only: it rejects with `FlightAbortedError`, the flight goes on for everyone else. */
+  signal?: AbortSignal;
+  /** Recorded in the flight's metadata, and the session locked by heavy stages. */
+  sessionId?: string;
+}
+
+/** What a caller gets. */
+export interface FlightResult<T> {
+  value: T;
+  /**
+   * How the value was obtained: ran the supplier (`owner`; `local` in local mode or fallback, also for
+   * callers that joined a local run), joined a run of this or another node (`follower`), a stored result
+   * (`replay`), or the node's L1 cache (`l1`).
+   */
+  role: FlightRole;
+  /** True when the value was produced once for several callers (or came from a stored result). */
+  shared: boolean;
+  stage: string;
+  key: string;
+  /** Fencing epoch of the run that produced the value (distributed modes). */
+  epoch?: number | undefined;
+}
