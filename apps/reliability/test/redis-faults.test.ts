@@ -294,6 +294,35 @@ describe('#8/#9 lost replies, blackholed and reset connections (TCP proxy)', () 
     }
   });
 
+  it('an acquire whose reply is lost past the deadline is repeated once with the same token: the same owner runs once, no takeover', async () => {
+    const proxy = await startTcpProxy({ port: server.port });
+    const a = startNode({ id: 'a', url: proxy.url, commandTimeoutMs: 500, prefix: 'lost3' });
+    const b = startNode({ id: 'b', url: server.url, commandTimeoutMs: 500, prefix: 'lost3' });
+    const probe = createIoredisCoordinator({ redis: server.url, prefix: 'lost3' });
+    try {
+      await settle(a, 'warm');
+      proxy.mode = 'drop-replies';
+      const started = Date.now();
+      const aCall = settle(a, 'k3', 300);
+      await sleep(650); // a's acquire got no reply by 500 ms; core repeated it (same token), also unanswered so far
+      const landed = await probe.readMeta({ stage: 'rel', key: 'k3' });
+      expect(landed).toMatchObject({ ownerId: 'a', status: 'PENDING' });
+      proxy.mode = 'pass';
+      proxy.resetAll(); // ioredis reconnects and re-sends; the repeat answers the same epoch
+      const bResult = await settle(b, 'k3');
+      const aResult = await aCall;
+      expect(aResult).toMatchObject({ ok: true, value: expectedValue('k3'), epoch: landed!.epoch });
+      expect(bResult).toMatchObject({ ok: true, value: expectedValue('k3') });
+      expect((a.runs.get('k3') ?? 0) + (b.runs.get('k3') ?? 0)).toBe(1);
+      expect(a.runs.get('k3')).toBe(1);
+      expect(b.events.takeovers).toBe(0);
+      recordFigure('#8 lost acquire reply repeated by core', { ownerAnsweredMs: aResult.ms, totalMs: Date.now() - started, upstreamCalls: 1, takeovers: 0 });
+    } finally {
+      await Promise.all([a.close(), b.close(), probe.close()]);
+      await proxy.close();
+    }
+  });
+
   for (const mode of ['blackhole', 'reset'] as const) {
     it(`one node's connection ${mode === 'blackhole' ? 'blackholed' : 'reset'}: it fails by its deadline (distributed) or falls back (hybrid); the others proceed`, async () => {
       const proxy = await startTcpProxy({ port: server.port });

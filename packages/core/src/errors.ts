@@ -57,6 +57,17 @@ export class FlightCancelledError extends FlightError {
 /** The coordinator (Redis) failed or did not answer by its deadline. */
 export class FlightCoordinationError extends FlightError {
   static override readonly code = 'E_FLIGHT_COORDINATION';
+  /**
+   * True when the request may have been applied anyway (no answer by the deadline: the reply, not the
+   * request, may be what was lost). Every coordinator write is idempotent for the same arguments, so
+   * such a call can be repeated as is.
+   */
+  readonly outcomeUnknown: boolean;
+
+  constructor(message: string, options: { cause?: unknown; context?: FlightErrorContext; outcomeUnknown?: boolean } = {}) {
+    super(message, options);
+    this.outcomeUnknown = options.outcomeUnknown ?? false;
+  }
 }
 
 /** A stored payload failed its checksum, was truncated, or could not be decoded. */

@@ -398,6 +398,55 @@ function downCoordinator(healthy: FlightCoordinator, state: { down: boolean }): 
   });
 }
 
+describe('lost replies', () => {
+  it('repeats a call whose reply was lost (outcome unknown) with the same arguments: same epoch, one run, result shared', async () => {
+    const memory = createMemoryCoordinator();
+    const lost: string[] = [];
+    // Acquire and complete land in the store, but their first replies are lost (as past a deadline).
+    const lossy = new Proxy(memory, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== 'acquire' && prop !== 'complete') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: unknown[]) => {
+          const reply = await value.apply(target, args);
+          if (!lost.includes(prop)) {
+            lost.push(prop);
+            throw new FlightCoordinationError(`no reply to ${prop}`, { outcomeUnknown: true });
+          }
+          return reply;
+        };
+      },
+    }) as FlightCoordinator;
+    const { nodes } = cluster(2, { coordinator: lossy });
+    const key = randomUUID();
+    let runs = 0;
+    const first = await nodes[0]!.execute('eval', key, async () => ++runs);
+    expect(first).toMatchObject({ value: 1, role: 'owner' });
+    expect(lost).toEqual(['acquire', 'complete']);
+    expect(await nodes[1]!.execute('eval', key, async () => ++runs)).toMatchObject({ value: 1, role: 'replay' });
+    expect(runs).toBe(1);
+    expect((await memory.readMeta({ stage: 'eval', key }))?.takeovers).toBe(0); // the repeat took the same epoch
+  });
+
+  it('does not repeat a call that surely failed (outcome known)', async () => {
+    let acquires = 0;
+    const memory = createMemoryCoordinator();
+    const refusing = new Proxy(memory, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== 'acquire') return typeof value === 'function' ? value.bind(target) : value;
+        return async () => {
+          acquires++;
+          throw new FlightCoordinationError('connect ECONNREFUSED');
+        };
+      },
+    }) as FlightCoordinator;
+    const { nodes } = cluster(1, { coordinator: refusing });
+    await expect(nodes[0]!.execute('eval', randomUUID(), async () => 1)).rejects.toBeInstanceOf(FlightCoordinationError);
+    expect(acquires).toBe(1);
+  });
+});
+
 describe('modes', () => {
   it('hybrid mode falls back to the in-process single-flight while coordination fails, then returns', async () => {
     const state = { down: true };

@@ -30,7 +30,11 @@ export function toFlightRedisError(error: unknown, operation: string, context: F
     return new ErrorClass(`${operation}: ${message}`, { cause: error, context });
   }
   if (error instanceof DeadlineExceeded) {
-    return new FlightCoordinationError(`Redis did not answer ${operation} within ${error.timeoutMs} ms`, { cause: error, context });
+    return new FlightCoordinationError(`Redis did not answer ${operation} within ${error.timeoutMs} ms`, {
+      cause: error,
+      context,
+      outcomeUnknown: true,
+    });
   }
   return new FlightCoordinationError(`Redis ${operation} failed: ${message}`, { cause: error, context });
 }

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { untilAborted } from '../abort.js';
 import {
   FlightCancelledError,
+  FlightCoordinationError,
   FlightFencedError,
   FlightLeaseLostError,
   FlightValidationError,
@@ -210,6 +211,21 @@ export class SingleFlight {
     }
   }
 
+  /**
+   * `call`, repeated once when the first attempt's outcome is unknown (no reply by the deadline: it may
+   * have landed). Safe because every coordinator operation is idempotent for the same arguments (the same
+   * owner token or fence): a landed acquire answers the same epoch again, a landed complete answers OK.
+   */
+  private async callIdempotent<T>(operation: string, fn: () => Promise<T>, ref: FlightRef): Promise<T> {
+    try {
+      return await this.call(fn, ref);
+    } catch (error) {
+      if (!(error instanceof FlightCoordinationError) || !error.outcomeUnknown) throw error;
+      this.options.logger.warn({ ...ref, operation, err: error }, 'no reply by the deadline; repeating the idempotent call once');
+      return this.call(fn, ref);
+    }
+  }
+
   private remember(ref: FlightRef, value: unknown, policy: StagePolicy): void {
     if (policy.l1.enabled) this.options.replayCache.set(flightId(ref), value, policy.l1.ttlMs);
   }
@@ -264,11 +280,8 @@ export class SingleFlight {
     let ownerAttempts = 0;
     let lastError: Error | undefined;
     for (;;) {
-      const reply = await this.call(
-        () =>
-          coordinator.acquire({ ...ref, ...lease, sessionId, ownerId: this.nodeId, ownerToken: randomUUID(), joinEpoch }),
-        ref,
-      );
+      const input = { ...ref, ...lease, sessionId, ownerId: this.nodeId, ownerToken: randomUUID(), joinEpoch };
+      const reply = await this.callIdempotent('acquire', () => coordinator.acquire(input), ref);
       const { meta } = reply;
       const waited = () => {
         if (waitStartedAt !== undefined) this.events.emit('waited', { ...ref, waitedMs: clock.now() - waitStartedAt, woken });
@@ -368,7 +381,7 @@ export class SingleFlight {
       return { kind: 'fenced', error: new FlightFencedError(`${operation} refused: epoch ${meta.epoch} no longer owns the flight`, { context: ref }) };
     };
     this.events.emit('owner', { ...ref, epoch: meta.epoch, takeover });
-    const running = await this.call(() => coordinator.markRunning(fence, lease), ref);
+    const running = await this.callIdempotent('markRunning', () => coordinator.markRunning(fence, lease), ref);
     if (!running.ok) return fencedResult('markRunning');
 
     const id = flightId(ref);
@@ -426,7 +439,7 @@ export class SingleFlight {
           : toFailureRecord(error, policy);
         let written;
         try {
-          written = await coordinator.fail(fence, { failure, ttlMs: policy.failureTtlMs });
+          written = await this.callIdempotent('fail', () => coordinator.fail(fence, { failure, ttlMs: policy.failureTtlMs }), ref);
         } catch (writeError) {
           logger.warn({ ...ref, err: writeError }, 'could not record the failure');
           this.events.emit('coordination-error', { ...ref, error: (writeError as Error).message });
@@ -437,7 +450,11 @@ export class SingleFlight {
         throw toExecutionError(failure, { ...ref, replayed: false, cause: error });
       }
       try {
-        const written = await coordinator.complete(fence, { result: payload, resultTtlMs: policy.resultTtlMs });
+        const written = await this.callIdempotent(
+          'complete',
+          () => coordinator.complete(fence, { result: payload, resultTtlMs: policy.resultTtlMs }),
+          ref,
+        );
         if (!written.ok) return fencedResult('complete');
         this.events.emit('completed', { ...ref, epoch: meta.epoch, followers: written.meta.followers });
       } catch (error) {
