@@ -4,10 +4,13 @@
  * moved they succeed on the new master with the right result and nothing lost or duplicated.
  */
 import { randomUUID } from 'node:crypto';
+import type { FlightCoordinator } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
+import { createNodeRedisCoordinator } from '@flight/redis-node';
 import { clusterKeySlot, flightKeys } from '@flight/redis-scripts';
 import { rawCommand, startRedisCluster, type RedisCluster } from '@flight/redis-scripts/testing';
 import { Cluster } from 'ioredis';
+import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordFigure, sleep, trackUnhandledRejections } from '../src/index.js';
 
@@ -39,15 +42,30 @@ async function nodeId(port: number) {
   return String(await rawCommand(port, ['CLUSTER', 'MYID']));
 }
 
-describe('#12 Redis Cluster, slot mid-migration', () => {
-  it('TRYAGAIN while the slot migrates is retried; the flight completes correctly on the new master', async () => {
-    const unhandled = trackUnhandledRejections();
+const adapters: Record<string, (prefix: string) => Promise<{ coordinator: FlightCoordinator; close: () => Promise<void> }>> = {
+  ioredis: async (prefix) => {
     const client = new Cluster(cluster.masters, { retryDelayOnTryAgain: 50, redisOptions: { maxRetriesPerRequest: 20 } });
     client.on('error', () => undefined);
-    const coordinator = createIoredisCoordinator({ client, prefix: 'mig', commandTimeoutMs: 5000 });
+    const coordinator = createIoredisCoordinator({ client, prefix, commandTimeoutMs: 5000 });
+    return { coordinator, close: async () => (await coordinator.close(), client.disconnect()) };
+  },
+  'node-redis': async (prefix) => {
+    const client = createCluster({ rootNodes: cluster.masters.map((m) => ({ url: `redis://${m.host}:${m.port}` })) });
+    client.on('error', () => undefined);
+    await client.connect();
+    const coordinator = createNodeRedisCoordinator({ client, prefix, commandTimeoutMs: 5000 });
+    return { coordinator, close: async () => (await coordinator.close(), await client.close()) };
+  },
+};
+
+describe('#12 Redis Cluster, slot mid-migration', () => {
+  for (const [name, connect] of Object.entries(adapters)) it(`${name}: TRYAGAIN while the slot migrates is retried; the flight completes correctly on the new master`, async () => {
+    const unhandled = trackUnhandledRejections();
+    const prefix = `mig-${name}`;
+    const { coordinator, close } = await connect(prefix);
     try {
       const ref = { stage: 'mig', key: randomUUID() };
-      const keys = flightKeys('mig', ref);
+      const keys = flightKeys(prefix, ref);
       const slot = clusterKeySlot(keys.meta);
       const source = await slotOwner(slot);
       const targetPort = cluster.masters.map((m) => m.port).find((p) => p !== source.port)!;
@@ -83,10 +101,9 @@ describe('#12 Redis Cluster, slot mid-migration', () => {
       expect(replay).toMatchObject({ outcome: 'REPLAY_SUCCESS', result: 'migrated-ok' });
       expect(Number(await rawCommand(target.port, ['EXISTS', keys.meta]))).toBe(1);
       expect(Number(await rawCommand(source.port, ['CLUSTER', 'COUNTKEYSINSLOT', slot]))).toBe(0);
-      recordFigure('#12 slot mid-migration (TRYAGAIN)', { slot, tryagainReplies: tryagain, retriedForMs: waitedMs, result: 'correct' });
+      recordFigure(`#12 slot mid-migration (TRYAGAIN) ${name}`, { slot, tryagainReplies: tryagain, retriedForMs: waitedMs, result: 'correct' });
     } finally {
-      await coordinator.close();
-      client.disconnect();
+      await close();
       unhandled.dispose();
       expect(unhandled.errors).toEqual([]);
     }

@@ -5,6 +5,7 @@
  */
 import type { FlightCoordinator } from '@flight/core';
 import {
+  DEFAULT_COMMAND_TIMEOUT_MS,
   closeWithin,
   createRedisCoordinator,
   createRedisSessionLock,
@@ -58,8 +59,15 @@ function isCluster(client: NodeRedisClient | NodeRedisCluster): client is NodeRe
   return 'masters' in client;
 }
 
+/** Delay between retries of a `TRYAGAIN` reply (a slot mid-migration). */
+const TRYAGAIN_RETRY_DELAY_MS = 50;
+
 /** Builds the `RedisDriver` of `@flight/redis-scripts` over a node-redis client or cluster. */
-export function createNodeRedisDriver(connection: NodeRedisConnection): RedisDriver {
+export function createNodeRedisDriver(
+  connection: NodeRedisConnection,
+  /** How long a `TRYAGAIN` is retried; the coordinator passes its command deadline. */
+  tryAgainWindowMs: number = DEFAULT_COMMAND_TIMEOUT_MS,
+): RedisDriver {
   let client: NodeRedisClient | NodeRedisCluster;
   let ready: Promise<unknown> = Promise.resolve();
   if (connection.client) {
@@ -77,7 +85,18 @@ export function createNodeRedisDriver(connection: NodeRedisConnection): RedisDri
 
   const send = async (routingKey: string | undefined, args: string[]): Promise<unknown> => {
     await ready;
-    return isCluster(client) ? client.sendCommand(routingKey, false, args) : client.sendCommand(args);
+    if (!isCluster(client)) return client.sendCommand(args);
+    // A slot being migrated answers TRYAGAIN to a multi-key script whose keys are split between the two
+    // nodes; node-redis passes it through (ioredis retries it), so retry here until the migration ends.
+    const retryUntil = Date.now() + tryAgainWindowMs;
+    for (;;) {
+      try {
+        return await client.sendCommand(routingKey, false, args);
+      } catch (error) {
+        if (!String((error as Error)?.message).startsWith('TRYAGAIN') || Date.now() >= retryUntil) throw error;
+        await new Promise((resolve) => setTimeout(resolve, TRYAGAIN_RETRY_DELAY_MS));
+      }
+    }
   };
   const evalArgs = (head: string, keys: readonly string[], args: readonly string[]) => [head, String(keys.length), ...keys, ...args];
 
@@ -127,13 +146,14 @@ export function createNodeRedisDriver(connection: NodeRedisConnection): RedisDri
  */
 export function createNodeRedisCoordinator(options: NodeRedisCoordinatorOptions): RedisCoordinator & FlightCoordinator {
   const { client, redis, ...rest } = options;
-  return createRedisCoordinator(createNodeRedisDriver(client ? { client } : { redis: redis! }), rest);
+  const driver = createNodeRedisDriver(client ? { client } : { redis: redis! }, rest.commandTimeoutMs);
+  return createRedisCoordinator(driver, rest);
 }
 
 /** The session lock on Redis through node-redis (token-checked acquire/release/renew). */
 export function createNodeRedisSessionLock(options: NodeRedisSessionLockOptions): RedisSessionLock {
   const { client, redis, ...rest } = options;
-  return createRedisSessionLock(createNodeRedisDriver(client ? { client } : { redis: redis! }), rest);
+  return createRedisSessionLock(createNodeRedisDriver(client ? { client } : { redis: redis! }, rest.commandTimeoutMs), rest);
 }
 
 export type { RedisCoordinator, RedisCoordinatorOptions, RedisSessionLock, RedisSessionLockOptions } from '@flight/redis-scripts';
