@@ -8,7 +8,7 @@ import { FlightError, FlightExecutionError, FlightLockTimeoutError, FlightWaitTi
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { InterviewAiInvoker } from './invoker.js';
-import type { LiveTracker } from './live.js';
+import type { LiveSnapshot, LiveTracker } from './live.js';
 import type { DemoMetrics } from './metrics.js';
 
 export interface AppDeps {
@@ -17,6 +17,8 @@ export interface AppDeps {
   metrics: DemoMetrics;
   logger: Logger;
   nodeId: string;
+  /** The other nodes' base URLs, for `GET /api/cluster`. */
+  peers?: string[];
   /** Extra routes mounted before the 404 handler (the coalescing middleware example). */
   extend?: (app: express.Express) => void;
 }
@@ -109,6 +111,31 @@ export function createApp(deps: AppDeps): express.Express {
   });
   app.get('/api/state', (_req, res) => {
     res.json(tracker.snapshot());
+  });
+  // Every node's summary, this one and its peers (each peer asked with a short deadline; a dead one shows
+  // as unreachable): the dashboard's cluster panel.
+  app.get('/api/cluster', async (_req, res) => {
+    const summary = (url: string, s: LiveSnapshot) => ({
+      url,
+      reachable: true,
+      nodeId: s.nodeId,
+      effectiveMode: s.effectiveMode,
+      requests: s.totals.requests,
+      modelCalls: s.totals.modelCalls,
+      saved: s.totals.saved,
+      liveFlights: s.flights.length,
+    });
+    const peers = await Promise.all(
+      (deps.peers ?? []).map(async (url) => {
+        try {
+          const response = await fetch(`${url}/api/state`, { signal: AbortSignal.timeout(500) });
+          return summary(url, (await response.json()) as LiveSnapshot);
+        } catch {
+          return { url, reachable: false };
+        }
+      }),
+    );
+    res.json({ nodes: [summary('self', tracker.snapshot()), ...peers] });
   });
   app.get('/events', (req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });

@@ -152,6 +152,8 @@ export interface NodeProcessOptions {
   modelTimeoutMs?: number;
   logFile?: string;
   logLevel?: string;
+  /** The other nodes' base URLs (the dashboard's cluster panel). */
+  peers?: string[];
 }
 
 export async function startNodeProcess(options: NodeProcessOptions): Promise<Proc> {
@@ -168,12 +170,24 @@ export async function startNodeProcess(options: NodeProcessOptions): Promise<Pro
       FLIGHT_HEARTBEAT_MS: String(options.heartbeatMs ?? 1000),
       MODEL_TIMEOUT_MS: String(options.modelTimeoutMs ?? 30_000),
       LOG_LEVEL: options.logLevel ?? 'info',
+      PEERS: (options.peers ?? []).join(','),
     },
     options.logFile,
   );
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/healthz`, 30_000, child);
   return proc(options.nodeId, url, port, child);
+}
+
+/** Starts `count` nodes on free ports, each told the others' URLs. */
+export async function startNodeProcesses(count: number, options: (index: number) => Omit<NodeProcessOptions, 'port' | 'peers'>): Promise<Proc[]> {
+  const ports: number[] = [];
+  while (ports.length < count) {
+    const port = await freePort();
+    if (!ports.includes(port)) ports.push(port);
+  }
+  const urls = ports.map((port) => `http://127.0.0.1:${port}`);
+  return Promise.all(ports.map((port, i) => startNodeProcess({ ...options(i), port, peers: urls.filter((_, j) => j !== i) })));
 }
 
 /** A private redis-server on a free port (for tests that stop Redis; never the shared one). */

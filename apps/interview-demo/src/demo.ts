@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { APP_DIR, redisAnswers, startModelProcess, startNodeProcess, type Proc } from './cluster.js';
+import { APP_DIR, redisAnswers, startModelProcess, startNodeProcesses, type Proc } from './cluster.js';
 import { burst, countBy, modelStats } from './load.js';
 
 const { values: args } = parseArgs({
@@ -43,11 +43,13 @@ async function main() {
 
   const model = await startModelProcess({ latencyMs: Number(process.env.MODEL_LATENCY_MS ?? 800), logFile: join(logDir, 'model.log') });
   procs.push(model);
-  const nodes = await Promise.all(
-    Array.from({ length: nodeCount }, (_, i) =>
-      startNodeProcess({ nodeId: `node-${i + 1}`, redisUrl: coordination, modelBaseUrl: model.baseUrl, mode, logFile: join(logDir, `node-${i + 1}.log`) }),
-    ),
-  );
+  const nodes = await startNodeProcesses(nodeCount, (i) => ({
+    nodeId: `node-${i + 1}`,
+    redisUrl: coordination,
+    modelBaseUrl: model.baseUrl,
+    mode,
+    logFile: join(logDir, `node-${i + 1}.log`),
+  }));
   procs.push(...nodes);
   line(`fake model   ${model.baseUrl}   (GET ${model.url}/stats counts the calls it received)`);
   for (const node of nodes) line(`${pad(node.name, 12)} ${node.url}   dashboard ${node.url}/   metrics ${node.url}/metrics`);

@@ -30,6 +30,8 @@ export interface NodeConfig {
   modelTimeoutMs: number;
   heartbeatMs: number;
   logLevel: string;
+  /** The other nodes' base URLs (`PEERS`, comma-separated): the dashboard's cluster panel reads them. */
+  peers: string[];
 }
 
 /** Reads the node configuration from the environment (see the README for each variable). */
@@ -50,6 +52,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): NodeConfig 
     modelTimeoutMs: Number(env.MODEL_TIMEOUT_MS ?? 30_000),
     heartbeatMs: Number(env.FLIGHT_HEARTBEAT_MS ?? 1000),
     logLevel: env.LOG_LEVEL ?? 'info',
+    peers: (env.PEERS ?? '').split(',').map((peer) => peer.trim()).filter(Boolean),
   };
 }
 
@@ -64,16 +67,10 @@ export interface DemoNode {
 
 /**
  * Core's log lines carry stage and key; this adds the role this node currently plays for the key.
- * (The heartbeat manager logs the internal flight id `stage\0key` as `key`: split it back.)
  */
 function coreLogger(logger: Logger, tracker: () => LiveTracker | undefined): FlightLogger {
   const withRole = (fields: object) => {
     const f = { ...(fields as { stage?: string; key?: string; role?: string }) };
-    if (!f.stage && typeof f.key === 'string' && f.key.includes('\u0000')) {
-      const at = f.key.indexOf('\u0000');
-      f.stage = f.key.slice(0, at);
-      f.key = f.key.slice(at + 1);
-    }
     const t = tracker();
     if (f.stage && f.key && !f.role && t) f.role = t.roleOf(f.stage, f.key);
     return f;
@@ -109,7 +106,7 @@ export async function startNode(config: NodeConfig, logger: Logger = pino({ leve
   const model = createModelClient({ baseUrl: config.modelBaseUrl, apiKey: config.modelApiKey, model: config.modelName, timeoutMs: config.modelTimeoutMs });
   const invoker = new InterviewAiInvoker({ flight, model, nodeId: config.nodeId, logger, tracker, onModelCall: (stage, outcome) => metrics.modelCall(stage, outcome) });
   const reportRoute = await createReportRoute({ flight, model, nodeId: config.nodeId, logger, onModelCall: (outcome) => metrics.modelCall(REPORT_STAGE, outcome) });
-  const app = createApp({ invoker, tracker, metrics, logger, nodeId: config.nodeId, extend: reportRoute });
+  const app = createApp({ invoker, tracker, metrics, logger, nodeId: config.nodeId, peers: config.peers, extend: reportRoute });
 
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(s)));

@@ -67,5 +67,10 @@ it('shows the live flights of a burst, then its counters, updated over server-se
   const stageRow = page.getByTestId('stages').locator('tr[data-stage="interview-evaluation"]');
   expect(await stageRow.getByTestId('stage-requests').textContent()).toBe('20');
   expect(Number(await stageRow.getByTestId('stage-model-calls').textContent())).toBeLessThanOrEqual(1);
+  // The cluster panel: both nodes, summed across the cluster (read from each node's /api/state).
+  await expect
+    .poll(() => page.getByTestId('cluster-totals').textContent(), { timeout: 5000 })
+    .toBe('2 of 2 nodes: 40 requests, 1 model calls, 98% saved');
+  expect(await page.getByTestId('cluster').locator('tr').count()).toBe(2);
   await page.screenshot({ path: join(ARTIFACTS, 'dashboard-after.png'), fullPage: true });
 }, 45_000);

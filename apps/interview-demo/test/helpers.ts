@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { APP_DIR, startModelProcess, startNodeProcess, type Proc } from '../src/cluster.js';
+import { APP_DIR, startModelProcess, startNodeProcesses, type Proc } from '../src/cluster.js';
 
 export const ARTIFACTS = join(APP_DIR, 'test-artifacts');
 
@@ -24,19 +24,15 @@ export async function startCluster(options: {
   const prefix = `flight:test:${options.name}:${randomBytes(4).toString('hex')}`;
   const logDir = join(ARTIFACTS, 'logs', options.name);
   const model = await startModelProcess({ latencyMs: options.latencyMs ?? 300, logFile: join(logDir, 'model.log') });
-  const nodes = await Promise.all(
-    Array.from({ length: options.nodes ?? 3 }, (_, i) =>
-      startNodeProcess({
-        nodeId: `${options.name}-${i + 1}`,
-        redisUrl: options.redisUrl,
-        modelBaseUrl: model.baseUrl,
-        mode: options.mode ?? 'hybrid',
-        prefix,
-        heartbeatMs: options.heartbeatMs ?? 500,
-        logFile: join(logDir, `node-${i + 1}.log`),
-      }),
-    ),
-  );
+  const nodes = await startNodeProcesses(options.nodes ?? 3, (i) => ({
+    nodeId: `${options.name}-${i + 1}`,
+    redisUrl: options.redisUrl,
+    modelBaseUrl: model.baseUrl,
+    mode: options.mode ?? 'hybrid',
+    prefix,
+    heartbeatMs: options.heartbeatMs ?? 500,
+    logFile: join(logDir, `node-${i + 1}.log`),
+  }));
   return {
     model,
     nodes,

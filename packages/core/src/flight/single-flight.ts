@@ -391,6 +391,7 @@ export class SingleFlight {
     const task = this.heartbeats.start({
       requestKey: `${ref.stage}|${ref.key}`,
       ownerToken: meta.ownerToken,
+      logFields: { ...ref, epoch: meta.epoch },
       intervalMs: policy.heartbeatIntervalMs,
       takeoverAfterMs: policy.takeoverAfterMs,
       maxRunMs: policy.maxRunMs,

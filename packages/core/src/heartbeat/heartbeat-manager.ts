@@ -26,6 +26,8 @@ export interface HeartbeatSpec {
   renew: () => Promise<RenewResult>;
   /** Called once, when the lease is lost. */
   onLost: (reason: LeaseLossReason) => void;
+  /** Fields added to this task's log lines (e.g. stage, key, epoch). @default { key: requestKey } */
+  logFields?: object;
 }
 
 export interface HeartbeatTask {
@@ -57,6 +59,8 @@ class Task implements HeartbeatTask {
     this.lastProgressAt = this.clock.now();
   }
 }
+
+const fieldsOf = (spec: HeartbeatSpec): object => spec.logFields ?? { key: spec.requestKey };
 
 export class HeartbeatManager {
   private readonly tasks = new Map<string, Task>();
@@ -92,7 +96,7 @@ export class HeartbeatManager {
 
   private schedule(task: Task): void {
     task.timer = this.clock.setTimeout(() => {
-      this.tick(task).catch((error) => this.logger.error({ err: error, key: task.spec.requestKey }, 'heartbeat tick failed'));
+      this.tick(task).catch((error) => this.logger.error({ ...fieldsOf(task.spec), err: error }, 'heartbeat tick failed'));
     }, task.spec.intervalMs);
   }
 
@@ -103,7 +107,7 @@ export class HeartbeatManager {
     try {
       task.spec.onLost(reason);
     } catch (error) {
-      this.logger.error({ err: error, key: task.spec.requestKey }, 'lease-lost handler threw');
+      this.logger.error({ ...fieldsOf(task.spec), err: error }, 'lease-lost handler threw');
     }
   }
 
@@ -117,7 +121,7 @@ export class HeartbeatManager {
     try {
       result = await spec.renew();
     } catch (error) {
-      this.logger.warn({ err: error, key: spec.requestKey }, 'heartbeat renewal failed');
+      this.logger.warn({ ...fieldsOf(spec), err: error }, 'heartbeat renewal failed');
     }
     if (task.stopped) return;
     if (result === 'ok') {
