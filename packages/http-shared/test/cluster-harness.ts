@@ -4,6 +4,9 @@
  * stop them all, fire a burst of identical requests, and delete a test's keys by prefix.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -68,4 +71,48 @@ export async function deleteByPrefix(redis: KeyScanner, prefix: string): Promise
     if (keys.length) await redis.del(...keys);
     cursor = next;
   } while (cursor !== '0');
+}
+
+export interface ServerFixture {
+  fixture: string;
+  cwd: string;
+  tsconfig: string;
+}
+
+/**
+ * The cross-process burst: start one process per fixture behind the same Redis, send `requests` identical
+ * GETs round-robin, and check the handler ran once (a Redis INCR by the fixture), every answer has the same
+ * status and body, one owner and the rest followers, and only the owner's client got its Set-Cookie.
+ */
+export function describeClusterBurst(name: string, servers: readonly ServerFixture[], requests: number): void {
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const prefix = `flight-test:${name.replace(/\W+/g, '-')}:${randomBytes(4).toString('hex')}`;
+
+  describe(name, () => {
+    const nodes: ServerProcess[] = [];
+    let redis: Redis;
+
+    beforeAll(async () => {
+      redis = new Redis(redisUrl);
+      const env = { REDIS_URL: redisUrl, FLIGHT_PREFIX: prefix, EXPECTED: String(requests) };
+      nodes.push(...(await Promise.all(servers.map((s) => startServerProcess(s.fixture, { ...s, env })))));
+    });
+
+    afterAll(async () => {
+      await stopServerProcesses(nodes);
+      await deleteByPrefix(redis, prefix);
+      await redis.quit();
+    });
+
+    it(`${requests} concurrent identical requests split across ${servers.length} servers run the handler once`, async () => {
+      const answers = await burst(nodes, '/report', requests);
+      expect(Number(await redis.get(`${prefix}:calls`))).toBe(1);
+      expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200]));
+      expect(new Set(answers.map((a) => a.body)).size).toBe(1);
+      expect(answers.filter((a) => a.role === 'owner')).toHaveLength(1);
+      expect(answers.filter((a) => a.role === 'follower')).toHaveLength(requests - 1);
+      // Only the owner's own client gets its Set-Cookie.
+      expect(answers.filter((a) => a.cookie !== null)).toHaveLength(1);
+    });
+  });
 }
