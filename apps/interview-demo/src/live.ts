@@ -5,7 +5,7 @@
  * and by the invoker; emits 'change' (throttled by the SSE writer).
  */
 import { EventEmitter } from 'node:events';
-import type { FlightRole, SingleFlight } from '@flight/core';
+import { flightId, type FlightRole, type SingleFlight } from '@flight/core';
 
 export type LiveStatus = 'pending' | 'running' | 'following' | 'running-local' | 'succeeded' | 'failed';
 
@@ -62,7 +62,7 @@ const FINISHED_KEEP_MS = 30_000;
 const FINISHED_MAX = 40;
 const EVENTS_MAX = 40;
 
-const idOf = (stage: string, key: string) => `${stage}\u0000${key}`;
+const idOf = (stage: string, key: string) => flightId({ stage, key });
 
 export class LiveTracker extends EventEmitter {
   private readonly live = new Map<string, LiveFlight>();

@@ -10,9 +10,9 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 // The servers module alone: the rest of the testing entry imports vitest, which this CLI does not run under.
 import { startRedisServer, type RedisServer } from '@flight/redis-scripts/servers';
+import { sleep } from './figures.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface ChaosOptions {
   /** How long faults and requests run. */

@@ -20,13 +20,12 @@ export { createGuard, type Guard } from './guard/guard.js';
 export { HeartbeatManager, type HeartbeatSpec, type HeartbeatTask, type RenewResult } from './heartbeat/heartbeat-manager.js';
 export { createEnvelopeCodec, type EnvelopeCodecOptions, type Serializer } from './codec/envelope-codec.js';
 export { createLruReplayCache, type LruReplayCacheOptions } from './cache/lru-replay-cache.js';
-export { buildFlightKey, hashPart, assertRequestKey, MAX_KEY_LENGTH, type KeyPart } from './keys/key-builder.js';
+export { buildFlightKey, hashPart, assertRequestKey, flightId, MAX_KEY_LENGTH, type KeyPart } from './keys/key-builder.js';
 export { LocalSingleFlight, abortable, type LocalResult } from './local/local-single-flight.js';
 export { untilAborted } from './abort.js';
 export {
   createMemoryCoordinator,
   DEFAULT_INLINE_RESULT_BYTES,
-  flightId,
   type MemoryCoordinator,
   type MemoryCoordinatorOptions,
 } from './memory/memory-coordinator.js';

@@ -3,6 +3,7 @@
  * port, with deadlines, typed errors, payload checks and one multiplexed subscriber per coordinator.
  */
 import {
+  flightId,
   FlightResultTooLargeError,
   FlightValidationError,
   isActive,
@@ -128,7 +129,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   /** Keys of recent flights: an owner's acquire, markRunning and complete hash the same ref once. */
   const keyCache = new Map<string, FlightKeys>();
   function keysOf(ref: FlightRef): FlightKeys {
-    const id = `${ref.stage}\u0000${ref.key}`;
+    const id = flightId(ref);
     let keys = keyCache.get(id);
     if (!keys) {
       keys = flightKeys(opts.prefix, ref);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FlightRef } from '@flight/core';
+import { flightId, type FlightRef } from '@flight/core';
 
 /** The Redis keys of one flight. All three share one hash tag, so every script is valid on a cluster. */
 export interface FlightKeys {
@@ -16,7 +16,7 @@ export function digest(text: string): string {
 }
 
 export function flightKeys(prefix: string, ref: FlightRef): FlightKeys {
-  const tag = digest(`${ref.stage}\u0000${ref.key}`);
+  const tag = digest(flightId(ref));
   const base = `${prefix}:{${tag}}`;
   return { tag, meta: `${base}:meta`, result: `${base}:res`, events: `${base}:ev` };
 }

@@ -23,9 +23,8 @@ import type { FlightEventMap, FlightEventName, FlightRole, LeaseLossReason } fro
 import { toExecutionError, toFailureRecord } from '../failure/classify.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import { HeartbeatManager } from '../heartbeat/heartbeat-manager.js';
-import { assertRequestKey } from '../keys/key-builder.js';
+import { assertRequestKey, flightId } from '../keys/key-builder.js';
 import { LocalSingleFlight } from '../local/local-single-flight.js';
-import { flightId } from '../memory/memory-coordinator.js';
 import { assertStageName, leaseTerms, resolveStagePolicy, type StagePolicy } from '../policy/stage-policy.js';
 import type { FailureRecord, FlightMeta, FlightRef } from '../state/types.js';
 import { withSessionLock } from './session-lock-scope.js';

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { FlightValidationError } from '../errors.js';
 import { assertStageName } from '../policy/stage-policy.js';
+import type { FlightRef } from '../state/types.js';
 
 export type KeyPart = string | number | boolean;
 
@@ -51,4 +52,12 @@ export function assertRequestKey(key: unknown, stage: string): asserts key is st
     });
   }
   if (key.includes('\0')) throw new FlightValidationError('request key must not contain NUL', { context: { stage } });
+}
+
+/**
+ * The identity of a flight as one string: stage and key joined by NUL, which neither may contain
+ * (stage names are `A-Z a-z 0-9 . _ -`, request keys are checked by `assertRequestKey`).
+ */
+export function flightId(ref: FlightRef): string {
+  return `${ref.stage}\u0000${ref.key}`;
 }

@@ -4,6 +4,7 @@
  */
 import { systemClock, type Clock } from '../ports/clock.js';
 import type { FlightCoordinator } from '../ports/coordinator.js';
+import { flightId } from '../keys/key-builder.js';
 import * as machine from '../state/transitions.js';
 import type { FlightRecord, FlightRef, TerminalEvent } from '../state/types.js';
 
@@ -28,10 +29,6 @@ interface Waiter {
 export interface MemoryCoordinator extends FlightCoordinator {
   /** Live records (expired ones are swept first). */
   size(): number;
-}
-
-export function flightId(ref: FlightRef): string {
-  return `${ref.stage}\u0000${ref.key}`;
 }
 
 export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}): MemoryCoordinator {
