@@ -24,19 +24,32 @@ function pnpm() {
   return ['npx', ['-y', 'pnpm@10']];
 }
 
-function ensureRedisServer() {
-  if (has('redis-server')) return;
+/** Installs Debian packages with apt-get when we may (root, or passwordless sudo). */
+function aptInstall(what, packages) {
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
   const sudo = root ? [] : has('sudo') ? ['sudo', '-n'] : null;
-  if (sudo && has('apt-get')) {
-    console.log('[flight] redis-server is missing: installing it with apt-get');
-    const prefix = sudo.join(' ');
-    spawnSync('sh', ['-c', `${prefix} apt-get update -qq && DEBIAN_FRONTEND=noninteractive ${prefix} apt-get install -y -qq redis-server redis-tools`], {
-      stdio: 'inherit',
-    });
-  }
+  if (!sudo || !has('apt-get')) return;
+  console.log(`[flight] ${what} is missing: installing it with apt-get`);
+  const prefix = sudo.join(' ');
+  spawnSync('sh', ['-c', `${prefix} apt-get update -qq && DEBIAN_FRONTEND=noninteractive ${prefix} apt-get install -y -qq ${packages}`], {
+    stdio: 'inherit',
+  });
+}
+
+function ensureRedisServer() {
+  if (has('redis-server')) return;
+  aptInstall('redis-server', 'redis-server redis-tools');
   if (!has('redis-server')) {
     console.warn('[flight] no redis-server found; tests need a Redis at REDIS_URL (default redis://127.0.0.1:6379)');
+  }
+}
+
+/** The dashboard's browser test drives the system Chromium through playwright-core (no browser download). */
+function ensureChromium() {
+  if (has('chromium') || has('chromium-browser')) return;
+  aptInstall('chromium', 'chromium');
+  if (!has('chromium') && !has('chromium-browser')) {
+    console.warn('[flight] no chromium found; the dashboard browser test will fail: install it with `apt-get install chromium`');
   }
 }
 
@@ -47,6 +60,7 @@ if (!existsSync(join(root, 'node_modules', '.modules.yaml'))) pn(['install', '--
 switch (command) {
   case 'test':
     ensureRedisServer();
+    ensureChromium();
     pn(['exec', 'turbo', 'run', 'build', 'lint']);
     pn(['exec', 'vitest', 'run', ...rest]);
     break;

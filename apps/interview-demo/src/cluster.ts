@@ -124,7 +124,7 @@ function spawnTs(entry: string, env: Record<string, string>, logFile: string | u
   const stdio = stdioFor(logFile);
   const child = spawn(process.execPath, ['--import', 'tsx', join(APP_DIR, 'src', entry)], {
     cwd: APP_DIR,
-    env: { ...process.env, TSX_TSCONFIG_PATH: join(APP_DIR, 'tsconfig.json'), ...env },
+    env: { ...process.env, TSX_TSCONFIG_PATH: join(APP_DIR, 'tsconfig.json'), FLIGHT_PARENT_PID: String(process.pid), ...env },
     stdio,
   });
   // The child holds its own copy of the log file descriptor.
@@ -187,7 +187,15 @@ export async function startNodeProcesses(count: number, options: (index: number)
     if (!ports.includes(port)) ports.push(port);
   }
   const urls = ports.map((port) => `http://127.0.0.1:${port}`);
-  return Promise.all(ports.map((port, i) => startNodeProcess({ ...options(i), port, peers: urls.filter((_, j) => j !== i) })));
+  const started = await Promise.allSettled(ports.map((port, i) => startNodeProcess({ ...options(i), port, peers: urls.filter((_, j) => j !== i) })));
+  const nodes = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) {
+    // One node failed to start: stop the ones that did, so nothing outlives the caller's error.
+    await Promise.all(nodes.map((n) => n.stop()));
+    throw failed.reason;
+  }
+  return nodes;
 }
 
 /** A private redis-server on a free port (for tests that stop Redis; never the shared one). */

@@ -1,4 +1,5 @@
 /** Entry point of the fake model process: `pnpm --filter @flight/interview-demo start:model`. */
+import { exitWithParent } from './exit-with-parent.js';
 import { startFakeModel } from './fake-model.js';
 
 const port = Number(process.env.MODEL_PORT ?? 8090);
@@ -11,3 +12,4 @@ const stop = () => {
 };
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
+exitWithParent(stop);

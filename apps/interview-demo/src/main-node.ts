@@ -1,4 +1,5 @@
 /** Entry point of one demo node: `pnpm --filter @flight/interview-demo start:node`. */
+import { exitWithParent } from './exit-with-parent.js';
 import { configFromEnv, startNode } from './node.js';
 
 const node = await startNode(configFromEnv());
@@ -13,4 +14,5 @@ const stop = (signal: string) => {
 };
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));
+exitWithParent(() => stop('parent exited'));
 process.on('unhandledRejection', (error) => node.logger.error({ err: error }, 'unhandled rejection'));

@@ -10,30 +10,36 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { burst } from '../src/load.js';
 import { ARTIFACTS, startCluster, until, type TestCluster } from './helpers.js';
 
+/** The system Chromium, or one clear line saying how to get it (never a raw shell error). */
 function chromiumPath(): string {
   for (const candidate of ['/usr/bin/chromium', '/usr/bin/chromium-browser']) if (existsSync(candidate)) return candidate;
-  return execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim();
+  try {
+    return execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim();
+  } catch {
+    throw new Error('the dashboard test needs a system Chromium: run `npm test` (it installs one with apt-get) or `apt-get install -y chromium`');
+  }
 }
 
-let cluster: TestCluster;
-let browser: Browser;
+let cluster: TestCluster | undefined;
+let browser: Browser | undefined;
 
-beforeAll(async () => {
-  [cluster, browser] = await Promise.all([
-    startCluster({ name: 'dashboard', redisUrl: process.env.REDIS_URL!, nodes: 2, latencyMs: 200 }),
-    chromium.launch({
-      executablePath: chromiumPath(),
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    }),
-  ]);
-}, 60_000);
-
+// Registered before any setup awaits: whatever part of the setup fails, what was started is stopped.
 afterAll(async () => {
   await browser?.close();
   await cluster?.stop();
 });
 
+beforeAll(async () => {
+  const executablePath = chromiumPath();
+  cluster = await startCluster({ name: 'dashboard', redisUrl: process.env.REDIS_URL!, nodes: 2, latencyMs: 200 });
+  browser = await chromium.launch({
+    executablePath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}, 60_000);
+
 it('shows the live flights of a burst, then its counters, updated over server-sent events', async () => {
+  if (!browser || !cluster) throw new Error('setup did not finish');
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   const [node1] = cluster.urls;
   await page.goto(`${node1}/`);

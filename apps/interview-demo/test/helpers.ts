@@ -24,15 +24,21 @@ export async function startCluster(options: {
   const prefix = `flight:test:${options.name}:${randomBytes(4).toString('hex')}`;
   const logDir = join(ARTIFACTS, 'logs', options.name);
   const model = await startModelProcess({ latencyMs: options.latencyMs ?? 300, logFile: join(logDir, 'model.log') });
-  const nodes = await startNodeProcesses(options.nodes ?? 3, (i) => ({
-    nodeId: `${options.name}-${i + 1}`,
-    redisUrl: options.redisUrl,
-    modelBaseUrl: model.baseUrl,
-    mode: options.mode ?? 'hybrid',
-    prefix,
-    heartbeatMs: options.heartbeatMs ?? 500,
-    logFile: join(logDir, `node-${i + 1}.log`),
-  }));
+  let nodes: Proc[];
+  try {
+    nodes = await startNodeProcesses(options.nodes ?? 3, (i) => ({
+      nodeId: `${options.name}-${i + 1}`,
+      redisUrl: options.redisUrl,
+      modelBaseUrl: model.baseUrl,
+      mode: options.mode ?? 'hybrid',
+      prefix,
+      heartbeatMs: options.heartbeatMs ?? 500,
+      logFile: join(logDir, `node-${i + 1}.log`),
+    }));
+  } catch (error) {
+    await model.stop();
+    throw error;
+  }
   return {
     model,
     nodes,
