@@ -1,0 +1,92 @@
+/**
+ * Reads a README the way a new user does: the install line (the first `npm i` / `npm install` in a `sh`
+ * block) and the TypeScript examples (every `ts` block; a block fenced as ```ts fragment is a variation of
+ * the example before it and is not run on its own). An example promises output with comments of the form
+ * `// prints: <text>`; the runner checks that the lines it prints contain each promise, in order.
+ */
+import { builtinModules } from 'node:module';
+
+export interface ReadmeExample {
+  /** 1-based line of the opening fence. */
+  line: number;
+  code: string;
+  /** The texts promised by `// prints: …` comments, in order. */
+  prints: string[];
+  /** The packages the example imports (node built-ins left out). */
+  imports: string[];
+}
+
+export interface Readme {
+  /** Packages named by the install line, or null when the README has none. */
+  install: string[] | null;
+  examples: ReadmeExample[];
+  fragments: number;
+}
+
+const FENCE = /^```(\S*)(?:[ \t]+(\S+))?\s*$/;
+
+/** The package part of an import specifier: `@scope/name/sub` → `@scope/name`, `name/sub` → `name`. */
+export function packageOf(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+}
+
+const BUILTINS = new Set(builtinModules);
+function isBuiltin(specifier: string): boolean {
+  return specifier.startsWith('node:') || BUILTINS.has(specifier);
+}
+
+/** Static `import … from '…'` and side-effect `import '…'` specifiers. */
+export function importsOf(code: string): string[] {
+  const found = new Set<string>();
+  for (const match of code.matchAll(/^\s*import\s+(?:[^'";]+?\s+from\s+)?['"]([^'"]+)['"]/gm)) {
+    const specifier = match[1]!;
+    if (!isBuiltin(specifier)) found.add(packageOf(specifier));
+  }
+  return [...found];
+}
+
+export function parseReadme(markdown: string): Readme {
+  const lines = markdown.split('\n');
+  let install: string[] | null = null;
+  const examples: ReadmeExample[] = [];
+  let fragments = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const open = FENCE.exec(lines[i]!);
+    if (!open || !open[1]) continue;
+    const start = i;
+    const body: string[] = [];
+    for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!);
+    const [lang, flag] = [open[1], open[2]];
+    const code = body.join('\n');
+    if ((lang === 'sh' || lang === 'bash') && install === null) {
+      const command = body.find((l) => /^\s*npm\s+(i|install)\s/.test(l));
+      if (command) install = command.trim().split(/\s+/).slice(2).filter((word) => !word.startsWith('-'));
+    } else if (lang === 'ts' || lang === 'typescript') {
+      if (flag === 'fragment') {
+        fragments++;
+        continue;
+      }
+      const prints = [...code.matchAll(/\/\/\s*prints:\s*(.+?)\s*$/gm)].map((m) => m[1]!);
+      examples.push({ line: start + 1, code, prints, imports: importsOf(code) });
+    }
+  }
+  return { install, examples, fragments };
+}
+
+/** The examples' imports that the install line does not name (a pasted example would fail on them). */
+export function missingFromInstall(readme: Readme): string[] {
+  const installed = new Set((readme.install ?? []).map((spec) => packageOf(spec.replace(/(.)@[^/]*$/, '$1'))));
+  return [...new Set(readme.examples.flatMap((e) => e.imports))].filter((name) => !installed.has(name));
+}
+
+/** Checks that `output` contains each promised text in order; returns the first one it does not find. */
+export function firstUnkept(prints: readonly string[], output: string): string | undefined {
+  let from = 0;
+  for (const promise of prints) {
+    const at = output.indexOf(promise, from);
+    if (at < 0) return promise;
+    from = at + promise.length;
+  }
+  return undefined;
+}

@@ -1,0 +1,57 @@
+/**
+ * Every README example runs as pasted after its own install line, against Redis, and prints what its
+ * comments promise. Each example runs as a real process (tsx), with `REDIS_URL` pointing at the test Redis.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { firstUnkept, missingFromInstall, parseReadme, type ReadmeExample } from '../src/examples.js';
+
+const APP = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = join(APP, '..', '..');
+const RUN_DIR = join(APP, '.examples');
+const READMES = ['.', 'packages/core', 'packages/redis-ioredis', 'packages/redis-node', 'packages/express', 'packages/koa'];
+
+afterAll(() => rmSync(RUN_DIR, { recursive: true, force: true }));
+
+function runExample(name: string, example: ReadmeExample): Promise<{ code: number | null; output: string }> {
+  mkdirSync(RUN_DIR, { recursive: true });
+  const file = join(RUN_DIR, `${name.replace(/\W+/g, '-')}-${example.line}.mts`);
+  writeFileSync(file, example.code);
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', file],
+      {
+        cwd: APP,
+        timeout: 30_000,
+        env: { ...process.env, TSX_TSCONFIG_PATH: join(APP, 'tsconfig.json'), REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' },
+      },
+      (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
+    );
+  });
+}
+
+describe.each(READMES)('%s/README.md', (dir) => {
+  const readme = parseReadme(readFileSync(join(ROOT, dir, 'README.md'), 'utf8'));
+
+  it('has an install line that names every package its examples import', () => {
+    expect(readme.install, 'an `npm i …` line in a sh block').not.toBeNull();
+    expect(missingFromInstall(readme)).toEqual([]);
+  });
+
+  it('has at least one runnable example that promises its output', () => {
+    expect(readme.examples.length).toBeGreaterThan(0);
+    for (const example of readme.examples) expect(example.prints.length, `example at line ${example.line}`).toBeGreaterThan(0);
+  });
+
+  for (const example of readme.examples) {
+    it(`example at line ${example.line} runs and prints what it says`, async () => {
+      const { code, output } = await runExample(dir, example);
+      expect(code, output).toBe(0);
+      expect(firstUnkept(example.prints, output), output).toBeUndefined();
+    }, 40_000);
+  }
+});
