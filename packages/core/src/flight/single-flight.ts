@@ -125,7 +125,12 @@ export class SingleFlight {
           return { value: hit.value as T, role, shared, stage, key };
         }
       }
-      const result = await this.local.do(id, () => this.runFlight(stage, key, supplier, policy, options.sessionId), {
+      const { sessionId } = options;
+      const run =
+        this.mode === 'local'
+          ? () => this.runLocal(stage, key, supplier, policy, sessionId)
+          : () => this.runFlight(stage, key, supplier, policy, sessionId);
+      const result = await this.local.do(id, run, {
         signal,
         waitTimeoutMs: policy.waitTimeoutMs,
       });

@@ -37,11 +37,14 @@ export class DeadlineQueue {
     private readonly logger: FlightLogger,
   ) {}
 
-  /** Calls `onExpire` once, `delayMs` from now, unless cancelled first. `onExpire` must not throw (it is guarded anyway). */
-  schedule(delayMs: number, onExpire: () => void): Deadline {
+  /**
+   * Calls `onExpire` once, `delayMs` after `now`, unless cancelled first. `onExpire` must not throw (it is
+   * guarded anyway).
+   */
+  schedule(delayMs: number, onExpire: () => void, now = this.clock.now()): Deadline {
     let lane = this.lanes.get(delayMs);
     if (!lane) this.lanes.set(delayMs, (lane = new Lane(delayMs)));
-    const entry = new Entry(lane, this.clock.now() + delayMs, onExpire);
+    const entry = new Entry(lane, now + delayMs, onExpire);
     if (lane.tail) {
       lane.tail.next = entry;
       entry.prev = lane.tail;

@@ -8,6 +8,7 @@ import type { Deadline, DeadlineQueue } from './deadline-queue.js';
 
 export class RunScope {
   private controller: AbortController | undefined = undefined;
+  private listener: ((reason: unknown) => void) | undefined = undefined;
   private listeners: ((reason: unknown) => void)[] | undefined = undefined;
   private deadline: Deadline | undefined = undefined;
   private deadlineAt = 0;
@@ -39,9 +40,10 @@ export class RunScope {
     this.abandoned = true;
     this.why = reason;
     this.controller?.abort(reason);
-    const listeners = this.listeners;
-    this.listeners = undefined;
-    if (listeners) for (const listener of listeners) listener(reason);
+    const { listener, listeners } = this;
+    this.listener = this.listeners = undefined;
+    listener?.(reason);
+    if (listeners) for (const each of listeners) each(reason);
   }
 
   /**
@@ -49,11 +51,11 @@ export class RunScope {
    * the earlier of this one and any set before.
    */
   limit(queue: DeadlineQueue, delayMs: number, reason: () => unknown): void {
-    const at = queue.now() + delayMs;
-    if (this.deadline && this.deadlineAt <= at) return;
+    const now = queue.now();
+    if (this.deadline && this.deadlineAt <= now + delayMs) return;
     queue.cancel(this.deadline);
-    this.deadlineAt = at;
-    this.deadline = queue.schedule(delayMs, () => this.abort(reason()));
+    this.deadlineAt = now + delayMs;
+    this.deadline = queue.schedule(delayMs, () => this.abort(reason()), now);
   }
 
   /** Ends the scope: cancels its deadline. Idempotent. */
@@ -72,8 +74,14 @@ export class RunScope {
       return Promise.reject(this.why);
     }
     return new Promise<T>((resolve, reject) => {
-      (this.listeners ??= []).push(reject);
+      this.onAbort(reject);
       promise.then(resolve, reject);
     });
+  }
+
+  /** Calls `listener` once with the reason if the run is abandoned. */
+  private onAbort(listener: (reason: unknown) => void): void {
+    if (this.listener === undefined) this.listener = listener;
+    else (this.listeners ??= []).push(listener);
   }
 }
