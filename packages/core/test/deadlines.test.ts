@@ -14,7 +14,7 @@ import {
   type SingleFlightOptions,
   type StagePolicyInput,
 } from '@flight/core';
-import { downCoordinator, never } from './helpers.js';
+import { downCoordinator, figure, never } from './helpers.js';
 
 const NO_TIMEOUT: StagePolicyInput = {
   heartbeatIntervalMs: 500,
@@ -42,21 +42,28 @@ describe('deadlines in every mode (guard.timeoutMs: 0, a supplier that never set
       defaults: NO_TIMEOUT,
       stages: { heavy: { ...HEAVY, maxRunMs: 400 } },
     });
+    const started = Date.now();
     const hung = await sf.execute('heavy', 's-1:cv.pdf', never, { sessionId: 's-1' }).catch((e) => e);
+    const abandonedAt = Date.now();
     expect(hung).toMatchObject({ errorType: 'TIMEOUT', errorCode: 'E_FLIGHT_LEASE_LOST' });
     // The same session's next heavy job gets the lock (waitMs 100) although the hung supplier still "runs".
     expect(await sf.execute('heavy', 's-1:cover.pdf', async () => 'cover', { sessionId: 's-1' })).toMatchObject({ value: 'cover', role: 'owner' });
+    const lockedAgainMs = Date.now() - abandonedAt;
     // The stage's only bulkhead slot was given back too.
     expect(await sf.execute('heavy', 's-2:cv.pdf', async () => 'other', { sessionId: 's-2' })).toMatchObject({ value: 'other' });
+    figure('11.3 distributed', { abandonedAfterMs: abandonedAt - started, sameSessionRanAfterMs: lockedAgainMs, bulkheadSlotFree: true });
   });
 
   it('local: the run is abandoned at maxRunMs, a joiner waits at most waitTimeoutMs, the next caller runs afresh', async () => {
     const sf = make({ mode: 'local', defaults: { ...NO_TIMEOUT, maxRunMs: 300, waitTimeoutMs: 100 } });
     const key = randomUUID();
+    const started = Date.now();
     const leader = sf.execute('eval', key, never).catch((e) => e);
     const joiner = sf.execute('eval', key, never).catch((e) => e);
     expect(await joiner).toBeInstanceOf(FlightWaitTimeoutError);
+    const joinerMs = Date.now() - started;
     const timedOut = await leader;
+    figure('11.3 local', { joinerWaitTimeoutAfterMs: joinerMs, runTimeoutAfterMs: Date.now() - started });
     expect(timedOut).toBeInstanceOf(FlightExecutionError);
     expect(timedOut).toMatchObject({ errorType: 'TIMEOUT', errorCode: 'E_FLIGHT_RUN_TIMEOUT', retryable: true });
     expect(await sf.execute('eval', key, async () => 'fresh')).toMatchObject({ value: 'fresh', role: 'local' });
@@ -73,7 +80,9 @@ describe('deadlines in every mode (guard.timeoutMs: 0, a supplier that never set
     const coordinator = downCoordinator(createMemoryCoordinator(), { down: true });
     const sf = make({ coordinator, mode: 'hybrid', defaults: { ...NO_TIMEOUT, maxRunMs: 300 } });
     const key = randomUUID();
+    const started = Date.now();
     const hung = await sf.execute('eval', key, never).catch((e) => e);
+    figure('11.3 hybrid fallback', { runTimeoutAfterMs: Date.now() - started });
     expect(hung).toMatchObject({ errorType: 'TIMEOUT', errorCode: 'E_FLIGHT_RUN_TIMEOUT' });
     expect(sf.degraded).toBe(true);
     expect(await sf.execute('eval', key, async () => 'fresh')).toMatchObject({ value: 'fresh', role: 'local' });

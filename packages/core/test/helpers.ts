@@ -18,3 +18,8 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 /** A supplier that never settles and ignores its signal (a hung upstream call). */
 export const never = () => new Promise<never>(() => {});
+
+/** Prints a figure a test measured, for RELIABILITY.md (`[core] {...}`); never asserted on. */
+export function figure(name: string, values: Record<string, unknown>): void {
+  console.log(`[core] ${JSON.stringify({ name, ...values })}`);
+}

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createMemoryCoordinator, createSingleFlight, type FlightEventMap, type FlightMode, type SingleFlight } from '@flight/core';
-import { downCoordinator, sleep } from './helpers.js';
+import { downCoordinator, figure, sleep } from './helpers.js';
 
 const FAST = { heartbeatIntervalMs: 500, takeoverAfterMs: 800, pollIntervalMs: 50, guard: { retry: false as const, circuitBreaker: false as const, timeoutMs: 0 } };
 const created: SingleFlight[] = [];
@@ -40,7 +40,9 @@ describe('coordinator outage while an owner runs', () => {
     const t = outage('hybrid');
     await sleep(50);
     t.state.down = true;
-    await vi.waitFor(() => expect(t.fallbacks.length).toBe(1), { timeout: 5000, interval: 50 });
+    const downAt = Date.now();
+    await vi.waitFor(() => expect(t.fallbacks.length).toBe(1), { timeout: 5000, interval: 10 });
+    const degradedAfterMs = Date.now() - downAt;
     expect(t.sf.degraded).toBe(true);
     t.release();
     const settled = await t.callers;
@@ -48,6 +50,7 @@ describe('coordinator outage while an owner runs', () => {
     expect(settled.map((s) => (s as PromiseFulfilledResult<{ value: unknown }>).value.value)).toEqual([{ answer: 42 }, { answer: 42 }, { answer: 42 }]);
     expect(t.runs()).toBe(1);
     expect(t.lost).toEqual([]);
+    figure('11.8 hybrid', { callers: 3, served: 3, upstreamRuns: t.runs(), degradedAfterMs, fallbackEvents: t.fallbacks.length });
   });
 
   it('distributed: the run is aborted and its callers get E_FLIGHT_LEASE_LOST', async () => {
@@ -59,5 +62,6 @@ describe('coordinator outage while an owner runs', () => {
     expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected']);
     expect((settled[0] as PromiseRejectedResult).reason).toMatchObject({ errorCode: 'E_FLIGHT_LEASE_LOST' });
     expect(t.lost.map((e) => e.reason)).toEqual(['renewal-failed']);
+    figure('11.8 distributed', { callers: 3, rejected: 3, code: 'E_FLIGHT_LEASE_LOST' });
   });
 });

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLruReplayCache, createMemoryCoordinator, createSingleFlight, type SingleFlight, type SingleFlightOptions } from '@flight/core';
-import { sleep } from './helpers.js';
+import { figure, sleep } from './helpers.js';
 
 const created: SingleFlight[] = [];
 const make = (options: SingleFlightOptions) => {
@@ -38,6 +38,7 @@ describe('what callers receive (one deep-frozen value per run)', () => {
       const later = await sf.execute('eval', key, supplier);
       expect(later.role).toBe('l1');
       expect(later.value).toEqual({ notes: ['ok'], meta: { by: 'model' } });
+      figure(`11.6 ${mode}`, { mutationsAttempted: 2, mutationsThrown: 2, laterL1ValueUnchanged: true, sameObjectForConcurrentCallers: a.value === b.value });
     });
   }
 
