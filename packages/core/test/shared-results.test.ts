@@ -75,3 +75,17 @@ describe('L1 bounded by bytes', () => {
     expect((await sf.execute('eval', keys[0]!, supplier)).role).toBe('replay');
   });
 });
+
+describe('deep freeze leaves class instances alone', () => {
+  it('freezes plain objects and arrays to the leaves, never a Map, Date or Buffer inside them', async () => {
+    const sf = make({ mode: 'local' });
+    const value = { list: [{ a: 1 }], when: new Date(0), map: new Map([['k', 1]]), bytes: Buffer.from('ab') };
+    const r = await sf.execute('eval', randomUUID(), async () => value);
+    expect(r.value).toBe(value);
+    expect(Object.isFrozen(value) && Object.isFrozen(value.list) && Object.isFrozen(value.list[0])).toBe(true);
+    expect(Object.isFrozen(value.when) || Object.isFrozen(value.map)).toBe(false);
+    value.map.set('k', 2); // still usable
+    value.bytes[0] = 0x41;
+    expect(value.bytes.toString()).toBe('Ab');
+  });
+});

@@ -4,24 +4,34 @@
  * in another caller's result; it costs one walk per new value and nothing for a value frozen before (a
  * deep-frozen tree stays deep-frozen: its parts can no longer be replaced).
  *
- * Plain objects and arrays are frozen to the leaves. Typed arrays, `Buffer`s and `ArrayBuffer`s cannot be
- * frozen, and `Map`, `Set` and `Date` keep their internal state mutable: treat them as read-only, or turn on
- * `encodeLocalResults` to give callers JSON-shaped values.
+ * Plain objects and arrays (everything JSON decodes to) are frozen to the leaves. Instances of classes —
+ * `Date`, `Map`, typed arrays, `Buffer`s, streams, a client library's objects — are left as they are:
+ * freezing could break their own bookkeeping, and many keep mutable internal state anyway. Treat them as
+ * read-only, or turn on `encodeLocalResults` to give callers JSON-shaped values.
  */
 
 /** Frozen roots and their estimated size in bytes. */
 const frozen = new WeakMap<object, number>();
 
-/** Rough in-memory bytes of a primitive. */
-function primitiveBytes(value: unknown): number {
-  return typeof value === 'string' ? 16 + 2 * value.length : 8;
+/** Rough in-memory bytes of a value that is not walked. */
+function leafBytes(value: unknown): number {
+  if (typeof value === 'string') return 16 + 2 * value.length;
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return 16 + value.byteLength;
+  return 16;
+}
+
+function isPlain(value: object): boolean {
+  if (Array.isArray(value)) return true;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
 /** Deep-freezes `value` (see above) and returns its estimated size in bytes (for the byte-bounded L1). */
 export function deepFreeze(value: unknown): number {
-  if (typeof value !== 'object' || value === null) return primitiveBytes(value);
+  if (typeof value !== 'object' || value === null) return leafBytes(value);
   const known = frozen.get(value);
   if (known !== undefined) return known;
+  if (!isPlain(value)) return leafBytes(value);
   let bytes = 0;
   const seen = new Set<object>();
   const stack: object[] = [value];
@@ -34,30 +44,13 @@ export function deepFreeze(value: unknown): number {
       bytes += sub;
       continue;
     }
-    if (ArrayBuffer.isView(node) || node instanceof ArrayBuffer) {
-      bytes += node.byteLength;
-      continue;
-    }
     bytes += 16;
-    if (node instanceof Map) {
-      for (const [k, v] of node) {
-        for (const part of [k, v]) {
-          if (typeof part === 'object' && part !== null) stack.push(part);
-          else bytes += primitiveBytes(part);
-        }
-      }
-    } else if (node instanceof Set) {
-      for (const v of node) {
-        if (typeof v === 'object' && v !== null) stack.push(v);
-        else bytes += primitiveBytes(v);
-      }
-    }
-    if (typeof node !== 'function') Object.freeze(node);
+    Object.freeze(node);
     for (const key of Object.keys(node)) {
       bytes += 8 + key.length;
       const child = (node as Record<string, unknown>)[key];
-      if (typeof child === 'object' && child !== null) stack.push(child);
-      else bytes += primitiveBytes(child);
+      if (typeof child === 'object' && child !== null && isPlain(child)) stack.push(child);
+      else bytes += leafBytes(child);
     }
   }
   frozen.set(value, bytes);
