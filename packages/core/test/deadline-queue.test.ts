@@ -26,6 +26,21 @@ describe('DeadlineQueue (one timer per deadline length, not per call)', () => {
     expect(fired).toEqual(['short', 'a0']);
   });
 
+  it('waits out deadlines longer than a Node timer can (2^31 - 1 ms) in steps, without firing early', async () => {
+    const manual = createManualClock();
+    const asked: number[] = [];
+    const clock = { ...manual, setTimeout: (fn: () => void, ms: number) => (asked.push(ms), manual.setTimeout(fn, ms)) };
+    const queue = new DeadlineQueue(clock, silentLogger);
+    let fired = 0;
+    queue.schedule(3_000_000_000, () => fired++);
+    expect(asked).toEqual([2 ** 31 - 1]);
+    await manual.advance(2 ** 31);
+    expect(fired).toBe(0);
+    expect(manual.pending).toBe(1);
+    await manual.advance(3_000_000_000 - 2 ** 31);
+    expect(fired).toBe(1);
+  });
+
   it('a handler that throws is contained; later deadlines still fire', async () => {
     const clock = createManualClock();
     const queue = new DeadlineQueue(clock, silentLogger);

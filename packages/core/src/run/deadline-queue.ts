@@ -11,6 +11,8 @@ import type { FlightLogger } from '../ports/logger.js';
 /** A scheduled deadline; pass it to `cancel` once the work it watches has settled. */
 export type Deadline = object;
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 class Entry {
   prev: Entry | undefined = undefined;
   next: Entry | undefined = undefined;
@@ -25,7 +27,6 @@ class Lane {
   head: Entry | undefined = undefined;
   tail: Entry | undefined = undefined;
   timer: TimerHandle | undefined = undefined;
-  timerAt = 0;
   constructor(readonly delayMs: number) {}
 }
 
@@ -83,8 +84,8 @@ export class DeadlineQueue {
   }
 
   private arm(lane: Lane, at: number): void {
-    lane.timerAt = at;
-    lane.timer = this.clock.setTimeout(() => this.fire(lane), Math.max(0, at - this.clock.now()));
+    // Timers longer than 2^31 - 1 ms fire at once in Node: wait in steps instead (fire() re-arms).
+    lane.timer = this.clock.setTimeout(() => this.fire(lane), Math.min(MAX_TIMER_MS, Math.max(0, at - this.clock.now())));
   }
 
   private fire(lane: Lane): void {
