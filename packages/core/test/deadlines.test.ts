@@ -9,6 +9,7 @@ import {
   createMemoryCoordinator,
   createSingleFlight,
   FlightExecutionError,
+  FlightRunTimeoutError,
   FlightWaitTimeoutError,
   type SingleFlight,
   type SingleFlightOptions,
@@ -87,4 +88,25 @@ describe('deadlines in every mode (guard.timeoutMs: 0, a supplier that never set
     expect(sf.degraded).toBe(true);
     expect(await sf.execute('eval', key, async () => 'fresh')).toMatchObject({ value: 'fresh', role: 'local' });
   });
+
+  for (const mode of ['local', 'distributed'] as const) {
+    it(`${mode}: a guard without retry, breaker or bulkhead times the attempt out through the run's deadline and aborts its signal`, async () => {
+      const sf = make({
+        mode,
+        coordinator: createMemoryCoordinator(),
+        defaults: { ...NO_TIMEOUT, guard: { timeoutMs: 100, retry: false, circuitBreaker: false, bulkhead: false } },
+      });
+      let seen: unknown;
+      const error = await sf
+        .execute('eval', randomUUID(), ({ signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject((seen = signal.reason)))))
+        .catch((e) => e);
+      expect(error).toMatchObject({ errorType: 'TIMEOUT', errorCode: 'E_FLIGHT_RUN_TIMEOUT', retryable: true });
+      expect(seen).toBeInstanceOf(FlightRunTimeoutError);
+      // A hung run without any guard layer is still bounded by maxRunMs in local mode.
+      if (mode === 'local') {
+        const bare = make({ mode, defaults: { maxRunMs: 150, guard: { timeoutMs: 0, retry: false, circuitBreaker: false, bulkhead: false } } });
+        expect(await bare.execute('eval', randomUUID(), never).catch((e) => e)).toMatchObject({ errorCode: 'E_FLIGHT_RUN_TIMEOUT' });
+      }
+    });
+  }
 });
