@@ -39,6 +39,14 @@ export class FlightLeaseLostError extends FlightError {
   static override readonly code = 'E_FLIGHT_LEASE_LOST';
 }
 
+/**
+ * A run passed its deadline: the guard's `timeoutMs`, or `maxRunMs` of a run that holds no lease (local
+ * mode, hybrid fallback). The run was abandoned; its callers get a TIMEOUT failure.
+ */
+export class FlightRunTimeoutError extends FlightError {
+  static override readonly code = 'E_FLIGHT_RUN_TIMEOUT';
+}
+
 /** A follower waited longer than the stage's wait timeout. */
 export class FlightWaitTimeoutError extends FlightError {
   static override readonly code = 'E_FLIGHT_WAIT_TIMEOUT';
@@ -122,6 +130,7 @@ export const FlightErrorCodes = {
   E_FLIGHT_FENCED: FlightFencedError,
   E_FLIGHT_LEASE_LOST: FlightLeaseLostError,
   E_FLIGHT_WAIT_TIMEOUT: FlightWaitTimeoutError,
+  E_FLIGHT_RUN_TIMEOUT: FlightRunTimeoutError,
   E_FLIGHT_ABORTED: FlightAbortedError,
   E_FLIGHT_CANCELLED: FlightCancelledError,
   E_FLIGHT_COORDINATION: FlightCoordinationError,

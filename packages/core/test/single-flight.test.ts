@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { downCoordinator } from './helpers.js';
 import {
   createMemoryCoordinator,
   createMemorySessionLock,
@@ -383,20 +384,6 @@ describe('SingleFlight (distributed over a shared coordinator)', () => {
     );
   });
 });
-
-/** A coordinator whose backing store is down: every call fails like a dead Redis connection. */
-function downCoordinator(healthy: FlightCoordinator, state: { down: boolean }): FlightCoordinator {
-  return new Proxy(healthy, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
-      if (typeof value !== 'function' || prop === 'close' || prop === 'waitForTerminal') return value;
-      return (...args: unknown[]) => {
-        if (state.down) return Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
-        return value.apply(target, args);
-      };
-    },
-  });
-}
 
 describe('lost replies', () => {
   it('repeats a call whose reply was lost (outcome unknown) with the same arguments: same epoch, one run, result shared', async () => {

@@ -1,14 +1,22 @@
 /**
- * The default result codec (the seed's `FlightResultSerializer`): serialize (JSON by default),
- * compress above a threshold, base64, and a SHA-256 checksum verified on every read.
+ * The default result codec (the seed's `FlightResultSerializer`): serialize (JSON by default), deflate
+ * only where it pays, and a checksum verified on every read.
  *
- * Stored form: `f1.<flags>.<checksum>.<base64 body>` where flags is `j` (plain) or `z` (deflated)
- * or `u` (undefined), and the checksum covers the flags and the body bytes.
+ * Stored form (version 2): `f2.<flags>.<crc>.<body>`
+ * - `j`: body is the serialized text as is (no base64: JSON text is already a valid payload string);
+ * - `z`: body is the base64 of the raw-deflated UTF-8 text (results above `compressAboveBytes`);
+ * - `u`: `undefined`, empty body.
+ * `crc` is the CRC-32 of `<flags>.<body>` as 8 hex digits: it catches damage and truncation in storage or
+ * transport (not tampering: whoever can write the key can write a matching digest of any kind).
+ *
+ * Version 1 payloads (`f1.<flags>.<sha-256, 22 chars>.<base64 body>`) still decode, so results stored
+ * before an upgrade keep replaying.
  */
 import { createHash } from 'node:crypto';
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { constants, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { FlightCorruptResultError, FlightResultTooLargeError, FlightValidationError } from '../errors.js';
 import type { ResultCodec } from '../ports/codec.js';
+import { crc32 } from './checksum.js';
 
 export interface Serializer {
   stringify(value: unknown): string;
@@ -16,27 +24,55 @@ export interface Serializer {
 }
 
 export interface EnvelopeCodecOptions {
-  /** Payloads larger than this are deflated. @default 1024 */
+  /**
+   * Results whose serialized text is larger than this many UTF-8 bytes are deflated (level 1). Measured on
+   * text results (bench/profiles/core.md): below 8 KiB deflate + base64 costs 20–30 µs to save under
+   * 3 KB; from 8 KiB up it keeps 40–50 % of the bytes at ≈ 4–7 µs per KiB. @default 8192
+   */
   compressAboveBytes?: number;
   /** Turns values into text and back. @default JSON */
   serializer?: Serializer;
 }
 
-const PREFIX = 'f1';
+/** Default of `compressAboveBytes`. */
+export const DEFAULT_COMPRESS_ABOVE_BYTES = 8192;
 
-function checksum(flags: string, body: Buffer): string {
-  return createHash('sha256').update(flags).update(body).digest('base64url').slice(0, 22);
+const HEX = '00000000';
+const hex8 = (n: number) => {
+  const s = n.toString(16);
+  return s.length === 8 ? s : HEX.slice(s.length) + s;
+};
+/** CRC of `<flags>.<body>` without building that string. */
+const sumOf = (flags: 'j' | 'z' | 'u', body: string) => hex8(crc32(body, FLAG_CRC[flags]));
+const FLAG_CRC = { j: crc32('j.'), z: crc32('z.'), u: crc32('u.') } as const;
+const UNDEFINED_PAYLOAD = `f2.u.${sumOf('u', '')}.`;
+/** `f2.x.` + 8 hex digits + `.` */
+const HEADER_LENGTH = 14;
+
+function tooLarge(bytes: number, maxBytes: number): FlightResultTooLargeError {
+  return new FlightResultTooLargeError(`result is ${bytes} bytes, above the cap of ${maxBytes}`, { context: { bytes, maxBytes } });
 }
 
-const UNDEFINED_PAYLOAD = `${PREFIX}.u.${checksum('u', Buffer.alloc(0))}.`;
+/** UTF-8 length of `text` when it may exceed `maxBytes` (at most 3 bytes per UTF-16 unit), else its lower bound. */
+function utf8Length(text: string, maxBytes: number): number {
+  return text.length * 3 <= maxBytes ? text.length : Buffer.byteLength(text, 'utf8');
+}
 
 export function createEnvelopeCodec(options: EnvelopeCodecOptions = {}): ResultCodec {
-  const compressAbove = options.compressAboveBytes ?? 1024;
+  const compressAbove = options.compressAboveBytes ?? DEFAULT_COMPRESS_ABOVE_BYTES;
   const serializer = options.serializer ?? { stringify: JSON.stringify, parse: JSON.parse };
 
-  /** The payload, and the UTF-8 bytes that were serialized (`undefined` for an undefined value). */
-  function encodeRaw(value: unknown, maxBytes: number): { payload: string; raw: Buffer | undefined } {
-    if (value === undefined) return { payload: UNDEFINED_PAYLOAD, raw: undefined };
+  const parse = (text: string) => {
+    try {
+      return serializer.parse(text);
+    } catch (error) {
+      throw new FlightCorruptResultError('stored result could not be parsed', { cause: error });
+    }
+  };
+
+  /** The payload, and the serialized text (`undefined` for an undefined value). */
+  function encodeText(value: unknown, maxBytes: number): { payload: string; text: string | undefined } {
+    if (value === undefined) return { payload: UNDEFINED_PAYLOAD, text: undefined };
     let text: string | undefined;
     try {
       text = serializer.stringify(value);
@@ -44,70 +80,83 @@ export function createEnvelopeCodec(options: EnvelopeCodecOptions = {}): ResultC
       throw new FlightValidationError(`result cannot be serialized: ${(error as Error).message}`, { cause: error });
     }
     if (typeof text !== 'string') throw new FlightValidationError('result cannot be serialized (serializer returned no text)');
-    const raw = Buffer.from(text, 'utf8');
-    if (raw.length > maxBytes) {
-      throw new FlightResultTooLargeError(`result is ${raw.length} bytes, above the cap of ${maxBytes}`, {
-        context: { bytes: raw.length, maxBytes },
-      });
+    const bytes = utf8Length(text, Math.max(maxBytes, compressAbove));
+    if (bytes > maxBytes) throw tooLarge(bytes, maxBytes);
+    if (bytes <= compressAbove) return { payload: `f2.j.${sumOf('j', text)}.${text}`, text };
+    const body = deflateRawSync(Buffer.from(text, 'utf8'), { level: constants.Z_BEST_SPEED }).toString('base64');
+    return { payload: `f2.z.${sumOf('z', body)}.${body}`, text };
+  }
+
+  function inflate(body: Buffer, maxBytes: number): string {
+    try {
+      return inflateRawSync(body, { maxOutputLength: maxBytes }).toString('utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
+        throw new FlightResultTooLargeError(`stored result inflates past the cap of ${maxBytes} bytes`, { cause: error, context: { maxBytes } });
+      }
+      throw new FlightCorruptResultError('stored result could not be decompressed', { cause: error });
     }
-    const flags = raw.length > compressAbove ? 'z' : 'j';
-    const body = flags === 'z' ? deflateRawSync(raw) : raw;
-    return { payload: `${PREFIX}.${flags}.${checksum(flags, body)}.${body.toString('base64')}`, raw };
+  }
+
+  function decodeV2(payload: string, maxBytes: number): unknown {
+    const flags = payload[3];
+    if (payload[2] !== '.' || payload[4] !== '.' || payload[13] !== '.' || (flags !== 'j' && flags !== 'z' && flags !== 'u')) {
+      throw new FlightCorruptResultError('stored result has no valid envelope');
+    }
+    const body = payload.slice(HEADER_LENGTH);
+    // Base64 of maxBytes is at most 4/3 larger; text is at least one UTF-16 unit per byte.
+    if (body.length > (flags === 'z' ? Math.ceil((maxBytes * 4) / 3) + 4 : maxBytes)) {
+      throw new FlightResultTooLargeError(`stored result is above the cap of ${maxBytes} bytes`, { context: { maxBytes } });
+    }
+    if (sumOf(flags, body) !== payload.slice(5, 13)) {
+      throw new FlightCorruptResultError('stored result failed its checksum (corrupt or truncated)');
+    }
+    if (flags === 'u') return undefined;
+    if (flags === 'j') {
+      const bytes = utf8Length(body, maxBytes);
+      if (bytes > maxBytes) throw tooLarge(bytes, maxBytes);
+      return parse(body);
+    }
+    const raw = Buffer.from(body, 'base64');
+    if (raw.toString('base64') !== body) throw new FlightCorruptResultError('stored result is not valid base64');
+    return parse(inflate(raw, maxBytes));
+  }
+
+  /** Version 1: `f1.<flags>.<sha-256>.<base64>`. */
+  function decodeV1(payload: string, maxBytes: number): unknown {
+    const parts = payload.split('.');
+    if (parts.length !== 4) throw new FlightCorruptResultError('stored result has no valid envelope');
+    const [, flags = '', sum, encoded = ''] = parts;
+    if (flags !== 'j' && flags !== 'z' && flags !== 'u') throw new FlightCorruptResultError(`unknown result flags ${flags}`);
+    if (encoded.length > Math.ceil((maxBytes * 4) / 3) + 4) {
+      throw new FlightResultTooLargeError(`stored result is above the cap of ${maxBytes} bytes`, { context: { maxBytes } });
+    }
+    const body = Buffer.from(encoded, 'base64');
+    const digest = createHash('sha256').update(flags).update(body).digest('base64url').slice(0, 22);
+    if (body.toString('base64') !== encoded || digest !== sum) {
+      throw new FlightCorruptResultError('stored result failed its checksum (corrupt or truncated)');
+    }
+    if (flags === 'u') return undefined;
+    return parse(flags === 'z' ? inflate(body, maxBytes) : body.toString('utf8'));
   }
 
   return {
     encode(value, { maxBytes }) {
-      return encodeRaw(value, maxBytes).payload;
+      return encodeText(value, maxBytes).payload;
     },
 
     // What `decode(encode(value))` returns, without the base64, inflate and checksum work: the payload
-    // holds exactly `raw` (deflate and base64 are lossless), so parsing `raw` gives the same value.
+    // holds exactly `text` (deflate and base64 are lossless), so parsing `text` gives the same value.
     encodeWithCopy(value, { maxBytes }) {
-      const { payload, raw } = encodeRaw(value, maxBytes);
-      if (raw === undefined) return { payload, value: undefined };
-      try {
-        return { payload, value: serializer.parse(raw.toString('utf8')) };
-      } catch (error) {
-        throw new FlightCorruptResultError('stored result could not be parsed', { cause: error });
-      }
+      const { payload, text } = encodeText(value, maxBytes);
+      return { payload, value: text === undefined ? undefined : parse(text) };
     },
 
     decode(payload, { maxBytes }) {
       if (typeof payload !== 'string') throw new FlightCorruptResultError('stored result is not text');
-      const parts = payload.split('.');
-      if (parts.length !== 4 || parts[0] !== PREFIX) throw new FlightCorruptResultError('stored result has no valid envelope');
-      const [, flags = '', sum, encoded = ''] = parts;
-      if (flags !== 'j' && flags !== 'z' && flags !== 'u') throw new FlightCorruptResultError(`unknown result flags ${flags}`);
-      // Base64 of maxBytes is at most 4/3 larger; anything longer cannot be a valid payload.
-      if (encoded.length > Math.ceil((maxBytes * 4) / 3) + 4) {
-        throw new FlightResultTooLargeError(`stored result is above the cap of ${maxBytes} bytes`, { context: { maxBytes } });
-      }
-      const body = Buffer.from(encoded, 'base64');
-      if (body.toString('base64') !== encoded || checksum(flags, body) !== sum) {
-        throw new FlightCorruptResultError('stored result failed its checksum (corrupt or truncated)');
-      }
-      if (flags === 'u') return undefined;
-      let raw: Buffer;
-      if (flags === 'z') {
-        try {
-          raw = inflateRawSync(body, { maxOutputLength: maxBytes });
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
-            throw new FlightResultTooLargeError(`stored result inflates past the cap of ${maxBytes} bytes`, {
-              cause: error,
-              context: { maxBytes },
-            });
-          }
-          throw new FlightCorruptResultError('stored result could not be decompressed', { cause: error });
-        }
-      } else {
-        raw = body;
-      }
-      try {
-        return serializer.parse(raw.toString('utf8'));
-      } catch (error) {
-        throw new FlightCorruptResultError('stored result could not be parsed', { cause: error });
-      }
+      if (payload.startsWith('f2.')) return decodeV2(payload, maxBytes);
+      if (payload.startsWith('f1.')) return decodeV1(payload, maxBytes);
+      throw new FlightCorruptResultError('stored result has no valid envelope');
     },
   };
 }

@@ -20,6 +20,12 @@ export class FlightEvents {
     return () => set.delete(listener);
   }
 
+  /** True when `event` has listeners: callers skip building a payload nobody reads. */
+  wants(event: FlightEventName): boolean {
+    const set = this.listeners.get(event);
+    return set !== undefined && set.size > 0;
+  }
+
   emit<E extends FlightEventName>(event: E, payload: FlightEventMap[E]): void {
     const set = this.listeners.get(event);
     if (!set) return;

@@ -3,7 +3,7 @@
  * PROVIDER, VALIDATION or UNEXPECTED, then the stage's retryable mapping.
  */
 import { BrokenCircuitError, BulkheadRejectedError, IsolatedCircuitError, TaskCancelledError } from 'cockatiel';
-import { FlightExecutionError, FlightLockTimeoutError, FlightResultTooLargeError, FlightValidationError } from '../errors.js';
+import { FlightExecutionError, FlightLockTimeoutError, FlightRunTimeoutError, FlightWaitTimeoutError, FlightResultTooLargeError, FlightValidationError } from '../errors.js';
 import type { StagePolicy } from '../policy/stage-policy.js';
 import { FAILURE_TYPES, type FailureRecord, type FailureType } from '../state/types.js';
 
@@ -19,7 +19,7 @@ export function classifyError(error: unknown): FailureType {
   const e = error as any;
   if (e instanceof FlightExecutionError) return e.errorType;
   if (e instanceof FlightValidationError || e instanceof FlightResultTooLargeError) return 'VALIDATION';
-  if (e instanceof TaskCancelledError) return 'TIMEOUT';
+  if (e instanceof TaskCancelledError || e instanceof FlightRunTimeoutError || e instanceof FlightWaitTimeoutError) return 'TIMEOUT';
   if (e instanceof FlightLockTimeoutError) return 'OVERLOAD';
   if (e instanceof BulkheadRejectedError || e instanceof BrokenCircuitError || e instanceof IsolatedCircuitError) return 'OVERLOAD';
   if (typeof e?.failureType === 'string' && (FAILURE_TYPES as readonly string[]).includes(e.failureType)) {

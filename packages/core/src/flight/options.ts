@@ -31,10 +31,16 @@ export interface SingleFlightOptions {
   stages?: Record<string, StagePolicyInput>;
   /** Policy fields shared by every stage. */
   defaults?: StagePolicyInput;
-  /** @default the envelope codec (JSON, deflate above 1 KiB, base64, SHA-256 checksum) */
+  /** @default the envelope codec (JSON stored as is, deflate + base64 above 8 KiB, CRC-32 checksum) */
   codec?: ResultCodec;
-  /** Node-local L1 replay cache. @default an LRU of 10,000 entries */
+  /** Node-local L1 replay cache. @default an LRU of 10,000 entries and 64 MiB */
   replayCache?: ReplayCache;
+  /**
+   * Local mode and the hybrid fallback: pass each value through the codec (encode + decode) although it
+   * never leaves the process, so callers get the JSON shape distributed callers get and `maxResultBytes`
+   * applies. Off, the supplier's value itself is deep-frozen and shared. @default false
+   */
+  encodeLocalResults?: boolean;
   /** Lock used by stages with `sessionLock.enabled`. @default an in-process lock */
   sessionLock?: SessionLock;
   /** @default the system clock */
@@ -54,6 +60,7 @@ export interface ResolvedOptions {
   defaults: StagePolicyInput;
   codec: ResultCodec;
   replayCache: ReplayCache;
+  encodeLocalResults: boolean;
   sessionLock: SessionLock;
   localSessionLock: SessionLock;
   clock: Clock;
@@ -75,6 +82,7 @@ export function resolveOptions(options: SingleFlightOptions = {}): ResolvedOptio
     defaults: options.defaults ?? {},
     codec: options.codec ?? createEnvelopeCodec(),
     replayCache: options.replayCache ?? createLruReplayCache(),
+    encodeLocalResults: options.encodeLocalResults ?? false,
     sessionLock: options.sessionLock ?? localSessionLock,
     localSessionLock,
     clock,

@@ -1,12 +1,14 @@
 /**
  * Holding a session lock around a piece of work: take it (falling back to the in-process lock in hybrid
  * mode when the shared one is unreachable), renew it every third of its TTL while the work runs, release
- * it afterwards. Renewal and release failures are logged, never thrown from a timer.
+ * it afterwards — or as soon as the run is abandoned (deadline, lost lease, cancel), even when the work
+ * ignores its signal and never settles. Renewal and release failures are logged, never thrown from a timer.
  */
 import { isCoordinationFailure } from '../errors.js';
 import type { Clock, TimerHandle } from '../ports/clock.js';
 import type { FlightLogger } from '../ports/logger.js';
 import type { SessionLock, SessionLockHandle } from '../ports/session-lock.js';
+import type { RunScope } from '../run/run-scope.js';
 
 export interface SessionLockScope {
   lock: SessionLock;
@@ -20,10 +22,11 @@ export async function withSessionLock<T>(
   scope: SessionLockScope,
   sessionId: string,
   terms: { ttlMs: number; waitMs: number },
-  signal: AbortSignal,
+  run: RunScope,
   fn: () => Promise<T>,
 ): Promise<T> {
   const { clock, logger } = scope;
+  const signal = run.signal;
   let handle: SessionLockHandle;
   try {
     handle = await scope.lock.acquire(sessionId, { ...terms, signal });
@@ -44,8 +47,8 @@ export async function withSessionLock<T>(
   };
   scheduleRenewal();
   try {
-    if (signal.aborted) throw signal.reason;
-    return await fn();
+    if (run.aborted) throw run.reason;
+    return await run.race(fn());
   } finally {
     held = false;
     clock.clearTimeout(timer);

@@ -7,12 +7,13 @@
  * Modes `distributed`, `local` and `hybrid` (coordination failure → in-process single-flight).
  */
 import { randomUUID } from 'node:crypto';
-import { untilAborted } from '../abort.js';
 import {
+  FlightAbortedError,
   FlightCancelledError,
   FlightCoordinationError,
   FlightFencedError,
   FlightLeaseLostError,
+  FlightRunTimeoutError,
   FlightValidationError,
   FlightWaitTimeoutError,
   isCoordinationFailure,
@@ -26,8 +27,12 @@ import { HeartbeatManager } from '../heartbeat/heartbeat-manager.js';
 import { assertRequestKey, flightId } from '../keys/key-builder.js';
 import { LocalSingleFlight } from '../local/local-single-flight.js';
 import { assertStageName, leaseTerms, resolveStagePolicy, type StagePolicy } from '../policy/stage-policy.js';
+import { deepFreeze } from '../results/deep-freeze.js';
+import { DeadlineQueue } from '../run/deadline-queue.js';
+import { RunScope } from '../run/run-scope.js';
 import type { FailureRecord, FlightMeta, FlightRef } from '../state/types.js';
 import { withSessionLock } from './session-lock-scope.js';
+import { SupplierContext } from './supplier-context.js';
 import type { ExecuteOptions, FlightResult, Supplier } from './types.js';
 import { resolveOptions, type FlightMode, type ResolvedOptions, type SingleFlightOptions } from './options.js';
 
@@ -53,11 +58,13 @@ export class SingleFlight {
   readonly mode: FlightMode;
   private readonly options: ResolvedOptions;
   private readonly events: FlightEvents;
-  private readonly local = new LocalSingleFlight();
+  private readonly local: LocalSingleFlight;
   private readonly heartbeats: HeartbeatManager;
+  /** Deadlines of runs and waits, on one timer per distinct length instead of one per call. */
+  private readonly deadlines: DeadlineQueue;
   private readonly policies = new Map<string, StagePolicy>();
   private readonly guards = new Map<string, Guard>();
-  private readonly owners = new Map<string, AbortController>();
+  private readonly owners = new Map<string, RunScope>();
   private coordinatorDownUntil = 0;
 
   constructor(options: SingleFlightOptions = {}) {
@@ -66,6 +73,8 @@ export class SingleFlight {
     this.mode = this.options.mode;
     this.events = new FlightEvents(this.options.logger);
     this.heartbeats = new HeartbeatManager(this.options.clock, this.options.logger);
+    this.deadlines = new DeadlineQueue(this.options.clock, this.options.logger);
+    this.local = new LocalSingleFlight(this.deadlines);
     for (const stage of Object.keys(this.options.stages)) this.policy(stage);
   }
 
@@ -89,9 +98,13 @@ export class SingleFlight {
     return this.mode === 'hybrid' && this.options.clock.now() < this.coordinatorDownUntil;
   }
 
-  /** Runs `supplier` once across the cluster for (stage, key) and returns the value with its role. */
+  /**
+   * Runs `supplier` once across the cluster for (stage, key) and returns the value with its role. The value
+   * is deep-frozen and shared by every caller of the run (see `results/deep-freeze.ts`).
+   */
   async execute<T>(stage: string, key: string, supplier: Supplier<T>, options: ExecuteOptions = {}): Promise<FlightResult<T>> {
-    const startedAt = this.options.clock.now();
+    const timed = this.events.wants('settled');
+    const startedAt = timed ? this.options.clock.now() : 0;
     let role: FlightRole | 'none' = 'none';
     let shared = false;
     let failure: unknown;
@@ -99,6 +112,8 @@ export class SingleFlight {
       assertStageName(stage);
       assertRequestKey(key, stage);
       if (typeof supplier !== 'function') throw new FlightValidationError('supplier must be a function', { context: { stage, key } });
+      const { signal } = options;
+      if (signal?.aborted) throw new FlightAbortedError('the caller aborted before the call', { cause: signal.reason, context: { stage, key } });
       const policy = this.policy(stage);
       const id = flightId({ stage, key });
       if (policy.l1.enabled) {
@@ -106,12 +121,18 @@ export class SingleFlight {
         if (hit) {
           role = 'l1';
           shared = true;
-          this.events.emit('l1', { stage, key });
+          if (this.events.wants('l1')) this.events.emit('l1', { stage, key });
           return { value: hit.value as T, role, shared, stage, key };
         }
       }
-      const result = await this.local.do(id, () => this.runFlight(stage, key, supplier, policy, options.sessionId), {
-        signal: options.signal,
+      const { sessionId } = options;
+      const run =
+        this.mode === 'local'
+          ? () => this.runLocal(stage, key, supplier, policy, sessionId)
+          : () => this.runFlight(stage, key, supplier, policy, sessionId);
+      const result = await this.local.do(id, run, {
+        signal,
+        waitTimeoutMs: policy.waitTimeoutMs,
       });
       // Callers that joined another caller's run on this node followed it; they did not run the supplier.
       role = !result.leader && result.value.role === 'owner' ? 'follower' : result.value.role;
@@ -122,7 +143,7 @@ export class SingleFlight {
       throw error;
     } finally {
       const e = failure as { errorType?: any; code?: string } | undefined;
-      this.events.emit('settled', {
+      if (timed) this.events.emit('settled', {
         stage,
         key,
         role,
@@ -163,7 +184,7 @@ export class SingleFlight {
 
   /** Stops heartbeats and closes the coordinator if this instance created it. */
   async close(): Promise<void> {
-    for (const controller of this.owners.values()) controller.abort(new FlightLeaseLostError('single-flight closed'));
+    for (const run of this.owners.values()) run.abort(new FlightLeaseLostError('single-flight closed'));
     if (this.options.ownsCoordinator) await this.options.coordinator.close();
   }
 
@@ -189,17 +210,53 @@ export class SingleFlight {
    * Runs `fn` holding the session lock when the stage asks for it (heavy stages): only a run's owner takes
    * it, so identical requests follow the run instead of queueing. The lock is renewed while held.
    */
-  private withSessionLock<T>(policy: StagePolicy, sessionId: string | undefined, signal: AbortSignal, fn: () => Promise<T>) {
+  private withSessionLock<T>(policy: StagePolicy, sessionId: string | undefined, run: RunScope, fn: () => Promise<T>) {
     if (!policy.sessionLock.enabled || !sessionId) return fn();
     const { sessionLock, localSessionLock, clock, logger } = this.options;
     const scope = { lock: sessionLock, fallback: this.mode === 'hybrid' ? localSessionLock : undefined, clock, logger };
-    return withSessionLock(scope, sessionId, { ttlMs: policy.sessionLock.ttlMs, waitMs: policy.sessionLock.waitMs }, signal, fn);
+    return withSessionLock(scope, sessionId, { ttlMs: policy.sessionLock.ttlMs, waitMs: policy.sessionLock.waitMs }, run, fn);
+  }
+
+  /**
+   * Runs the supplier of one attempt under the stage's guard, inside `run`'s session lock, and settles as
+   * soon as `run` is abandoned even if the supplier never does (its session lock and bulkhead slot are
+   * released at once).
+   */
+  private execRun(
+    ref: FlightRef,
+    supplier: Supplier<unknown>,
+    policy: StagePolicy,
+    sessionId: string | undefined,
+    run: RunScope,
+    context: { role: 'owner' | 'local'; epoch: number | undefined; attempt: number; progress: () => void },
+  ): Promise<unknown> {
+    const work = () => {
+      if (this.events.wants('run')) this.events.emit('run', { ...ref, role: context.role, attempt: context.attempt });
+      return this.guard(policy).run(
+        (signal) =>
+          supplier(new SupplierContext(run, signal, ref.stage, ref.key, context.role, context.epoch, context.attempt, context.progress)),
+        run,
+      );
+    };
+    return run.race(this.withSessionLock(policy, sessionId, run, work));
   }
 
   private guard(policy: StagePolicy): Guard {
     let guard = this.guards.get(policy.stage);
-    if (!guard) this.guards.set(policy.stage, (guard = createGuard(policy)));
+    if (!guard) this.guards.set(policy.stage, (guard = createGuard(policy, this.deadlines)));
     return guard;
+  }
+
+  /** Abandons `run` with a typed timeout `delayMs` from now (a run that holds no lease still has a deadline). */
+  private limitRun(run: RunScope, ref: FlightRef, policy: StagePolicy, delayMs: number): void {
+    run.limit(
+      this.deadlines,
+      Math.max(0, delayMs),
+      () =>
+        new FlightRunTimeoutError(`stage ${ref.stage}: the run passed maxRunMs (${policy.maxRunMs} ms) and was abandoned`, {
+          context: { ...ref, maxRunMs: policy.maxRunMs },
+        }),
+    );
   }
 
   private async call<T>(fn: () => Promise<T>, ref: FlightRef): Promise<T> {
@@ -225,8 +282,16 @@ export class SingleFlight {
     }
   }
 
-  private remember(ref: FlightRef, value: unknown, policy: StagePolicy): void {
-    if (policy.l1.enabled) this.options.replayCache.set(flightId(ref), value, policy.l1.ttlMs);
+  /** Fills L1 with a deep-frozen value; `sizeBytes` is its encoded length or estimate. */
+  private remember(ref: FlightRef, value: unknown, policy: StagePolicy, sizeBytes: number): void {
+    if (policy.l1.enabled) this.options.replayCache.set(flightId(ref), value, policy.l1.ttlMs, sizeBytes);
+  }
+
+  /** Decodes a stored or carried payload into the deep-frozen value callers share. */
+  private decode(payload: string, policy: StagePolicy): unknown {
+    const value = this.options.codec.decode(payload, { maxBytes: policy.maxResultBytes });
+    deepFreeze(value);
+    return value;
   }
 
   /** Encodes then decodes, so every role returns the same shape of value and the size cap holds everywhere. */
@@ -238,6 +303,11 @@ export class SingleFlight {
     return { payload, value: codec.decode(payload, limits) };
   }
 
+  /**
+   * Local mode and the hybrid fallback: no lease, so the run is bounded by `maxRunMs` (and the guard's
+   * timeout) through its own deadline. The value never leaves the process: it is deep-frozen, not encoded,
+   * unless `encodeLocalResults` asks for the round trip.
+   */
   private async runLocal(
     stage: string,
     key: string,
@@ -245,21 +315,27 @@ export class SingleFlight {
     policy: StagePolicy,
     sessionId: string | undefined,
   ): Promise<Outcome> {
-    const controller = new AbortController();
+    const ref = { stage, key };
+    const run = new RunScope();
+    this.limitRun(run, ref, policy, policy.maxRunMs);
     let value: unknown;
+    let size: number;
     try {
-      value = await this.withSessionLock(policy, sessionId, controller.signal, () => {
-        this.events.emit('run', { stage, key, role: 'local', attempt: 1 });
-        return this.guard(policy).execute(
-          async (signal) => supplier({ signal, stage, key, role: 'local', epoch: undefined, attempt: 1, progress() {} }),
-          controller.signal,
-        );
-      });
-      value = this.roundTrip(value, policy).value;
+      value = await this.execRun(ref, supplier, policy, sessionId, run, LOCAL_CONTEXT);
+      if (this.options.encodeLocalResults) {
+        const trip = this.roundTrip(value, policy);
+        value = trip.value;
+        deepFreeze(value);
+        size = trip.payload.length;
+      } else {
+        size = deepFreeze(value);
+      }
     } catch (error) {
       throw toExecutionError(toFailureRecord(error, policy), { stage, key, replayed: false, cause: error });
+    } finally {
+      run.end(this.deadlines);
     }
-    this.remember({ stage, key }, value, policy);
+    this.remember(ref, value, policy, size);
     return { value, role: 'local' };
   }
 
@@ -288,8 +364,9 @@ export class SingleFlight {
       switch (reply.outcome) {
         case 'REPLAY_SUCCESS': {
           let value: unknown;
+          const payload = reply.result ?? '';
           try {
-            value = this.options.codec.decode(reply.result ?? '', { maxBytes: policy.maxResultBytes });
+            value = this.decode(payload, policy);
           } catch (error) {
             const action = policy.onCorruptResult;
             this.events.emit('corrupt', { ...ref, error: (error as Error).message, action });
@@ -297,7 +374,7 @@ export class SingleFlight {
             if (action === 'error') throw error;
             return await this.runLocal(stage, key, supplier, policy, sessionId);
           }
-          this.remember(ref, value, policy);
+          this.remember(ref, value, policy, payload.length);
           const role: FlightRole = joinEpoch === undefined ? 'replay' : 'follower';
           if (role === 'replay') this.events.emit('replay', { ...ref, outcome: 'success' });
           waited();
@@ -332,13 +409,13 @@ export class SingleFlight {
             let value: unknown;
             let decoded = false;
             try {
-              value = this.options.codec.decode(event.result, { maxBytes: policy.maxResultBytes });
+              value = this.decode(event.result, policy);
               decoded = true;
             } catch (error) {
               this.options.logger.warn({ ...ref, err: error }, 'result carried by the terminal event failed verification; reading it instead');
             }
             if (decoded) {
-              this.remember(ref, value, policy);
+              this.remember(ref, value, policy, event.result.length);
               waited();
               return { value, role: 'follower', epoch: meta.epoch };
             }
@@ -347,7 +424,12 @@ export class SingleFlight {
         }
         case 'OWNER_NEW':
         case 'OWNER_TAKEOVER': {
-          if (ownerAttempts >= policy.maxAttempts) throw lastError ?? new FlightFencedError('too many ownership attempts', { context: ref });
+          if (ownerAttempts >= policy.maxAttempts) {
+            // This call holds the lease it was just given: hand it on at once instead of leaving it PENDING
+            // until `takeoverAfterMs`.
+            await this.releaseLease(meta, policy);
+            throw lastError ?? new FlightFencedError('too many ownership attempts', { context: ref });
+          }
           ownerAttempts++;
           if (reply.outcome === 'OWNER_TAKEOVER') {
             this.events.emit('takeover', { ...ref, epoch: meta.epoch, previousEpoch: joinEpoch ?? 0, previousStatus: 'taken-over' });
@@ -362,6 +444,31 @@ export class SingleFlight {
     }
   }
 
+  /** Gives up a lease this call holds but will not run: FAILED and retryable, so the next caller takes over. */
+  private async releaseLease(meta: FlightMeta, policy: StagePolicy): Promise<void> {
+    const ref = { stage: meta.stage, key: meta.requestKey };
+    const fence = { ...ref, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch };
+    const failure: FailureRecord = {
+      type: 'OVERLOAD',
+      code: FlightFencedError.code,
+      message: `owner gave up after ${policy.maxAttempts} attempts; released for the next caller`,
+      retryable: true,
+    };
+    try {
+      await this.callIdempotent('fail', () => this.options.coordinator.fail(fence, { failure, ttlMs: policy.failureTtlMs }), ref);
+    } catch (error) {
+      this.options.logger.warn({ ...ref, err: error }, 'could not release the lease; it lapses after takeoverAfterMs');
+      this.events.emit('coordination-error', { ...ref, error: (error as Error).message });
+    }
+  }
+
+  /** Hybrid mode: the lease can no longer be renewed (coordinator unreachable); the node serves degraded. */
+  private degrade(ref: FlightRef, reason: string): void {
+    this.coordinatorDownUntil = this.options.clock.now() + this.options.fallbackCooldownMs;
+    this.options.logger.warn({ ...ref, reason }, 'coordination failed during a run; finishing it for this node\'s callers only');
+    this.events.emit('fallback', { ...ref, error: reason });
+  }
+
   private async ownerRun(
     meta: FlightMeta,
     supplier: Supplier<unknown>,
@@ -370,7 +477,7 @@ export class SingleFlight {
     takeover: boolean,
     sessionId: string | undefined,
   ): Promise<OwnerResult> {
-    const { coordinator, logger } = this.options;
+    const { coordinator, logger, clock } = this.options;
     const ref = { stage: meta.stage, key: meta.requestKey };
     const fence = { ...ref, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch };
     const lease = leaseTerms(policy);
@@ -384,9 +491,12 @@ export class SingleFlight {
     if (!running.ok) return fencedResult('markRunning');
 
     const id = flightId(ref);
-    const controller = new AbortController();
+    const run = new RunScope();
+    const startedAt = clock.now();
     let lostReason: LeaseLossReason | undefined;
-    this.owners.set(id, controller);
+    /** Hybrid mode only: renewals failed (coordinator unreachable), the run goes on for this node's callers. */
+    let degraded = false;
+    this.owners.set(id, run);
     const task = this.heartbeats.start({
       requestKey: `${ref.stage}|${ref.key}`,
       ownerToken: meta.ownerToken,
@@ -401,6 +511,14 @@ export class SingleFlight {
         return reply.status === 'EXPIRED' ? 'expired' : reply.status === 'CANCELLED' ? 'cancelled' : 'fenced';
       },
       onLost: (reason) => {
+        if (reason === 'renewal-failed' && this.mode === 'hybrid') {
+          // Nobody can take the flight over through an unreachable coordinator either: keep the run for
+          // this node's callers, still bounded by maxRunMs, instead of failing them.
+          degraded = true;
+          this.degrade(ref, 'lease renewals failed; the run goes on for this node only');
+          this.limitRun(run, ref, policy, policy.maxRunMs - (clock.now() - startedAt));
+          return;
+        }
         lostReason = reason;
         const error =
           reason === 'cancelled'
@@ -408,7 +526,7 @@ export class SingleFlight {
             : new FlightLeaseLostError(`owner lost its lease (${reason})`, { context: { ...ref, epoch: meta.epoch, reason } });
         this.events.emit('lease-lost', { ...ref, epoch: meta.epoch, reason });
         logger.warn({ ...ref, epoch: meta.epoch, reason }, 'owner lease lost; aborting the run');
-        controller.abort(error);
+        run.abort(error);
         if (reason === 'max-run-time') {
           coordinator.expire(ref, { ttlMs: policy.terminalTtlMs }).catch((err) => logger.warn({ ...ref, err }, 'expire failed'));
         }
@@ -419,20 +537,18 @@ export class SingleFlight {
       let value: unknown;
       try {
         // Raced with the lease: once it is lost the run stops counting, even if the supplier ignores its signal.
-        const raw = await untilAborted(
-          this.withSessionLock(policy, sessionId, controller.signal, () => {
-            this.events.emit('run', { ...ref, role: 'owner', attempt });
-            return this.guard(policy).execute(
-              async (signal) =>
-                supplier({ signal, ...ref, role: 'owner', epoch: meta.epoch, attempt, progress: () => task.progress() }),
-              controller.signal,
-            );
-          }),
-          controller.signal,
-        );
+        const raw = await this.execRun(ref, supplier, policy, sessionId, run, {
+          role: 'owner',
+          epoch: meta.epoch,
+          attempt,
+          progress: () => task.progress(),
+        });
         ({ payload, value } = this.roundTrip(raw, policy));
+        deepFreeze(value);
       } catch (error) {
-        const lost = controller.signal.aborted ? (controller.signal.reason as Error) : undefined;
+        // No renewal may race the write below (a late renewal refused after it is not a lost lease).
+        this.heartbeats.stop(task.taskKey);
+        const lost = run.aborted && !(run.reason instanceof FlightRunTimeoutError) ? (run.reason as Error) : undefined;
         if (lost instanceof FlightCancelledError) return { kind: 'fenced', error: lost };
         const failure: FailureRecord = lost
           ? { type: 'TIMEOUT', code: FlightLeaseLostError.code, message: lost.message, retryable: true }
@@ -446,30 +562,37 @@ export class SingleFlight {
         }
         // Follow whoever holds the flight now, unless this run itself timed out (max run time, stall,
         // failed renewals, server-side expiry): then its callers get the typed TIMEOUT at once.
-        if (written && !written.ok && (!lost || lostReason === 'fenced')) return fencedResult('fail');
+        if (written && !written.ok && !degraded && (!lost || lostReason === 'fenced')) return fencedResult('fail');
         throw toExecutionError(failure, { ...ref, replayed: false, cause: error });
       }
+      this.heartbeats.stop(task.taskKey);
       try {
         const written = await this.callIdempotent(
           'complete',
           () => coordinator.complete(fence, { result: payload, resultTtlMs: policy.resultTtlMs }),
           ref,
         );
-        if (!written.ok) return fencedResult('complete');
-        this.events.emit('completed', { ...ref, epoch: meta.epoch, followers: written.meta.followers });
+        if (!written.ok && !degraded) return fencedResult('complete');
+        if (written.ok) this.events.emit('completed', { ...ref, epoch: meta.epoch, followers: written.meta.followers });
+        else logger.warn({ ...ref, epoch: meta.epoch }, 'result refused after the lease lapsed; returning it to local callers only');
       } catch (error) {
         // The value is right; only sharing it failed. This node's callers still get it.
         logger.warn({ ...ref, err: error }, 'could not store the result; returning it to local callers only');
         this.events.emit('coordination-error', { ...ref, error: (error as Error).message });
       }
-      this.remember(ref, value, policy);
+      this.remember(ref, value, policy, payload.length);
       return { kind: 'value', value };
     } finally {
       this.heartbeats.stop(task.taskKey);
-      if (this.owners.get(id) === controller) this.owners.delete(id);
+      run.end(this.deadlines);
+      if (this.owners.get(id) === run) this.owners.delete(id);
     }
   }
 }
+
+const noProgress = () => {};
+/** The supplier context fields of every local run. */
+const LOCAL_CONTEXT = { role: 'local', epoch: undefined, attempt: 1, progress: noProgress } as const;
 
 /** Creates a single-flight instance. */
 export function createSingleFlight(options?: SingleFlightOptions): SingleFlight {

@@ -3,7 +3,11 @@ import type { FlightRole } from '../events/types.js';
 
 /** What the supplier receives. */
 export interface FlightContext {
-  /** Aborts when the guard's timeout fires, the lease is lost, or the flight is cancelled. */
+  /**
+   * Aborts when the guard's timeout fires, the lease is lost, the flight is cancelled, or a run without a
+   * lease (local mode, hybrid fallback) passes `maxRunMs`. Created on first read: a supplier that never
+   * reads it costs no AbortController.
+   */
   readonly signal: AbortSignal;
   readonly stage: string;
   readonly key: string;
@@ -19,7 +23,10 @@ export interface FlightContext {
 export type Supplier<T> = (context: FlightContext) => Promise<T> | T;
 
 export interface ExecuteOptions {
-  /** Detaches this caller only: it rejects with `FlightAbortedError`, the flight goes on for everyone else. */
+  /**
+   * Detaches this caller only: it rejects with `FlightAbortedError`, the flight goes on for everyone else.
+   * A signal that is already aborted rejects at once and starts no flight.
+   */
   signal?: AbortSignal;
   /** Recorded in the flight's metadata, and the session locked by heavy stages. */
   sessionId?: string;

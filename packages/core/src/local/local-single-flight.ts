@@ -1,10 +1,15 @@
 /**
  * In-process single-flight, like Go's `singleflight.Group`: concurrent calls with the same key share
  * one execution; its value or its error reaches every caller; `shared` tells whether more than one
- * caller received it; `forget` lets the next call start a fresh execution.
+ * caller received it; `forget` lets the next call start a fresh execution. A caller that joins a running
+ * execution waits at most `waitTimeoutMs` (then `FlightWaitTimeoutError`), so nobody joins a hung call forever.
  */
 import { untilAborted } from '../abort.js';
-import { FlightAbortedError } from '../errors.js';
+import { FlightAbortedError, FlightWaitTimeoutError } from '../errors.js';
+import { systemClock } from '../ports/clock.js';
+import { silentLogger } from '../ports/logger.js';
+import { DeadlineQueue } from '../run/deadline-queue.js';
+import { RunScope } from '../run/run-scope.js';
 
 interface Call<T> {
   promise: Promise<T>;
@@ -19,32 +24,64 @@ export interface LocalResult<T> {
   leader: boolean;
 }
 
+export interface LocalDoOptions {
+  /** Detaches this caller only (it rejects with `FlightAbortedError`). */
+  signal?: AbortSignal | undefined;
+  /** Longest a caller that joins a running execution waits for it. @default no limit */
+  waitTimeoutMs?: number | undefined;
+}
+
 export class LocalSingleFlight {
   private readonly calls = new Map<string, Call<unknown>>();
+
+  /** @param deadlines where joiners' wait deadlines are kept. @default a queue on the system clock */
+  constructor(private readonly deadlines = new DeadlineQueue(systemClock, silentLogger)) {}
 
   /**
    * Runs `fn` once per key at a time. A caller's `signal` only detaches that caller (it rejects with
    * `FlightAbortedError`); the execution goes on for the others.
    */
-  async do<T>(key: string, fn: () => Promise<T>, options: { signal?: AbortSignal | undefined } = {}): Promise<LocalResult<T>> {
-    let call = this.calls.get(key) as Call<T> | undefined;
-    const leader = !call;
-    if (call) {
-      call.dups++;
-    } else {
-      const started: Call<T> = { dups: 0, promise: undefined as unknown as Promise<T> };
-      started.promise = Promise.resolve()
-        .then(fn)
-        .finally(() => {
-          if (this.calls.get(key) === started) this.calls.delete(key);
-        });
-      // The execution may outlive every caller; its rejection must never be unhandled.
-      started.promise.catch(() => {});
-      this.calls.set(key, started);
-      call = started;
+  do<T>(key: string, fn: () => Promise<T>, options?: LocalDoOptions): Promise<LocalResult<T>> {
+    const signal = options?.signal;
+    const running = this.calls.get(key) as Call<T> | undefined;
+    if (running) {
+      running.dups++;
+      return this.join(key, running, signal, options?.waitTimeoutMs);
     }
-    const value = await abortable(call.promise, options.signal);
-    return { value, shared: call.dups > 0, leader };
+    const started: Call<T> = { dups: 0, promise: undefined as unknown as Promise<T> };
+    this.calls.set(key, started);
+    const done = () => {
+      if (this.calls.get(key) === started) this.calls.delete(key);
+    };
+    let promise: Promise<T>;
+    try {
+      promise = fn();
+    } catch (error) {
+      promise = Promise.reject(error);
+    }
+    started.promise = promise.then(
+      (value) => {
+        done();
+        return value;
+      },
+      (error: unknown) => {
+        done();
+        throw error;
+      },
+    );
+    // The leader always listens, so the execution's rejection is never unhandled even if it detaches.
+    return abortable(started.promise, signal).then((value) => ({ value, shared: started.dups > 0, leader: true }));
+  }
+
+  private async join<T>(key: string, call: Call<T>, signal: AbortSignal | undefined, waitTimeoutMs: number | undefined): Promise<LocalResult<T>> {
+    if (waitTimeoutMs === undefined) return { value: await abortable(call.promise, signal), shared: true, leader: false };
+    const wait = new RunScope();
+    wait.limit(this.deadlines, waitTimeoutMs, () => new FlightWaitTimeoutError(`waited ${waitTimeoutMs} ms for a run of this node`, { context: { key } }));
+    try {
+      return { value: await wait.race(abortable(call.promise, signal)), shared: true, leader: false };
+    } finally {
+      wait.end(this.deadlines);
+    }
   }
 
   /** Forgets the in-flight execution of `key`: the next call starts a new one. */

@@ -24,7 +24,10 @@ export interface StagePolicyInput {
   takeoverAfterMs?: number;
   /** Storage TTL of an active flight, renewed by heartbeats. @default 2 × takeoverAfterMs */
   leaseTtlMs?: number;
-  /** Longest an owner run may last; past it the lease stops renewing and the run is EXPIRED. @default 120000 */
+  /**
+   * Longest a run may last. An owner's lease stops renewing past it and the run is EXPIRED; a run without a
+   * lease (local mode, hybrid fallback) is abandoned with `E_FLIGHT_RUN_TIMEOUT`. @default 120000
+   */
   maxRunMs?: number;
   /**
    * When the supplier reports progress (`ctx.progress()`), the lease stops renewing if no report came
@@ -39,7 +42,10 @@ export interface StagePolicyInput {
   terminalTtlMs?: number;
   /** Node-local L1 replay cache. @default { enabled: true, ttlMs: 30000 } */
   l1?: { enabled?: boolean; ttlMs?: number };
-  /** Longest a follower waits for the owner before `FlightWaitTimeoutError`. @default maxRunMs + takeoverAfterMs */
+  /**
+   * Longest a follower waits for the owner — of another node, or a run of its own node it joined — before
+   * `FlightWaitTimeoutError`. @default maxRunMs + takeoverAfterMs
+   */
   waitTimeoutMs?: number;
   /** Followers re-check the state this often even without a wake-up (safety net). @default 1000 */
   pollIntervalMs?: number;

@@ -1,0 +1,48 @@
+/**
+ * CPU profile / µs-per-call loop of `SingleFlight.execute` in process (no Redis):
+ * `node --import tsx [--cpu-prof] bench/profiles/core-loop.ts local|distributed [calls]`.
+ * Same policy as the bench's `local` contender (L1 off, guard extras off, 60 s timeout), 64 in flight,
+ * distinct keys, an instant upstream returning one 1 KB object.
+ */
+import { createSingleFlight } from '../../packages/core/src/index.ts';
+import { makePayload } from '../src/payload.ts';
+
+const mode = (process.argv[2] ?? 'local') as 'local' | 'distributed';
+const calls = Number(process.argv[3] ?? 400_000);
+const flight = createSingleFlight({
+  mode,
+  defaults: { l1: { enabled: false }, guard: { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 } },
+});
+const payload = makePayload(1024);
+const supplier = async () => payload;
+
+async function loop(prefix: string, n: number) {
+  let next = 0;
+  const worker = async () => {
+    while (next < n) await flight.execute('bench', `${prefix}${next++}`, supplier);
+  };
+  await Promise.all(Array.from({ length: 64 }, worker));
+}
+
+await loop('warm-', Math.min(50_000, calls / 4));
+const start = process.hrtime.bigint();
+const cpu = process.cpuUsage();
+await loop('k-', calls);
+const ns = Number(process.hrtime.bigint() - start);
+const used = process.cpuUsage(cpu);
+const naiveStart = process.hrtime.bigint();
+let sink = 0;
+for (let i = 0; i < calls; i++) sink += (await supplier()) ? 1 : 0;
+const naiveNs = Number(process.hrtime.bigint() - naiveStart);
+console.log(
+  JSON.stringify({
+    mode,
+    calls,
+    usPerCall: +(ns / calls / 1000).toFixed(2),
+    cpuUsPerCall: +((used.user + used.system) / calls).toFixed(2),
+    opsPerSec: Math.round(calls / (ns / 1e9)),
+    naiveUsPerCall: +(naiveNs / calls / 1000).toFixed(3),
+    sink: sink === calls,
+  }),
+);
+await flight.close();

@@ -1,0 +1,58 @@
+/**
+ * What callers receive: one value per run, deep-frozen, shared by every caller of the run and by the L1
+ * cache. Freezing makes a mutation by one caller throw (strict mode) or do nothing, instead of showing up
+ * in another caller's result; it costs one walk per new value and nothing for a value frozen before (a
+ * deep-frozen tree stays deep-frozen: its parts can no longer be replaced).
+ *
+ * Plain objects and arrays (everything JSON decodes to) are frozen to the leaves. Instances of classes —
+ * `Date`, `Map`, typed arrays, `Buffer`s, streams, a client library's objects — are left as they are:
+ * freezing could break their own bookkeeping, and many keep mutable internal state anyway. Treat them as
+ * read-only, or turn on `encodeLocalResults` to give callers JSON-shaped values.
+ */
+
+/** Frozen roots and their estimated size in bytes. */
+const frozen = new WeakMap<object, number>();
+
+/** Rough in-memory bytes of a value that is not walked. */
+function leafBytes(value: unknown): number {
+  if (typeof value === 'string') return 16 + 2 * value.length;
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return 16 + value.byteLength;
+  return 16;
+}
+
+function isPlain(value: object): boolean {
+  if (Array.isArray(value)) return true;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** Deep-freezes `value` (see above) and returns its estimated size in bytes (for the byte-bounded L1). */
+export function deepFreeze(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return leafBytes(value);
+  const known = frozen.get(value);
+  if (known !== undefined) return known;
+  if (!isPlain(value)) return leafBytes(value);
+  let bytes = 0;
+  const seen = new Set<object>();
+  const stack: object[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (seen.has(node)) continue;
+    seen.add(node);
+    const sub = node === value ? undefined : frozen.get(node);
+    if (sub !== undefined) {
+      bytes += sub;
+      continue;
+    }
+    bytes += 16;
+    Object.freeze(node);
+    for (const key of Object.keys(node)) {
+      bytes += 8 + key.length;
+      const child = (node as Record<string, unknown>)[key];
+      if (typeof child === 'object' && child !== null && isPlain(child)) stack.push(child);
+      else bytes += leafBytes(child);
+    }
+  }
+  frozen.set(value, bytes);
+  return bytes;
+}

@@ -1,0 +1,25 @@
+import type { FlightCoordinator } from '@flight/core';
+
+/** A coordinator whose backing store is down while `state.down`: every call fails like a dead Redis connection. */
+export function downCoordinator(healthy: FlightCoordinator, state: { down: boolean }): FlightCoordinator {
+  return new Proxy(healthy, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function' || prop === 'close' || prop === 'waitForTerminal') return value;
+      return (...args: unknown[]) => {
+        if (state.down) return Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
+        return value.apply(target, args);
+      };
+    },
+  });
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A supplier that never settles and ignores its signal (a hung upstream call). */
+export const never = () => new Promise<never>(() => {});
+
+/** Prints a figure a test measured, for RELIABILITY.md (`[core] {...}`); never asserted on. */
+export function figure(name: string, values: Record<string, unknown>): void {
+  console.log(`[core] ${JSON.stringify({ name, ...values })}`);
+}

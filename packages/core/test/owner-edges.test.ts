@@ -1,0 +1,95 @@
+/**
+ * Issue 11 ("also fix"): an already-aborted caller never starts a flight; an owner that gives up after
+ * `maxAttempts` releases the lease it holds; a heartbeat that races `complete` is not a lost lease.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  createMemoryCoordinator,
+  createSingleFlight,
+  FlightAbortedError,
+  FlightFencedError,
+  type FlightCoordinator,
+  type FlightEventMap,
+  type SingleFlight,
+  type SingleFlightOptions,
+} from '@flight/core';
+import { createManualClock } from '@flight/core/testing';
+import { sleep } from './helpers.js';
+
+const FAST = { heartbeatIntervalMs: 500, takeoverAfterMs: 800, pollIntervalMs: 50, guard: { retry: false as const, circuitBreaker: false as const, timeoutMs: 0 } };
+const LEASE = { takeoverAfterMs: 800, leaseTtlMs: 1600, maxRunMs: 60_000 };
+const created: SingleFlight[] = [];
+const make = (options: SingleFlightOptions) => {
+  const sf = createSingleFlight({ mode: 'distributed', ...options, defaults: { ...FAST, ...options.defaults } });
+  created.push(sf);
+  return sf;
+};
+afterEach(async () => {
+  await Promise.all(created.splice(0).map((sf) => sf.close()));
+});
+
+function record<E extends keyof FlightEventMap>(sf: SingleFlight, event: E) {
+  const seen: FlightEventMap[E][] = [];
+  sf.on(event, (payload) => seen.push(payload));
+  return seen;
+}
+
+describe('owner edges', () => {
+  it('a caller whose signal is already aborted gets FlightAbortedError at once and starts no flight', async () => {
+    const coordinator = createMemoryCoordinator();
+    const sf = make({ coordinator });
+    const controller = new AbortController();
+    controller.abort(new Error('client went away'));
+    const key = randomUUID();
+    let runs = 0;
+    await expect(sf.execute('eval', key, async () => ++runs, { signal: controller.signal })).rejects.toBeInstanceOf(FlightAbortedError);
+    await sleep(20);
+    expect(runs).toBe(0);
+    expect(await coordinator.readMeta({ stage: 'eval', key })).toBeNull();
+  });
+
+  it('an owner that gives up after maxAttempts releases the lease it was just given (FAILED, retryable)', async () => {
+    const clock = createManualClock(); // the coordinator's clock: the test moves lease time
+    const coordinator = createMemoryCoordinator({ clock });
+    const [a, b] = [make({ coordinator, nodeId: 'a', defaults: { maxAttempts: 1 } }), make({ coordinator, nodeId: 'b', defaults: { maxAttempts: 1 } })];
+    const key = randomUUID();
+    const ref = { stage: 'eval', key };
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const first = a.execute('eval', key, async () => {
+      await gate;
+      return 'late';
+    });
+    await sleep(20);
+    await clock.advance(1000); // a's lease lapses (no heartbeat within takeoverAfterMs, coordinator time)
+    const busy = Object.assign(new Error('busy'), { status: 503 });
+    await expect(b.execute('eval', key, () => Promise.reject(busy))).rejects.toMatchObject({ errorType: 'OVERLOAD', retryable: true });
+    release();
+    // a's completion is fenced; its call re-enters, is handed a newer epoch, but has no attempt left.
+    await expect(first).rejects.toBeInstanceOf(FlightFencedError);
+    expect(await coordinator.readMeta(ref)).toMatchObject({ ownerId: 'a', status: 'FAILED', retryable: true });
+    const next = await coordinator.acquire({ ...ref, ...LEASE, ownerId: 'c', ownerToken: 'c-token' });
+    expect(next.outcome).toBe('OWNER_TAKEOVER'); // at once, not after takeoverAfterMs
+  });
+
+  it('a heartbeat tick that races a slow complete reply emits no lease-lost', async () => {
+    const memory = createMemoryCoordinator();
+    // complete lands at once; its reply arrives 700 ms later, after a heartbeat tick (500 ms) met SUCCEEDED.
+    const slowReply = new Proxy(memory, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== 'complete') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: unknown[]) => {
+          const reply = await value.apply(target, args);
+          await sleep(700);
+          return reply;
+        };
+      },
+    }) as FlightCoordinator;
+    const sf = make({ coordinator: slowReply });
+    const lost = record(sf, 'lease-lost');
+    expect(await sf.execute('eval', randomUUID(), async () => 'v')).toMatchObject({ value: 'v', role: 'owner' });
+    expect(lost).toEqual([]);
+  });
+});
