@@ -5,6 +5,8 @@
  * - local: @flight/core in `local` mode (in-process single-flight only).
  * - redlock: the common recipe with the `redlock` package (its default retry settings).
  * - bentocache: `getOrSet` with a memory L1 and the Redis L2 driver.
+ * - cache-manager: 7.x `wrap` over two Keyv stores, memory then `@keyv/redis` (the multi-store setup of
+ *   its README); `wrap` coalesces concurrent callers in-process only.
  * - flight-ioredis / flight-node-redis: @flight/core in `distributed` mode on our Redis coordinators.
  */
 import { createSingleFlight, type SingleFlight, type StagePolicyInput } from '@flight/core';
@@ -14,12 +16,17 @@ import Redlock from 'redlock';
 import { BentoCache, bentostore } from 'bentocache';
 import { memoryDriver } from 'bentocache/drivers/memory';
 import { redisDriver } from 'bentocache/drivers/redis';
+import { createCache } from 'cache-manager';
+import { Keyv } from 'keyv';
+import { createKeyv as createKeyvRedis } from '@keyv/redis';
 import { nowMs } from '../stats.js';
 
-export const CONTENDERS = ['naive', 'local', 'redlock', 'bentocache', 'flight-ioredis', 'flight-node-redis'] as const;
+export const CONTENDERS = ['naive', 'local', 'redlock', 'bentocache', 'cache-manager', 'flight-ioredis', 'flight-node-redis'] as const;
 export type ContenderName = (typeof CONTENDERS)[number];
 export const FLIGHT_CONTENDERS: readonly ContenderName[] = ['flight-ioredis', 'flight-node-redis'];
-export const REDIS_CONTENDERS: readonly ContenderName[] = ['redlock', 'bentocache', 'flight-ioredis', 'flight-node-redis'];
+export const REDIS_CONTENDERS: readonly ContenderName[] = ['redlock', 'bentocache', 'cache-manager', 'flight-ioredis', 'flight-node-redis'];
+/** The tools a user would otherwise put in front of the call: the distinct-keys target is the best of them. */
+export const PEER_CONTENDERS: readonly ContenderName[] = ['redlock', 'bentocache', 'cache-manager'];
 
 export const STAGE = 'bench';
 
@@ -192,6 +199,33 @@ export async function createContender(name: ContenderName, options: ContenderOpt
         async close() {
           await bento.disconnectAll().catch(() => {});
           client.disconnect();
+        },
+      };
+    }
+    case 'cache-manager': {
+      const redisStore = createKeyvRedis(options.redisUrl, { namespace: options.prefix.replace(/:$/, ''), keyPrefixSeparator: ':' });
+      const memoryStore = new Keyv();
+      redisStore.on('error', () => {});
+      memoryStore.on('error', () => {});
+      const cache = createCache({ stores: [memoryStore, redisStore] });
+      return {
+        name,
+        completions,
+        woken,
+        async run(key, supplier) {
+          let ran = false;
+          const value = await cache.wrap(
+            key,
+            async () => {
+              ran = true;
+              return supplier();
+            },
+            options.resultTtlMs,
+          );
+          return { value: value as any, role: ran ? 'owner' : 'cache' };
+        },
+        async close() {
+          await cache.disconnect().catch(() => {});
         },
       };
     }
