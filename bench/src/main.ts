@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runBench, SCENARIOS, type ScenarioName } from './bench.js';
 import { CONTENDERS, type ContenderName } from './contenders/index.js';
-import { renderMarkdown, renderTables, verdicts } from './report.js';
+import { renderMarkdown, renderTables } from './report.js';
+import { verdictLabel, verdicts } from './targets.js';
 
 const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -37,7 +38,9 @@ async function main(): Promise<void> {
   });
   console.log(renderTables(run.rows, false));
   console.log('\nTargets');
-  for (const v of verdicts(run.rows)) console.log(`  ${v.met === null ? '–' : v.met ? '✓' : '✗'} ${v.target} — ${v.contender}: ${v.figure}`);
+  for (const v of verdicts(run.rows)) console.log(`  ${verdictLabel(v.met).padEnd(4)} ${v.target} — ${v.contender}: ${v.figure}`);
+  for (const s of run.skipped) console.log(`  not run: ${s.contender} — ${s.reason}`);
+  for (const f of run.failed) console.log(`  scenario failed: ${f.scenario} — ${f.reason}`);
   const args = process.argv.slice(2).filter((a) => a !== '--' && a !== '--no-write');
   const command = ['pnpm bench', ...args].join(' ');
   if (!values['no-write']) {

@@ -3,13 +3,29 @@
  * the parent sends over IPC.
  */
 import { Redis } from 'ioredis';
-import { createContender, type Contender, type ContenderName, type ContenderOptions } from './contenders/index.js';
-import { herd, hold, memory, series, waiters } from './tasks.js';
+import { flightId } from '@flight/core';
+import { digest } from '@flight/redis-scripts';
+import { createContender, STAGE, type Contender, type ContenderName, type ContenderOptions, type NotificationCounters } from './contenders/index.js';
+import { startCountingProxy, type CountingProxy, type SubscriberTraffic } from './proxy.js';
+import { herd, hold, memory, ownWaiters, series, waiters } from './tasks.js';
 
 let contender: Contender | undefined;
 let counter: Redis | undefined;
 let held: ReturnType<typeof hold> | undefined;
 let parked: ReturnType<typeof waiters> | undefined;
+/** A counting proxy between the contender and Redis, when the scenario observes the subscriber traffic. */
+let proxy: CountingProxy | undefined;
+let own: { waiters: ReturnType<typeof ownWaiters>; keys: string[]; counters: NotificationCounters | null; traffic: SubscriberTraffic } | undefined;
+
+async function dropContender(): Promise<void> {
+  await contender?.close();
+  contender = undefined;
+  await proxy?.close();
+  proxy = undefined;
+}
+
+const minus = (a: NotificationCounters | null | undefined, b: NotificationCounters | null | undefined): NotificationCounters | null =>
+  a && b ? { received: a.received - b.received, foreign: a.foreign - b.foreign, bytes: a.bytes - b.bytes, channels: a.channels } : null;
 
 const handlers: Record<string, (args: any) => Promise<unknown>> = {
   /** Connects the upstream counter once, so contender setups open only the contender's connections. */
@@ -18,16 +34,60 @@ const handlers: Record<string, (args: any) => Promise<unknown>> = {
     await counter.ping();
     return { pid: process.pid };
   },
-  async setup(args: { name: ContenderName; options: ContenderOptions }) {
-    await contender?.close();
-    contender = undefined;
-    contender = await createContender(args.name, args.options);
+  async setup(args: { name: ContenderName; options: ContenderOptions; observeSubscribers?: boolean }) {
+    await dropContender();
+    let options = args.options;
+    if (args.observeSubscribers && !options.cluster) {
+      const target = new URL(options.redisUrl);
+      proxy = await startCountingProxy({ host: target.hostname, port: Number(target.port || 6379) }, { observeSubscribers: true });
+      options = { ...options, redisUrl: proxy.url };
+    }
+    contender = await createContender(args.name, options);
     return { pid: process.pid };
   },
   async teardown() {
-    await contender?.close();
-    contender = undefined;
+    await dropContender();
     return null;
+  },
+  /** Fan-out: parks one caller on each of `keys` and waits until they are followers. */
+  async ownWaitersStart(args: { keys: string[]; settleMs: number }) {
+    const c = need();
+    const counters = c.notifications?.() ?? null;
+    const traffic = proxy?.subscriberTraffic() ?? { bytes: 0, messages: [] };
+    own = { waiters: ownWaiters(c, { keys: args.keys }), keys: args.keys, counters, traffic };
+    const parked = await own.waiters.parked(args.settleMs);
+    return { parked, channels: c.notifications?.()?.channels ?? null };
+  },
+  /** Fan-out: waits for the callers; their roles and errors. */
+  async ownWaitersFinish() {
+    if (!own) throw new Error('no own waiters');
+    const result = await own.waiters.finish();
+    return {
+      calls: result.calls.length,
+      errors: result.calls.filter((x) => x.error).length,
+      errorSamples: [...new Set(result.calls.filter((x) => x.error).map((x) => x.error))].slice(0, 2),
+      roles: result.calls.reduce<Record<string, number>>((acc, x) => ((acc[x.role] = (acc[x.role] ?? 0) + 1), acc), {}),
+      upstreamCalls: result.upstreamCalls,
+    };
+  },
+  /**
+   * Fan-out, once every flight of every process has completed: the coordinator's counters and the
+   * observed subscriber traffic since `ownWaitersStart`.
+   */
+  async ownWaitersReport() {
+    const o = own;
+    own = undefined;
+    if (!o) throw new Error('no own waiters');
+    const counters = minus(need().notifications?.() ?? null, o.counters);
+    let observed: { notices: number; own: number; foreign: number; bytes: number } | null = null;
+    if (proxy) {
+      const now = proxy.subscriberTraffic();
+      const tags = o.keys.map((key) => digest(flightId({ stage: STAGE, key })));
+      const messages = now.messages.slice(o.traffic.messages.length);
+      const mine = messages.filter((m) => tags.some((t) => m.channel.includes(t) || m.payload.includes(t))).length;
+      observed = { notices: messages.length, own: mine, foreign: messages.length - mine, bytes: now.bytes - o.traffic.bytes };
+    }
+    return { counters, observed };
   },
   herd: (args) => herd(need(), counter, args),
   series: (args) => series(need(), counter, args),
@@ -65,7 +125,7 @@ function need(): Contender {
 
 process.on('message', async (message: { id: number; cmd: string; args: unknown }) => {
   if (message.cmd === 'exit') {
-    await contender?.close().catch(() => {});
+    await dropContender().catch(() => {});
     counter?.disconnect();
     process.exit(0);
   }

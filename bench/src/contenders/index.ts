@@ -10,8 +10,8 @@
  * - flight-ioredis / flight-node-redis: @flight/core in `distributed` mode on our Redis coordinators.
  */
 import { createSingleFlight, type SingleFlight, type StagePolicyInput } from '@flight/core';
-import { Redis } from 'ioredis';
-import { createClient } from 'redis';
+import { Cluster, Redis } from 'ioredis';
+import { createClient, createCluster } from 'redis';
 import Redlock from 'redlock';
 import { BentoCache, bentostore } from 'bentocache';
 import { memoryDriver } from 'bentocache/drivers/memory';
@@ -36,6 +36,29 @@ export interface ContenderOptions {
   prefix: string;
   /** How long a result is stored. */
   resultTtlMs: number;
+  /** Masters of a Redis Cluster to use instead of `redisUrl` (flight contenders only). */
+  cluster?: { host: string; port: number }[];
+}
+
+/**
+ * A coordinator's notification counters since it started, as `@flight/redis-*` coordinators expose
+ * them (`coordinator.notifications`): notices received, of which for flights without a waiter in this
+ * process, subscriber bytes received, channels subscribed now.
+ */
+export interface NotificationCounters {
+  received: number;
+  foreign: number;
+  bytes: number;
+  channels: number;
+}
+
+/** The coordinator's `notifications` counters, or null when it has none (checked at run time). */
+export function readNotificationCounters(coordinator: unknown): NotificationCounters | null {
+  const n = (coordinator as { notifications?: unknown } | null)?.notifications;
+  if (!n || typeof n !== 'object') return null;
+  const { received, foreign, bytes, channels } = n as Record<string, unknown>;
+  if (![received, foreign, bytes, channels].every((x) => typeof x === 'number' && Number.isFinite(x))) return null;
+  return { received, foreign, bytes, channels } as NotificationCounters;
 }
 
 export interface RunResult<T> {
@@ -51,6 +74,10 @@ export interface Contender {
   readonly completions: Map<string, number>;
   /** How followers were woken (flight only). */
   readonly woken: Record<string, number>;
+  /** The coordinator's notification counters (flight only; null where the coordinator has none). */
+  notifications?(): NotificationCounters | null;
+  /** Callers parked as followers in this process right now (flight only). */
+  waiting?(): number;
   close(): Promise<void>;
 }
 
@@ -94,7 +121,14 @@ function flightDefaults(resultTtlMs: number): StagePolicyInput {
   };
 }
 
-function wrapFlight(name: ContenderName, flight: SingleFlight, completions: Map<string, number>, woken: Record<string, number>, close: () => Promise<void>): Contender {
+function wrapFlight(
+  name: ContenderName,
+  flight: SingleFlight,
+  completions: Map<string, number>,
+  woken: Record<string, number>,
+  close: () => Promise<void>,
+  coordinator?: { waiting?: number },
+): Contender {
   flight.on('waited', (e) => {
     woken[e.woken] = (woken[e.woken] ?? 0) + 1;
   });
@@ -102,6 +136,8 @@ function wrapFlight(name: ContenderName, flight: SingleFlight, completions: Map<
     name,
     completions,
     woken,
+    notifications: () => readNotificationCounters(coordinator),
+    waiting: () => Number(coordinator?.waiting ?? 0),
     async run(key, supplier) {
       const r = await flight.execute(STAGE, key, () => supplier());
       return { value: r.value, role: r.role };
@@ -124,6 +160,7 @@ function instrumentCoordinator(coordinator: any, completions: Map<string, number
 export async function createContender(name: ContenderName, options: ContenderOptions): Promise<Contender> {
   const completions = new Map<string, number>();
   const woken: Record<string, number> = {};
+  if (options.cluster && !FLIGHT_CONTENDERS.includes(name)) throw new Error(`${name} is not set up for Redis Cluster in the bench`);
   switch (name) {
     case 'naive':
       return {
@@ -232,28 +269,47 @@ export async function createContender(name: ContenderName, options: ContenderOpt
     case 'flight-ioredis': {
       const factory = await loadFlightFactory(name);
       if (!factory) throw new Error(`${name}: @flight/redis-ioredis does not export createIoredisCoordinator yet`);
-      const client = new Redis(options.redisUrl);
+      // On Cluster: sharded subscribers (one per master) so SSUBSCRIBE reaches the shard of its slot.
+      const client = options.cluster ? new Cluster(options.cluster, { shardedSubscribers: true }) : new Redis(options.redisUrl);
+      client.on('error', () => {});
       const coordinator = instrumentCoordinator(factory({ client, prefix: options.prefix }), completions);
       const flight = createSingleFlight({ coordinator, mode: 'distributed', defaults: flightDefaults(options.resultTtlMs) });
-      return wrapFlight(name, flight, completions, woken, async () => {
-        await flight.close();
-        await coordinator.close?.();
-        client.disconnect();
-      });
+      return wrapFlight(
+        name,
+        flight,
+        completions,
+        woken,
+        async () => {
+          await flight.close();
+          await coordinator.close?.();
+          client.disconnect();
+        },
+        coordinator,
+      );
     }
     case 'flight-node-redis': {
       const factory = await loadFlightFactory(name);
       if (!factory) throw new Error(`${name}: @flight/redis-node does not export createNodeRedisCoordinator yet`);
-      const client = createClient({ url: options.redisUrl });
+      const client = options.cluster
+        ? createCluster({ rootNodes: options.cluster.map((m) => ({ url: `redis://${m.host}:${m.port}` })) })
+        : createClient({ url: options.redisUrl });
       client.on('error', () => {});
       await client.connect();
       const coordinator = instrumentCoordinator(factory({ client, prefix: options.prefix }), completions);
       const flight = createSingleFlight({ coordinator, mode: 'distributed', defaults: flightDefaults(options.resultTtlMs) });
-      return wrapFlight(name, flight, completions, woken, async () => {
-        await flight.close();
-        await coordinator.close?.();
-        client.destroy();
-      });
+      return wrapFlight(
+        name,
+        flight,
+        completions,
+        woken,
+        async () => {
+          await flight.close();
+          await coordinator.close?.();
+          if ('destroy' in client) client.destroy();
+          else await (client as { close(): Promise<void> }).close().catch(() => {});
+        },
+        coordinator,
+      );
     }
   }
 }

@@ -110,8 +110,13 @@ async function measureOwners(contender: Contender, tag: string, opts: Throughput
   };
 }
 
+/** Commands of the wake-up subscription, counted apart from the follower's round trips. */
+const SUBSCRIPTION_COMMANDS = new Set(['subscribe', 'unsubscribe', 'ssubscribe', 'sunsubscribe', 'psubscribe', 'punsubscribe']);
+
 interface Counted {
+  /** Commands per flight, the (un)subscription excluded. */
   perFlight: number | null;
+  subscriptionPerFlight: number | null;
   byCommand: Record<string, number>;
   connections: number;
   upstreamCalls: number;
@@ -130,7 +135,7 @@ async function countOwner(ctx: BenchContext, name: ContenderName, opts: Throughp
     const before = upstream.calls();
     for (let i = 0; i < opts.countedFlights; i++) await contender.run(`k-${i}`, upstream.supplier);
     return {
-      perFlight: round(proxy.commands() / opts.countedFlights, 2),
+      ...split(proxy.byCommand(), opts.countedFlights),
       byCommand: perFlight(proxy.byCommand(), opts.countedFlights),
       connections: proxy.connections(),
       upstreamCalls: upstream.calls() - before,
@@ -166,7 +171,7 @@ async function countFollower(ctx: BenchContext, name: ContenderName, opts: Throu
     const n = Math.max(10, Math.round(opts.countedFlights / 3));
     for (let i = 0; i < n; i++) await pair(`k-${i}`);
     return {
-      perFlight: round(proxy.commands() / n, 2),
+      ...split(proxy.byCommand(), n),
       byCommand: perFlight(proxy.byCommand(), n),
       connections: proxy.connections(),
       upstreamCalls: followerUp.calls() - before,
@@ -176,6 +181,16 @@ async function countFollower(ctx: BenchContext, name: ContenderName, opts: Throu
     await owner.close();
     await proxy.close();
   }
+}
+
+function split(counts: Record<string, number>, n: number): { perFlight: number | null; subscriptionPerFlight: number | null } {
+  let other = 0;
+  let subscription = 0;
+  for (const [name, count] of Object.entries(counts)) {
+    if (SUBSCRIPTION_COMMANDS.has(name)) subscription += count;
+    else other += count;
+  }
+  return { perFlight: round(other / n, 2), subscriptionPerFlight: round(subscription / n, 2) };
 }
 
 function perFlight(counts: Record<string, number>, n: number): Record<string, number> {
@@ -238,8 +253,10 @@ export async function runThroughput(ctx: BenchContext, contenders: ContenderName
       clientCpuUsPerFlight: m.clientCpuUsPerFlight,
       redisCpuUsPerFlight: m.redisCpuUsPerFlight,
       roundTrips: owner?.perFlight ?? null,
+      ownerSubscriptionCommands: owner?.subscriptionPerFlight ?? null,
       ownerCommands: owner?.byCommand,
       followerRoundTrips: follower?.perFlight ?? null,
+      followerSubscriptionCommands: follower?.subscriptionPerFlight ?? null,
       followerCommands: follower?.byCommand,
       followerUpstreamCalls: follower?.upstreamCalls,
       errors: m.errors,

@@ -1,0 +1,262 @@
+/**
+ * Scenario 6 — fan-out: does a process receive only the notices of flights it waits on?
+ *
+ * 8 forked waiter processes; process i waits on `unit × (1 + i % 4)` keys of its own (one caller per
+ * key), while the harness process holds every owner open. Once every caller is parked as a follower
+ * the owners are released together. Per process: the coordinator's own counters
+ * (`coordinator.notifications`, null where the coordinator has none) and, on standalone Redis, the
+ * same observed from outside through a counting proxy (the subscriber connections' bytes and pushed
+ * messages). Then the same on a local 3-master Redis Cluster started here, with per-master figures:
+ * flights whose keys the master holds, notices published there (`INFO commandstats`), publish
+ * messages it received over the cluster bus (`CLUSTER INFO`), and the shard channels subscribed on
+ * it while the callers wait, each checked against the master's slots.
+ */
+import { Redis } from 'ioredis';
+import { startRedisCluster, type RedisCluster } from '@flight/redis-scripts/testing';
+import { prefixOf, type BenchContext, type ResultRow } from '../context.js';
+import { createContender, FLIGHT_CONTENDERS, type ContenderName, type ContenderOptions } from '../contenders/index.js';
+import { startWorkers, stopWorkers, type Worker } from '../pool.js';
+import { nowMs, sleep } from '../stats.js';
+import { hold } from '../tasks.js';
+
+export interface FanoutOptions {
+  processes: number;
+  /** Process i waits on `unit × (1 + i % 4)` keys. */
+  unit: number;
+  /** Longest wait for every caller to be parked as a follower. */
+  settleMs: number;
+  /** Also run on a local 3-master Redis Cluster started by the scenario. */
+  cluster: boolean;
+}
+
+export function fanoutOptions(quick: boolean): FanoutOptions {
+  return { processes: 8, unit: quick ? 5 : 20, settleMs: quick ? 1500 : 3000, cluster: true };
+}
+
+type Topology = 'standalone' | 'cluster';
+
+interface MasterStats {
+  published: number;
+  busReceived: number;
+  busSent: number;
+}
+
+/** One connection per master of the scenario's cluster, with its slot ranges. */
+interface Masters {
+  nodes: { port: number; client: Redis; slots: [number, number][] }[];
+  close(): void;
+}
+
+async function connectMasters(cluster: RedisCluster): Promise<Masters> {
+  const nodes = cluster.masters.map((m) => ({ port: m.port, client: new Redis({ host: m.host, port: m.port }), slots: [] as [number, number][] }));
+  const ranges = (await nodes[0]!.client.call('CLUSTER', 'SLOTS')) as [number, number, [string, number, ...unknown[]]][];
+  for (const [from, to, [, port]] of ranges) nodes.find((n) => n.port === Number(port))?.slots.push([from, to]);
+  return { nodes, close: () => nodes.forEach((n) => n.client.disconnect()) };
+}
+
+const field = (text: string, name: string): number => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(text)?.[1] ?? 0);
+const calls = (text: string, command: string): number => Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(text)?.[1] ?? 0);
+
+async function masterStats(client: Redis): Promise<MasterStats> {
+  const stats = await client.info('commandstats');
+  const bus = (await client.call('CLUSTER', 'INFO')) as string;
+  return {
+    published: calls(stats, 'publish') + calls(stats, 'spublish'),
+    busReceived: field(bus, 'cluster_stats_messages_publish_received') + field(bus, 'cluster_stats_messages_publishshard_received'),
+    busSent: field(bus, 'cluster_stats_messages_publish_sent') + field(bus, 'cluster_stats_messages_publishshard_sent'),
+  };
+}
+
+/** Shard channels subscribed on a master now, and how many of them hash to a slot it does not own. */
+async function shardChannels(node: Masters['nodes'][number]): Promise<{ shard: number; otherSlots: number; plain: number }> {
+  const shard = (await node.client.call('PUBSUB', 'SHARDCHANNELS')) as string[];
+  const plain = (await node.client.call('PUBSUB', 'CHANNELS')) as string[];
+  let otherSlots = 0;
+  for (const channel of shard) {
+    const slot = Number(await node.client.call('CLUSTER', 'KEYSLOT', channel));
+    if (!node.slots.some(([a, b]) => slot >= a && slot <= b)) otherSlots++;
+  }
+  return { shard: shard.length, otherSlots, plain: plain.length };
+}
+
+/** Flights whose keys live on this master: distinct `{hash tag}`s of the keys under the prefix. */
+async function flightsOn(client: Redis, prefix: string): Promise<number> {
+  const tags = new Set<string>();
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) {
+      const m = /\{([^}]+)\}/.exec(key);
+      if (m) tags.add(m[1]!);
+    }
+  } while (cursor !== '0');
+  return tags.size;
+}
+
+interface FinishReply {
+  calls: number;
+  errors: number;
+  errorSamples: string[];
+  roles: Record<string, number>;
+  upstreamCalls: number;
+}
+
+interface ReportReply {
+  counters: { received: number; foreign: number; bytes: number; channels: number } | null;
+  observed: { notices: number; own: number; foreign: number; bytes: number } | null;
+}
+
+function reportFields(r: ReportReply): Record<string, number | null> {
+  return {
+    noticesReceived: r.counters?.received ?? null,
+    foreignNotices: r.counters?.foreign ?? null,
+    subscriberBytes: r.counters?.bytes ?? null,
+    observedNotices: r.observed?.notices ?? null,
+    observedOwnNotices: r.observed?.own ?? null,
+    observedForeignNotices: r.observed?.foreign ?? null,
+    observedSubscriberBytes: r.observed?.bytes ?? null,
+  };
+}
+
+async function runOne(
+  ctx: BenchContext,
+  workers: Worker[],
+  name: ContenderName,
+  topology: Topology,
+  opts: FanoutOptions,
+  masters?: Masters,
+): Promise<ResultRow[]> {
+  const t0 = nowMs();
+  const prefix = prefixOf(ctx, `fanout-${topology}`, name);
+  const options: ContenderOptions = {
+    redisUrl: ctx.redis.url,
+    prefix,
+    resultTtlMs: 60_000,
+    ...(masters ? { cluster: masters.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })) } : {}),
+  };
+  const keysOf = (i: number) => Array.from({ length: opts.unit * (1 + (i % 4)) }, (_, j) => `p${i}-k${j}`);
+  await Promise.all(workers.map((w) => w.call('setup', { name, options, observeSubscribers: topology === 'standalone' })));
+  const owner = await createContender(name, options);
+  try {
+    const before = masters ? await Promise.all(masters.nodes.map((n) => masterStats(n.client))) : [];
+    const allKeys = workers.flatMap((_, i) => keysOf(i));
+    const held = hold(owner, undefined, { keys: allKeys, upstream: { delayMs: 0, payloadBytes: 1024 } });
+    const owning = await held.started(10_000);
+    if (owning < allKeys.length) throw new Error(`only ${owning} of ${allKeys.length} owners started`);
+    const parked = await Promise.all(workers.map((w, i) => w.call<{ parked: number | null; channels: number | null }>('ownWaitersStart', { keys: keysOf(i), settleMs: opts.settleMs })));
+    const channels = masters ? await Promise.all(masters.nodes.map(shardChannels)) : [];
+    const [ownerResult, ...finished] = await Promise.all([held.release(), ...workers.map((w) => w.call<FinishReply>('ownWaitersFinish'))]);
+    // Every flight has completed: give the last notices and the cluster bus counters a moment, then read.
+    await sleep(100);
+    const reports = await Promise.all(workers.map((w) => w.call<ReportReply>('ownWaitersReport')));
+    const after = masters ? await Promise.all(masters.nodes.map((n) => masterStats(n.client))) : [];
+    const rows: ResultRow[] = finished.map((f, i) => ({
+      ...reportFields(reports[i]!),
+      scenario: 'fan-out',
+      contender: name,
+      topology,
+      kind: 'process',
+      process: i,
+      ownFlights: keysOf(i).length,
+      parked: parked[i]!.parked,
+      upstreamCalls: f.upstreamCalls,
+      p50Ms: null,
+      p99Ms: null,
+      maxMs: null,
+      channels: parked[i]!.channels,
+      roles: f.roles,
+      errors: f.errors,
+      errorSamples: f.errorSamples,
+    }));
+    if (masters) {
+      for (const [m, node] of masters.nodes.entries()) {
+        rows.push({
+          scenario: 'fan-out',
+          contender: name,
+          topology,
+          kind: 'master',
+          port: node.port,
+          upstreamCalls: null,
+          p50Ms: null,
+          p99Ms: null,
+          maxMs: null,
+          flightsOwned: await flightsOn(node.client, prefix),
+          noticesPublished: after[m]!.published - before[m]!.published,
+          busPublishReceived: after[m]!.busReceived - before[m]!.busReceived,
+          busPublishSent: after[m]!.busSent - before[m]!.busSent,
+          shardChannels: channels[m]!.shard,
+          shardChannelsOfOtherSlots: channels[m]!.otherSlots,
+          plainChannels: channels[m]!.plain,
+        });
+      }
+    }
+    const ownerErrors = ownerResult.calls.filter((c) => c.error).length;
+    if (ownerErrors) rows[0]!.ownerErrors = ownerErrors;
+    const foreign = rows.filter((r) => r.kind === 'process').map((r) => r.foreignNotices ?? r.observedForeignNotices);
+    ctx.log(`fan-out ${topology} ${name}: foreign notices per process ${foreign.join('/')} (${Math.round(nowMs() - t0)} ms)`);
+    return rows;
+  } finally {
+    await owner.close();
+    await Promise.all(workers.map((w) => w.call('teardown').catch(() => {})));
+  }
+}
+
+const skippedRow = (name: string, topology: Topology, reason: string): ResultRow => ({
+  scenario: 'fan-out',
+  contender: name,
+  topology,
+  kind: 'skipped',
+  reason,
+  upstreamCalls: null,
+  p50Ms: null,
+  p99Ms: null,
+  maxMs: null,
+});
+
+const reasonOf = (error: unknown) => (error instanceof Error ? error.message.split('\n')[0]! : String(error));
+
+export async function runFanout(ctx: BenchContext, contenders: ContenderName[], opts: FanoutOptions): Promise<ResultRow[]> {
+  const names = contenders.filter((c) => FLIGHT_CONTENDERS.includes(c));
+  if (!names.length) return [];
+  const rows: ResultRow[] = [];
+  const workers = await startWorkers(opts.processes);
+  try {
+    for (const name of names) {
+      try {
+        rows.push(...(await runOne(ctx, workers, name, 'standalone', opts)));
+      } catch (error) {
+        rows.push(skippedRow(name, 'standalone', reasonOf(error)));
+        ctx.log(`fan-out standalone ${name} failed: ${reasonOf(error)}`);
+      }
+    }
+    if (!opts.cluster) return rows;
+    let cluster: RedisCluster | undefined;
+    let masters: Masters | undefined;
+    try {
+      cluster = await startRedisCluster({ masters: 3 });
+      masters = await connectMasters(cluster);
+    } catch (error) {
+      for (const name of names) rows.push(skippedRow(name, 'cluster', `no local Redis Cluster: ${reasonOf(error)}`));
+      ctx.log(`fan-out cluster skipped: ${reasonOf(error)}`);
+    }
+    try {
+      if (masters) {
+        for (const name of names) {
+          try {
+            rows.push(...(await runOne(ctx, workers, name, 'cluster', opts, masters)));
+          } catch (error) {
+            rows.push(skippedRow(name, 'cluster', reasonOf(error)));
+            ctx.log(`fan-out cluster ${name} failed: ${reasonOf(error)}`);
+          }
+        }
+      }
+    } finally {
+      masters?.close();
+      await cluster?.stop();
+    }
+  } finally {
+    await stopWorkers(workers);
+  }
+  return rows;
+}
