@@ -75,7 +75,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
     redis = await startBenchRedis();
     log(`redis ${redis.url} (${redis.own ? 'own server' : 'external'}), run ${runId}`);
     admin = new Redis(redis.url);
-    const needWorkers = scenarios.some((s) => s === 'herd' || s === 'wakeup' || s === 'many-waiters');
+    const needWorkers = scenarios.some((s) => s === 'herd' || s === 'wakeup' || s === 'many-waiters' || s === 'fan-out');
     if (needWorkers) {
       workers = await startWorkers(3);
       await Promise.all(workers.map((w) => w.call('init', { counterUrl: redis!.url })));

@@ -214,7 +214,7 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
       add(
         `Herd: p99 ≤ naive p99 + ${LIMITS.herdOverNaiveMs} ms`,
         name,
-        `p99 ${fmt(herd.p99Ms)} ms vs naive ${fmt(naive?.p99Ms)} ms (+${fmt(herd.overNaiveMs)} ms)`,
+        `p99 ${fmt(herd.p99Ms)} ms vs naive ${fmt(naive?.p99Ms)} ms (${Number(herd.overNaiveMs) >= 0 ? '+' : ''}${fmt(herd.overNaiveMs)} ms)`,
         num(herd.p99Ms) === null || num(naive?.p99Ms) === null ? null : Number(herd.p99Ms) - Number(naive!.p99Ms) <= LIMITS.herdOverNaiveMs,
         `p50 ${fmt(herd.p50Ms)} ms, max ${fmt(herd.maxMs)} ms; 3 worker processes and redis-server share the machine's cores.`,
       );

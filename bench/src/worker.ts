@@ -78,6 +78,14 @@ const handlers: Record<string, (args: any) => Promise<unknown>> = {
     const o = own;
     own = undefined;
     if (!o) throw new Error('no own waiters');
+    // Late notices still on their way: read once nothing new arrived for 150 ms (at most 3 s).
+    const seen = () => (proxy?.subscriberTraffic().bytes ?? 0) + (need().notifications?.()?.bytes ?? 0);
+    for (let last = seen(), quiet = 0, end = Date.now() + 3000; quiet < 3 && Date.now() < end; ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const now = seen();
+      quiet = now === last ? quiet + 1 : 0;
+      last = now;
+    }
     const counters = minus(need().notifications?.() ?? null, o.counters);
     let observed: { notices: number; own: number; foreign: number; bytes: number } | null = null;
     if (proxy) {

@@ -94,6 +94,35 @@ async function flightsOn(client: Redis, prefix: string): Promise<number> {
   return tags.size;
 }
 
+/** Channels subscribed by all clients of these servers (`sub` + `ssub` + `psub` of CLIENT LIST). */
+async function subscriptions(servers: Redis[]): Promise<number> {
+  let n = 0;
+  for (const server of servers) {
+    const list = (await server.call('CLIENT', 'LIST')) as string;
+    for (const m of list.matchAll(/ (?:sub|ssub|psub)=(\d+)/g)) n += Number(m[1]);
+  }
+  return n;
+}
+
+/**
+ * Waits until the waiter processes' subscriptions are in place (a notice published before a
+ * subscription is live would be missed by design, not by the filter measured here): at least one
+ * channel per process and no change for 150 ms, at most `timeoutMs`.
+ */
+async function subscriptionsSettled(servers: Redis[], processes: number, timeoutMs: number): Promise<number> {
+  const end = nowMs() + timeoutMs;
+  let last = -1;
+  let quiet = 0;
+  while (nowMs() < end) {
+    const n = await subscriptions(servers);
+    quiet = n === last ? quiet + 1 : 0;
+    last = n;
+    if (n >= processes && quiet >= 3) break;
+    await sleep(50);
+  }
+  return last;
+}
+
 interface FinishReply {
   calls: number;
   errors: number;
@@ -145,6 +174,7 @@ async function runOne(
     const owning = await held.started(10_000);
     if (owning < allKeys.length) throw new Error(`only ${owning} of ${allKeys.length} owners started`);
     const parked = await Promise.all(workers.map((w, i) => w.call<{ parked: number | null; channels: number | null }>('ownWaitersStart', { keys: keysOf(i), settleMs: opts.settleMs })));
+    const subscribed = await subscriptionsSettled(masters ? masters.nodes.map((n) => n.client) : [ctx.admin], workers.length, opts.settleMs);
     const channels = masters ? await Promise.all(masters.nodes.map(shardChannels)) : [];
     const [ownerResult, ...finished] = await Promise.all([held.release(), ...workers.map((w) => w.call<FinishReply>('ownWaitersFinish'))]);
     // Every flight has completed: give the last notices and the cluster bus counters a moment, then read.
@@ -165,6 +195,7 @@ async function runOne(
       p99Ms: null,
       maxMs: null,
       channels: parked[i]!.channels,
+      subscribedChannelsAllProcesses: subscribed,
       roles: f.roles,
       errors: f.errors,
       errorSamples: f.errorSamples,
@@ -220,7 +251,12 @@ export async function runFanout(ctx: BenchContext, contenders: ContenderName[], 
   const names = contenders.filter((c) => FLIGHT_CONTENDERS.includes(c));
   if (!names.length) return [];
   const rows: ResultRow[] = [];
-  const workers = await startWorkers(opts.processes);
+  // The cluster starts while the standalone runs go; the harness's workers are reused, the rest forked.
+  const clusterStart = opts.cluster ? startRedisCluster({ masters: 3 }) : undefined;
+  clusterStart?.catch(() => {});
+  const extra = await startWorkers(Math.max(0, opts.processes - ctx.workers.length));
+  await Promise.all(extra.map((w) => w.call('init', { counterUrl: ctx.redis.url })));
+  const workers = [...ctx.workers.slice(0, opts.processes), ...extra];
   try {
     for (const name of names) {
       try {
@@ -230,11 +266,11 @@ export async function runFanout(ctx: BenchContext, contenders: ContenderName[], 
         ctx.log(`fan-out standalone ${name} failed: ${reasonOf(error)}`);
       }
     }
-    if (!opts.cluster) return rows;
+    if (!clusterStart) return rows;
     let cluster: RedisCluster | undefined;
     let masters: Masters | undefined;
     try {
-      cluster = await startRedisCluster({ masters: 3 });
+      cluster = await clusterStart;
       masters = await connectMasters(cluster);
     } catch (error) {
       for (const name of names) rows.push(skippedRow(name, 'cluster', `no local Redis Cluster: ${reasonOf(error)}`));
@@ -253,10 +289,11 @@ export async function runFanout(ctx: BenchContext, contenders: ContenderName[], 
       }
     } finally {
       masters?.close();
-      await cluster?.stop();
     }
   } finally {
-    await stopWorkers(workers);
+    await stopWorkers(extra);
+    // Also when a standalone run threw before the cluster was used.
+    await clusterStart?.then((c) => c.stop(), () => {});
   }
   return rows;
 }

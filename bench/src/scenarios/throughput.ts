@@ -21,7 +21,7 @@ export interface ThroughputOptions {
 }
 
 export function throughputOptions(quick: boolean): ThroughputOptions {
-  return { durationMs: quick ? 1000 : 2500, warmupMs: quick ? 600 : 800, concurrency: 64, countedFlights: quick ? 20 : 100, payloadBytes: 1024 };
+  return { durationMs: quick ? 800 : 2500, warmupMs: quick ? 400 : 800, concurrency: 64, countedFlights: quick ? 20 : 100, payloadBytes: 1024 };
 }
 
 /** Pipelined EVALSHA of `return 1`: 4 loops × pipelines of 100, for `durationMs`. */
