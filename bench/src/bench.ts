@@ -90,6 +90,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
         if (scenario === 'many-waiters') rows.push(...(await runWaiters(ctx, contenders, waitersOptions(quick))));
         if (scenario === 'footprint') rows.push(...(await runFootprint(ctx, contenders, footprintOptions(quick))));
         if (scenario === 'fan-out') rows.push(...(await runFanout(ctx, contenders, fanoutOptions(quick))));
+        for (const r of rows.filter((x) => x.scenario === scenario && x.kind === 'failed')) failed.push({ scenario, reason: `${r.contender}: ${String(r.reason)}` });
         log(`${scenario} done in ${((nowMs() - t) / 1000).toFixed(1)} s`);
       } catch (error) {
         const reason = error instanceof Error ? error.message.split('\n')[0]! : String(error);

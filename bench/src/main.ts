@@ -20,7 +20,8 @@ function list<T extends string>(value: string | undefined, allowed: readonly T[]
   return items as T[];
 }
 
-async function main(): Promise<void> {
+/** Resolves true when a scenario failed (the figures of the others are still printed and written). */
+async function main(): Promise<boolean> {
   const { values } = parseArgs({
     args: process.argv.slice(2).filter((a) => a !== '--'),
     options: {
@@ -49,10 +50,11 @@ async function main(): Promise<void> {
     writeFileSync(join(benchDir, '..', 'BENCHMARKS.md'), renderMarkdown(run, command));
     console.log(`\nwrote BENCHMARKS.md and bench/results/latest.json (${(run.durationMs / 1000).toFixed(1)} s)`);
   }
+  return run.failed.length > 0;
 }
 
 main().then(
-  () => process.exit(0),
+  (failed) => process.exit(failed ? 1 : 0),
   (error) => {
     console.error(error);
     process.exit(1);

@@ -281,8 +281,8 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
         );
       }
     }
-    for (const skipped of all.filter((r) => r.scenario === 'fan-out' && r.contender === name && r.kind === 'skipped')) {
-      add(`Fan-out (${fmt(skipped.topology)})`, name, `not measured: ${fmt(skipped.reason)}`, null);
+    for (const skipped of all.filter((r) => r.scenario === 'fan-out' && r.contender === name && (r.kind === 'skipped' || r.kind === 'failed'))) {
+      add(`Fan-out (${fmt(skipped.topology)})`, name, `${skipped.kind === 'failed' ? 'failed' : 'not measured'}: ${fmt(skipped.reason)}`, skipped.kind === 'failed' ? false : null);
     }
   }
   return out;

@@ -233,11 +233,12 @@ async function runOne(
   }
 }
 
-const skippedRow = (name: string, topology: Topology, reason: string): ResultRow => ({
+/** A run that could not be measured: `skipped` (no cluster on this machine) or `failed` (it threw). */
+const skippedRow = (name: string, topology: Topology, reason: string, kind: 'skipped' | 'failed' = 'skipped'): ResultRow => ({
   scenario: 'fan-out',
   contender: name,
   topology,
-  kind: 'skipped',
+  kind,
   reason,
   upstreamCalls: null,
   p50Ms: null,
@@ -262,7 +263,7 @@ export async function runFanout(ctx: BenchContext, contenders: ContenderName[], 
       try {
         rows.push(...(await runOne(ctx, workers, name, 'standalone', opts)));
       } catch (error) {
-        rows.push(skippedRow(name, 'standalone', reasonOf(error)));
+        rows.push(skippedRow(name, 'standalone', reasonOf(error), 'failed'));
         ctx.log(`fan-out standalone ${name} failed: ${reasonOf(error)}`);
       }
     }
@@ -282,7 +283,7 @@ export async function runFanout(ctx: BenchContext, contenders: ContenderName[], 
           try {
             rows.push(...(await runOne(ctx, workers, name, 'cluster', opts, masters)));
           } catch (error) {
-            rows.push(skippedRow(name, 'cluster', reasonOf(error)));
+            rows.push(skippedRow(name, 'cluster', reasonOf(error), 'failed'));
             ctx.log(`fan-out cluster ${name} failed: ${reasonOf(error)}`);
           }
         }
