@@ -271,7 +271,8 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
       const masters = all.filter((r) => r.scenario === 'fan-out' && r.contender === name && r.topology === topology && r.kind === 'master');
       if (masters.length) {
         const wrongShard = masters.reduce((s, m) => s + (num(m.busPublishReceived) ?? 0) + (num(m.shardChannelsOfOtherSlots) ?? 0), 0);
-        const mismatch = masters.filter((m) => num(m.noticesPublished) !== num(m.flightsOwned)).length;
+        // Every flight's notice published on its own master (more than one per flight is allowed).
+        const mismatch = masters.filter((m) => (num(m.noticesPublished) ?? 0) < (num(m.flightsOwned) ?? 0)).length;
         add(
           'Fan-out (cluster): each notice only on the master owning its slot',
           name,

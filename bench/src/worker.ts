@@ -13,15 +13,39 @@ let contender: Contender | undefined;
 let counter: Redis | undefined;
 let held: ReturnType<typeof hold> | undefined;
 let parked: ReturnType<typeof waiters> | undefined;
-/** A counting proxy between the contender and Redis, when the scenario observes the subscriber traffic. */
-let proxy: CountingProxy | undefined;
+/**
+ * Counting proxies between the contender and Redis (one per cluster master), when the scenario
+ * observes the subscriber traffic; `proxy` reads them as one.
+ */
+let proxies: CountingProxy[] = [];
+let proxy: { subscriberTraffic(): SubscriberTraffic } | undefined;
 let own: { waiters: ReturnType<typeof ownWaiters>; keys: string[]; counters: NotificationCounters | null; traffic: SubscriberTraffic } | undefined;
 
 async function dropContender(): Promise<void> {
   await contender?.close();
   contender = undefined;
-  await proxy?.close();
+  await Promise.all(proxies.map((p) => p.close()));
+  proxies = [];
   proxy = undefined;
+}
+
+/** Puts a counting proxy in front of the contender's Redis (each master of a cluster, through its nat map). */
+async function observe(options: ContenderOptions): Promise<ContenderOptions> {
+  const targets = options.cluster ?? [{ host: new URL(options.redisUrl).hostname, port: Number(new URL(options.redisUrl).port || 6379) }];
+  proxies = await Promise.all(targets.map((t) => startCountingProxy(t, { observeSubscribers: true })));
+  proxy = {
+    subscriberTraffic: () => {
+      const all = proxies.map((p) => p.subscriberTraffic());
+      return { bytes: all.reduce((n, t) => n + t.bytes, 0), messages: all.flatMap((t) => t.messages) };
+    },
+  };
+  const at = (p: CountingProxy) => ({ host: '127.0.0.1', port: Number(new URL(p.url).port) });
+  if (!options.cluster) return { ...options, redisUrl: proxies[0]!.url };
+  return {
+    ...options,
+    cluster: proxies.map(at),
+    natMap: Object.fromEntries(targets.map((t, i) => [`${t.host}:${t.port}`, at(proxies[i]!)])),
+  };
 }
 
 const minus = (a: NotificationCounters | null | undefined, b: NotificationCounters | null | undefined): NotificationCounters | null =>
@@ -36,12 +60,7 @@ const handlers: Record<string, (args: any) => Promise<unknown>> = {
   },
   async setup(args: { name: ContenderName; options: ContenderOptions; observeSubscribers?: boolean }) {
     await dropContender();
-    let options = args.options;
-    if (args.observeSubscribers && !options.cluster) {
-      const target = new URL(options.redisUrl);
-      proxy = await startCountingProxy({ host: target.hostname, port: Number(target.port || 6379) }, { observeSubscribers: true });
-      options = { ...options, redisUrl: proxy.url };
-    }
+    const options = args.observeSubscribers ? await observe(args.options) : args.options;
     contender = await createContender(args.name, options);
     return { pid: process.pid };
   },

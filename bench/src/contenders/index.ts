@@ -38,6 +38,8 @@ export interface ContenderOptions {
   resultTtlMs: number;
   /** Masters of a Redis Cluster to use instead of `redisUrl` (flight contenders only). */
   cluster?: { host: string; port: number }[];
+  /** Cluster node address (`host:port` as the cluster announces it) → where to connect instead (a proxy). */
+  natMap?: Record<string, { host: string; port: number }>;
 }
 
 /**
@@ -270,7 +272,9 @@ export async function createContender(name: ContenderName, options: ContenderOpt
       const factory = await loadFlightFactory(name);
       if (!factory) throw new Error(`${name}: @flight/redis-ioredis does not export createIoredisCoordinator yet`);
       // On Cluster: sharded subscribers (one per master) so SSUBSCRIBE reaches the shard of its slot.
-      const client = options.cluster ? new Cluster(options.cluster, { shardedSubscribers: true }) : new Redis(options.redisUrl);
+      const client = options.cluster
+        ? new Cluster(options.cluster, { shardedSubscribers: true, ...(options.natMap ? { natMap: options.natMap } : {}) })
+        : new Redis(options.redisUrl);
       client.on('error', () => {});
       const coordinator = instrumentCoordinator(factory({ client, prefix: options.prefix }), completions);
       const flight = createSingleFlight({ coordinator, mode: 'distributed', defaults: flightDefaults(options.resultTtlMs) });
@@ -291,7 +295,10 @@ export async function createContender(name: ContenderName, options: ContenderOpt
       const factory = await loadFlightFactory(name);
       if (!factory) throw new Error(`${name}: @flight/redis-node does not export createNodeRedisCoordinator yet`);
       const client = options.cluster
-        ? createCluster({ rootNodes: options.cluster.map((m) => ({ url: `redis://${m.host}:${m.port}` })) })
+        ? createCluster({
+            rootNodes: options.cluster.map((m) => ({ url: `redis://${m.host}:${m.port}` })),
+            ...(options.natMap ? { nodeAddressMap: options.natMap } : {}),
+          })
         : createClient({ url: options.redisUrl });
       client.on('error', () => {});
       await client.connect();

@@ -165,7 +165,7 @@ async function runOne(
     ...(masters ? { cluster: masters.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })) } : {}),
   };
   const keysOf = (i: number) => Array.from({ length: opts.unit * (1 + (i % 4)) }, (_, j) => `p${i}-k${j}`);
-  await Promise.all(workers.map((w) => w.call('setup', { name, options, observeSubscribers: topology === 'standalone' })));
+  await Promise.all(workers.map((w) => w.call('setup', { name, options, observeSubscribers: true })));
   const owner = await createContender(name, options);
   try {
     const before = masters ? await Promise.all(masters.nodes.map((n) => masterStats(n.client))) : [];
