@@ -4,9 +4,9 @@
  * 8 forked waiter processes; process i waits on `unit × (1 + i % 4)` keys of its own (one caller per
  * key), while the harness process holds every owner open. Once every caller is parked as a follower
  * the owners are released together. Per process: the coordinator's own counters
- * (`coordinator.notifications`, null where the coordinator has none) and, on standalone Redis, the
- * same observed from outside through a counting proxy (the subscriber connections' bytes and pushed
- * messages). Then the same on a local 3-master Redis Cluster started here, with per-master figures:
+ * (`coordinator.notifications`, null where the coordinator has none) and the same observed from
+ * outside through counting proxies (the subscriber connections' bytes and pushed messages; one proxy
+ * per master on Cluster). Then the same on a local 3-master Redis Cluster started here, plus per master:
  * flights whose keys the master holds, notices published there (`INFO commandstats`), publish
  * messages it received over the cluster bus (`CLUSTER INFO`), and the shard channels subscribed on
  * it while the callers wait, each checked against the master's slots.
