@@ -56,8 +56,9 @@ export const fmt = (v: unknown): string => {
   return String(v);
 };
 
+/** The measured row of a contender in a scenario (a `failed` row has no figures). */
 const pick = (rows: readonly ResultRow[], scenario: string, contender: string, extra: (r: ResultRow) => boolean = () => true) =>
-  rows.find((r) => r.scenario === scenario && r.contender === contender && extra(r));
+  rows.find((r) => r.scenario === scenario && r.contender === contender && r.kind !== 'failed' && extra(r));
 
 /**
  * Adds to each row the figures its targets compare, all from the same run: distinct keys
@@ -137,6 +138,9 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
   }
 
   for (const name of flightNames) {
+    for (const f of all.filter((r) => r.kind === 'failed' && r.contender === name && r.scenario !== 'fan-out')) {
+      add(`${f.scenario}: measured`, name, `failed: ${fmt(f.reason)}`, false);
+    }
     const d = pick(all, 'distinct-keys', name);
     if (d) {
       add(

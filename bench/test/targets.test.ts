@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ResultRow } from '../src/context.js';
+import { guarded, type BenchContext, type ResultRow } from '../src/context.js';
 import { compareRows, HOP_CONTENDER, verdicts, type Verdict } from '../src/targets.js';
 
 const row = (scenario: string, contender: string, extra: Record<string, unknown> = {}): ResultRow => ({
@@ -97,6 +97,14 @@ describe('targets: footprint, herd, wake-up', () => {
   });
 });
 
+describe('targets: a contender that could not run', () => {
+  it('is a MISS with the reason, not a verdict on missing figures', () => {
+    const failed = { kind: 'failed', reason: 'connect ECONNREFUSED' };
+    const vs = verdicts([row('distinct-keys', 'bentocache', { opsPerSec: 1 }), row('distinct-keys', FLIGHT, failed)], [FLIGHT]);
+    expect(vs).toEqual([expect.objectContaining({ target: 'distinct-keys: measured', met: false, figure: 'failed: connect ECONNREFUSED' })]);
+  });
+});
+
 describe('targets: fan-out', () => {
   const proc = (i: number, own: number, extra: Record<string, unknown>) =>
     row('fan-out', FLIGHT, { topology: 'standalone', kind: 'process', process: i, ownFlights: own, ...extra });
@@ -120,5 +128,17 @@ describe('targets: fan-out', () => {
     expect(met([master(1, {}), master(2, { shardChannelsOfOtherSlots: 1 })], 'Fan-out (cluster): each notice')).toBe(false);
     const skipped = verdicts([row('fan-out', FLIGHT, { topology: 'cluster', kind: 'skipped', reason: 'no redis-server' })], [FLIGHT]);
     expect(skipped).toEqual([expect.objectContaining({ target: 'Fan-out (cluster)', met: null, figure: 'not measured: no redis-server' })]);
+  });
+});
+
+describe('guarded: one contender failing does not end the scenario', () => {
+  it('turns a throw into a failed row and reports it', async () => {
+    const rows: ResultRow[] = [];
+    const logs: string[] = [];
+    const ctx = { workers: [], log: (m: string) => logs.push(m) } as unknown as BenchContext;
+    expect(await guarded(ctx, rows, 'herd', 'cache-manager', async () => Promise.reject(new Error('no Redis\nstack')))).toBe(false);
+    expect(await guarded(ctx, rows, 'herd', 'naive', async () => void rows.push(row('herd', 'naive')))).toBe(true);
+    expect(rows).toEqual([expect.objectContaining({ scenario: 'herd', contender: 'cache-manager', kind: 'failed', reason: 'no Redis' }), expect.objectContaining({ contender: 'naive' })]);
+    expect(logs).toEqual(['herd cache-manager FAILED: no Redis']);
   });
 });

@@ -4,7 +4,7 @@
  * script); then the commands each owner flight and each follower sends, counted by a TCP proxy.
  */
 import { Redis } from 'ioredis';
-import { prefixOf, type BenchContext, type ResultRow } from '../context.js';
+import { guarded, prefixOf, type BenchContext, type ResultRow } from '../context.js';
 import { createContender, REDIS_CONTENDERS, type Contender, type ContenderName } from '../contenders/index.js';
 import { startCountingProxy } from '../proxy.js';
 import { nowMs, round, sleep, summarize } from '../stats.js';
@@ -202,15 +202,17 @@ export async function runThroughput(ctx: BenchContext, contenders: ContenderName
   const ceilingBefore = await rawCeiling(ctx.redis.url, opts.durationMs, ctx.admin);
   const measured: { name: ContenderName; m: Awaited<ReturnType<typeof measureOwners>> }[] = [];
   for (const name of contenders) {
-    const contender = await createContender(name, { redisUrl: ctx.redis.url, prefix: prefixOf(ctx, 'distinct', name), resultTtlMs: 60_000 });
-    try {
-      await measureOwners(contender, 'warm', opts, opts.warmupMs);
-      const m = await measureOwners(contender, 'run', opts, opts.durationMs, ctx.admin);
-      measured.push({ name, m });
-      ctx.log(`distinct-keys ${name}: ${Math.round(m.ops)} flights/s`);
-    } finally {
-      await contender.close();
-    }
+    await guarded(ctx, rows, 'distinct-keys', name, async () => {
+      const contender = await createContender(name, { redisUrl: ctx.redis.url, prefix: prefixOf(ctx, 'distinct', name), resultTtlMs: 60_000 });
+      try {
+        await measureOwners(contender, 'warm', opts, opts.warmupMs);
+        const m = await measureOwners(contender, 'run', opts, opts.durationMs, ctx.admin);
+        measured.push({ name, m });
+        ctx.log(`distinct-keys ${name}: ${Math.round(m.ops)} flights/s`);
+      } finally {
+        await contender.close();
+      }
+    });
   }
   const ceilingAfter = await rawCeiling(ctx.redis.url, opts.durationMs, ctx.admin);
   const best = ceilingBefore.ops >= ceilingAfter.ops ? ceilingBefore : ceilingAfter;
@@ -231,35 +233,37 @@ export async function runThroughput(ctx: BenchContext, contenders: ContenderName
     note: 'pipelined EVALSHA of `return 1` (4 loops x 100 per pipeline), ioredis',
   });
   for (const { name, m } of measured) {
-    const s = summarize(m.latencies);
-    let owner: Counted | undefined;
-    let follower: Counted | undefined;
-    if (REDIS_CONTENDERS.includes(name)) {
-      owner = await countOwner(ctx, name, opts);
-      follower = await countFollower(ctx, name, opts);
-    }
-    rows.push({
-      scenario: 'distinct-keys',
-      contender: name,
-      upstreamCalls: m.upstreamCalls,
-      flights: m.latencies.length,
-      p50Ms: s.p50Ms,
-      p99Ms: s.p99Ms,
-      maxMs: s.maxMs,
-      opsPerSec: Math.round(m.ops),
-      pctOfCeiling: round((100 * m.ops) / ceiling, 1),
-      clientCpuPct: m.clientCpuPct,
-      redisCpuPct: m.redisCpuPct,
-      clientCpuUsPerFlight: m.clientCpuUsPerFlight,
-      redisCpuUsPerFlight: m.redisCpuUsPerFlight,
-      roundTrips: owner?.perFlight ?? null,
-      ownerSubscriptionCommands: owner?.subscriptionPerFlight ?? null,
-      ownerCommands: owner?.byCommand,
-      followerRoundTrips: follower?.perFlight ?? null,
-      followerSubscriptionCommands: follower?.subscriptionPerFlight ?? null,
-      followerCommands: follower?.byCommand,
-      followerUpstreamCalls: follower?.upstreamCalls,
-      errors: m.errors,
+    await guarded(ctx, rows, 'distinct-keys', name, async () => {
+      const s = summarize(m.latencies);
+      let owner: Counted | undefined;
+      let follower: Counted | undefined;
+      if (REDIS_CONTENDERS.includes(name)) {
+        owner = await countOwner(ctx, name, opts);
+        follower = await countFollower(ctx, name, opts);
+      }
+      rows.push({
+        scenario: 'distinct-keys',
+        contender: name,
+        upstreamCalls: m.upstreamCalls,
+        flights: m.latencies.length,
+        p50Ms: s.p50Ms,
+        p99Ms: s.p99Ms,
+        maxMs: s.maxMs,
+        opsPerSec: Math.round(m.ops),
+        pctOfCeiling: round((100 * m.ops) / ceiling, 1),
+        clientCpuPct: m.clientCpuPct,
+        redisCpuPct: m.redisCpuPct,
+        clientCpuUsPerFlight: m.clientCpuUsPerFlight,
+        redisCpuUsPerFlight: m.redisCpuUsPerFlight,
+        roundTrips: owner?.perFlight ?? null,
+        ownerSubscriptionCommands: owner?.subscriptionPerFlight ?? null,
+        ownerCommands: owner?.byCommand,
+        followerRoundTrips: follower?.perFlight ?? null,
+        followerSubscriptionCommands: follower?.subscriptionPerFlight ?? null,
+        followerCommands: follower?.byCommand,
+        followerUpstreamCalls: follower?.upstreamCalls,
+        errors: m.errors,
+      });
     });
   }
   return rows;
