@@ -106,6 +106,22 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
       ['errors / reason', (r) => r.errors ?? r.reason],
     ],
   },
+  http: {
+    title: '7. HTTP — an Express route returning 1 KB of JSON, with and without `@flight/express` (autocannon)',
+    cols: [
+      ['URLs', (r) => r.urls],
+      ['contender', (r) => r.contender],
+      ['req/s', (r) => r.reqPerSec],
+      ['× plain', (r) => r.vsPlain],
+      ['server CPU µs / req', (r) => r.serverCpuUsPerReq],
+      ['handler runs', (r) => r.upstreamCalls],
+      ['handler runs / burst', (r) => r.handlerRunsPerBurst],
+      ['p50 ms', (r) => r.p50Ms],
+      ['p99 ms', (r) => r.p99Ms],
+      ['non-2xx', (r) => r.non2xx],
+      ['errors', (r) => r.errors],
+    ],
+  },
 };
 
 function table(rows: ResultRow[], cols: Col[], markdown: boolean): string {
@@ -184,8 +200,9 @@ export function renderMarkdown(run: BenchRun, command: string): string {
     '  another key first. Latency is each caller\'s own call time; "upstream calls" is the worst round.',
     '- **Wake-up**: per flight the owner process calls first, two follower processes (5 callers each) join 5 ms later, the',
     '  upstream takes 20 ms. A sample is the follower\'s return minus the moment the owner\'s `complete` (or, for redlock, its',
-    '  cache `SET`) returned. Only contenders whose followers wait for another process are listed: `bentocache` and `local`',
-    '  run the upstream once per process instead (see the herd), `naive` never waits. The two "raw … hop" rows are the bare',
+    '  cache `SET`) returned. Only contenders whose followers wait for another process are listed: `bentocache`,',
+    '  `cache-manager` and `local` run the upstream once per process instead (see the herd), `naive` never waits. The two',
+    '  "raw … hop" rows are the bare',
     '  notification in the same run (writer sends PUBLISH / XADD → another connection receives it), a floor, not contenders.',
     '- **Distinct keys**: 64 concurrent loops of flights on fresh keys with an instant upstream, for a fixed window after a',
     '  warm-up. The target is the best of `cache-manager`, `bentocache` and `redlock` in the same run; the raw ceiling',

@@ -37,6 +37,11 @@ export const LIMITS = {
   fanoutBytesSpread: 1.5,
   /** Connections held by a process with 10,000 waiters (standalone: 1 command + 1 subscriber). */
   waiterConnections: 2,
+  /** HTTP req/s ≥ this × the plain route's, per URL pattern and middleware mode. */
+  http: {
+    distinct: { 'flight-distributed': 0.7, 'flight-local': 0.9 },
+    same: { 'flight-distributed': 1, 'flight-local': 1 },
+  },
 } as const;
 
 export const HOP_CONTENDER = 'raw PUBLISH→SUBSCRIBE hop';
@@ -135,6 +140,24 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
       within(LIMITS.localVsNaive * Number(naive?.opsPerSec), 1, num(local.opsPerSec)),
       `client CPU ${fmt(local.clientCpuUsPerFlight)} µs per call against naive's ${fmt(naive?.clientCpuUsPerFlight)} µs.`,
     );
+  }
+
+  for (const urls of ['distinct', 'same'] as const) {
+    const plain = pick(all, 'http', 'plain', (r) => r.urls === urls);
+    for (const [contender, factor] of Object.entries(LIMITS.http[urls])) {
+      const h = pick(all, 'http', contender, (r) => r.urls === urls);
+      if (!h) continue;
+      const fast = within(factor * Number(plain?.reqPerSec), 1, num(h.reqPerSec));
+      const once = urls === 'same' ? num(h.handlerRunsPerBurst) : null;
+      add(
+        urls === 'distinct' ? `HTTP, distinct URLs: req/s ≥ ${factor}× plain` : 'HTTP, one URL: req/s ≥ 1× plain, 1 handler run per burst',
+        contender,
+        `${fmt(h.reqPerSec)} vs plain ${fmt(plain?.reqPerSec)} req/s (${fmt(ratio(h.reqPerSec, plain?.reqPerSec))}×)` +
+          (urls === 'same' ? `, ${fmt(once)} handler runs per burst` : ''),
+        fast === null ? null : urls === 'same' ? fast && once === 1 : fast,
+        `server CPU ${fmt(h.serverCpuUsPerReq)} µs per request against plain's ${fmt(plain?.serverCpuUsPerReq)} µs.`,
+      );
+    }
   }
 
   for (const name of flightNames) {

@@ -97,6 +97,29 @@ describe('targets: footprint, herd, wake-up', () => {
   });
 });
 
+describe('targets: HTTP (rows of the http scenario)', () => {
+  const http = (urls: string, contender: string, reqPerSec: number, extra: Record<string, unknown> = {}) =>
+    row('http', contender, { urls, reqPerSec, ...extra });
+  const rows = (distributed: number, local: number, same: number, runs: number) => [
+    http('distinct', 'plain', 1000),
+    http('distinct', 'flight-distributed', distributed),
+    http('distinct', 'flight-local', local),
+    http('same', 'plain', 1000),
+    http('same', 'flight-distributed', same, { handlerRunsPerBurst: runs }),
+  ];
+
+  it('distinct URLs: distributed ≥ 0.7× and local ≥ 0.9× plain; one URL: ≥ 1× plain with 1 handler run per burst', () => {
+    const ok = verdicts(rows(700, 900, 1000, 1), []);
+    expect(ok.map((v) => [v.contender, v.met])).toEqual([
+      ['flight-distributed', true],
+      ['flight-local', true],
+      ['flight-distributed', true],
+    ]);
+    expect(verdicts(rows(699, 899, 1000, 2), []).map((v) => v.met)).toEqual([false, false, false]);
+    expect(verdicts(rows(700, 900, 999, 1), []).map((v) => v.met)).toEqual([true, true, false]);
+  });
+});
+
 describe('targets: a contender that could not run', () => {
   it('is a MISS with the reason, not a verdict on missing figures', () => {
     const failed = { kind: 'failed', reason: 'connect ECONNREFUSED' };
