@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runBench, SCENARIOS, type ScenarioName } from './bench.js';
 import { CONTENDERS, type ContenderName } from './contenders/index.js';
+import { readProfileNotes } from './profiles.js';
 import { renderMarkdown, renderTables } from './report.js';
 import { verdictLabel, verdicts } from './targets.js';
 
@@ -47,7 +48,7 @@ async function main(): Promise<boolean> {
   if (!values['no-write']) {
     mkdirSync(join(benchDir, 'results'), { recursive: true });
     writeFileSync(join(benchDir, 'results', 'latest.json'), `${JSON.stringify(run.rows, null, 2)}\n`);
-    writeFileSync(join(benchDir, '..', 'BENCHMARKS.md'), renderMarkdown(run, command));
+    writeFileSync(join(benchDir, '..', 'BENCHMARKS.md'), renderMarkdown(run, command, readProfileNotes(join(benchDir, 'profiles'))));
     console.log(`\nwrote BENCHMARKS.md and bench/results/latest.json (${(run.durationMs / 1000).toFixed(1)} s)`);
   }
   return run.failed.length > 0;

@@ -2,6 +2,7 @@
 import { cpus, totalmem, release, platform } from 'node:os';
 import type { ResultRow } from './context.js';
 import type { BenchRun } from './bench.js';
+import { renderProfileNotes, type ProfileNote } from './profiles.js';
 import { fmt, verdictLabel, verdicts } from './targets.js';
 
 export { verdicts, type Verdict } from './targets.js';
@@ -151,7 +152,7 @@ function machine(): string {
   return `${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ${platform()} ${release()}, Node ${process.version}`;
 }
 
-export function renderMarkdown(run: BenchRun, command: string): string {
+export function renderMarkdown(run: BenchRun, command: string, profiles: readonly ProfileNote[] = []): string {
   const v = verdicts(run.rows);
   const mark = (m: boolean | null) => (m === false ? '**MISS**' : verdictLabel(m));
   const missed = v.filter((x) => x.met === false);
@@ -233,6 +234,7 @@ export function renderMarkdown(run: BenchRun, command: string): string {
     '  `cluster_stats_messages_publish*_received`), and, while the waiters are parked, `PUBSUB SHARDCHANNELS` with the slot',
     '  of each channel checked against the master\'s own slots.',
     '',
+    ...renderProfileNotes(profiles),
   ];
   return lines.join('\n');
 }
