@@ -12,7 +12,11 @@ class RespCounter {
   private args = 0;
   private need = -1;
   private first = true;
-  constructor(private readonly onCommand: (name: string) => void) {}
+  constructor(
+    private readonly onCommand: (name: string) => void,
+    /** Each argument after the command name (only arguments up to 512 bytes: keys and channels, not values). */
+    private readonly onArg?: (arg: string) => void,
+  ) {}
 
   push(chunk: Buffer): void {
     this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
@@ -21,6 +25,7 @@ class RespCounter {
       if (this.need >= 0) {
         if (this.buf.length - pos < this.need + 2) break;
         if (this.first) this.onCommand(this.buf.subarray(pos, pos + this.need).toString('latin1').toLowerCase());
+        else if (this.onArg && this.need <= 512) this.onArg(this.buf.subarray(pos, pos + this.need).toString('latin1'));
         this.first = false;
         pos += this.need + 2;
         this.need = -1;
@@ -98,6 +103,8 @@ class RespReader {
 export interface SubscriberTraffic {
   bytes: number;
   messages: { channel: string; payload: string }[];
+  /** Every `{hash tag}` in the keys and channels this client sent (with `observeSubscribers`). */
+  tags: Set<string>;
 }
 
 const SUBSCRIBE = new Set(['subscribe', 'ssubscribe', 'psubscribe']);
@@ -116,7 +123,12 @@ export interface CountingProxy {
 export async function startCountingProxy(target: { host: string; port: number }, options: { observeSubscribers?: boolean } = {}): Promise<CountingProxy> {
   let counts = new Map<string, number>();
   let opened = 0;
-  const traffic: SubscriberTraffic = { bytes: 0, messages: [] };
+  const traffic: SubscriberTraffic = { bytes: 0, messages: [], tags: new Set() };
+  const onArg = options.observeSubscribers
+    ? (arg: string) => {
+        for (const m of arg.matchAll(/\{([^}]+)\}/g)) traffic.tags.add(m[1]!);
+      }
+    : undefined;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     opened++;
@@ -129,7 +141,7 @@ export async function startCountingProxy(target: { host: string; port: number },
     const parser = new RespCounter((name) => {
       counts.set(name, (counts.get(name) ?? 0) + 1);
       if (SUBSCRIBE.has(name)) subscriber = true;
-    });
+    }, onArg);
     // Every reply is read (so the reader stays in step); only a subscriber connection's are recorded.
     const reader = options.observeSubscribers
       ? new RespReader((value) => {
@@ -168,7 +180,7 @@ export async function startCountingProxy(target: { host: string; port: number },
     commands: () => [...counts.values()].reduce((a, b) => a + b, 0),
     byCommand: () => Object.fromEntries([...counts.entries()].sort((a, b) => b[1] - a[1])),
     connections: () => opened,
-    subscriberTraffic: () => ({ bytes: traffic.bytes, messages: [...traffic.messages] }),
+    subscriberTraffic: () => ({ bytes: traffic.bytes, messages: [...traffic.messages], tags: new Set(traffic.tags) }),
     reset() {
       counts = new Map();
       opened = 0;

@@ -3,9 +3,7 @@
  * the parent sends over IPC.
  */
 import { Redis } from 'ioredis';
-import { flightId } from '@flight/core';
-import { digest } from '@flight/redis-scripts';
-import { createContender, STAGE, type Contender, type ContenderName, type ContenderOptions, type NotificationCounters } from './contenders/index.js';
+import { createContender, type Contender, type ContenderName, type ContenderOptions, type NotificationCounters } from './contenders/index.js';
 import { startCountingProxy, type CountingProxy, type SubscriberTraffic } from './proxy.js';
 import { herd, hold, memory, ownWaiters, series, waiters } from './tasks.js';
 
@@ -36,7 +34,7 @@ async function observe(options: ContenderOptions): Promise<ContenderOptions> {
   proxy = {
     subscriberTraffic: () => {
       const all = proxies.map((p) => p.subscriberTraffic());
-      return { bytes: all.reduce((n, t) => n + t.bytes, 0), messages: all.flatMap((t) => t.messages) };
+      return { bytes: all.reduce((n, t) => n + t.bytes, 0), messages: all.flatMap((t) => t.messages), tags: new Set(all.flatMap((t) => [...t.tags])) };
     },
   };
   const at = (p: CountingProxy) => ({ host: '127.0.0.1', port: Number(new URL(p.url).port) });
@@ -72,7 +70,7 @@ const handlers: Record<string, (args: any) => Promise<unknown>> = {
   async ownWaitersStart(args: { keys: string[]; settleMs: number }) {
     const c = need();
     const counters = c.notifications?.() ?? null;
-    const traffic = proxy?.subscriberTraffic() ?? { bytes: 0, messages: [] };
+    const traffic = proxy?.subscriberTraffic() ?? { bytes: 0, messages: [], tags: new Set<string>() };
     own = { waiters: ownWaiters(c, { keys: args.keys }), keys: args.keys, counters, traffic };
     const parked = await own.waiters.parked(args.settleMs);
     return { parked, channels: c.notifications?.()?.channels ?? null };
@@ -106,13 +104,14 @@ const handlers: Record<string, (args: any) => Promise<unknown>> = {
       last = now;
     }
     const counters = minus(need().notifications?.() ?? null, o.counters);
-    let observed: { notices: number; own: number; foreign: number; bytes: number } | null = null;
+    let observed: { notices: number; own: number; foreign: number; bytes: number; ownFlights: number } | null = null;
     if (proxy) {
       const now = proxy.subscriberTraffic();
-      const tags = o.keys.map((key) => digest(flightId({ stage: STAGE, key })));
+      // This process's own flights: the hash tags of the keys its own commands named (it touches no others).
+      const tags = [...now.tags];
       const messages = now.messages.slice(o.traffic.messages.length);
       const mine = messages.filter((m) => tags.some((t) => m.channel.includes(t) || m.payload.includes(t))).length;
-      observed = { notices: messages.length, own: mine, foreign: messages.length - mine, bytes: now.bytes - o.traffic.bytes };
+      observed = { notices: messages.length, own: mine, foreign: messages.length - mine, bytes: now.bytes - o.traffic.bytes, ownFlights: tags.length };
     }
     return { counters, observed };
   },

@@ -24,7 +24,7 @@ describe('counting proxy: subscriber traffic (the fan-out scenario reads it)', (
     await proxy.close();
   });
 
-  it('records the messages pushed to subscriber connections of ioredis and node-redis, and nothing of command connections', async () => {
+  it('records the messages pushed to subscriber connections of ioredis and node-redis, nothing of command connections, and the hash tags sent', async () => {
     // ioredis: SUBSCRIBE queued before the connection is up (a SUBSCRIBE sent between `connect` and
     // `ready` makes ioredis's own ready check fail in subscriber mode).
     const io = new Redis(proxy.url);
@@ -36,6 +36,7 @@ describe('counting proxy: subscriber traffic (the fan-out scenario reads it)', (
       await node.subscribe(`${channel}:b`, () => {});
       await commands.set(`${channel}:key`, 'x'.repeat(1000), 'PX', 10_000);
       await commands.get(`${channel}:key`);
+      await commands.get(`${channel}:{own-tag}:meta`);
       await publisher.publish(`${channel}:a`, 'one');
       await publisher.publish(`${channel}:b`, 'two two');
       await publisher.publish(`${channel}:c`, 'nobody listens');
@@ -48,6 +49,8 @@ describe('counting proxy: subscriber traffic (the fan-out scenario reads it)', (
         ]),
       );
       expect(traffic.messages).toHaveLength(2);
+      // The hash tags of the keys the clients named: how a fan-out process knows its own flights.
+      expect([...traffic.tags]).toEqual(['own-tag']);
       // The subscribe confirmations and the two messages, not the 1,000-byte GET reply.
       expect(traffic.bytes).toBeGreaterThan(50);
       expect(traffic.bytes).toBeLessThan(1000);

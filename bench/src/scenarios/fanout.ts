@@ -75,7 +75,7 @@ interface FinishReply {
 
 interface ReportReply {
   counters: { received: number; foreign: number; bytes: number; channels: number } | null;
-  observed: { notices: number; own: number; foreign: number; bytes: number } | null;
+  observed: { notices: number; own: number; foreign: number; bytes: number; ownFlights: number } | null;
 }
 
 function reportFields(r: ReportReply): Record<string, number | null> {
@@ -85,6 +85,8 @@ function reportFields(r: ReportReply): Record<string, number | null> {
     subscriberBytes: r.counters?.bytes ?? null,
     observedNotices: r.observed?.notices ?? null,
     observedOwnNotices: r.observed?.own ?? null,
+    /** Flights (hash tags) this process's commands named: should equal `ownFlights`. */
+    observedOwnFlights: r.observed?.ownFlights ?? null,
     observedForeignNotices: r.observed?.foreign ?? null,
     observedSubscriberBytes: r.observed?.bytes ?? null,
   };
