@@ -109,6 +109,16 @@ export interface SubscriberTraffic {
 
 const SUBSCRIBE = new Set(['subscribe', 'ssubscribe', 'psubscribe']);
 
+/**
+ * Splits the messages a process received into its own and foreign ones: a message is its own when
+ * its channel or payload names one of `ownTags` (the hash tags of the flights the process waits on).
+ */
+export function classifyNotices(messages: readonly { channel: string; payload: string }[], ownTags: Iterable<string>): { own: number; foreign: number } {
+  const tags = [...ownTags];
+  const own = messages.filter((m) => tags.some((t) => m.channel.includes(t) || m.payload.includes(t))).length;
+  return { own, foreign: messages.length - own };
+}
+
 export interface CountingProxy {
   url: string;
   /** What the connections that sent a (S|P)SUBSCRIBE received (only with `observeSubscribers`). */

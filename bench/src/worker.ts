@@ -4,7 +4,7 @@
  */
 import { Redis } from 'ioredis';
 import { createContender, type Contender, type ContenderName, type ContenderOptions, type NotificationCounters } from './contenders/index.js';
-import { startCountingProxy, type CountingProxy, type SubscriberTraffic } from './proxy.js';
+import { classifyNotices, startCountingProxy, type CountingProxy, type SubscriberTraffic } from './proxy.js';
 import { herd, hold, memory, ownWaiters, series, waiters } from './tasks.js';
 
 let contender: Contender | undefined;
@@ -108,10 +108,8 @@ const handlers: Record<string, (args: any) => Promise<unknown>> = {
     if (proxy) {
       const now = proxy.subscriberTraffic();
       // This process's own flights: the hash tags of the keys its own commands named (it touches no others).
-      const tags = [...now.tags];
       const messages = now.messages.slice(o.traffic.messages.length);
-      const mine = messages.filter((m) => tags.some((t) => m.channel.includes(t) || m.payload.includes(t))).length;
-      observed = { notices: messages.length, own: mine, foreign: messages.length - mine, bytes: now.bytes - o.traffic.bytes, ownFlights: tags.length };
+      observed = { notices: messages.length, ...classifyNotices(messages, now.tags), bytes: now.bytes - o.traffic.bytes, ownFlights: now.tags.size };
     }
     return { counters, observed };
   },

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCountingProxy, type CountingProxy } from '../src/proxy.js';
+import { classifyNotices, startCountingProxy, type CountingProxy } from '../src/proxy.js';
 
 const url = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 const channel = `fbtest:${randomBytes(4).toString('hex')}`;
@@ -59,5 +59,18 @@ describe('counting proxy: subscriber traffic (the fan-out scenario reads it)', (
       commands.disconnect();
       await node.close().catch(() => {});
     }
+  });
+});
+
+describe('classifyNotices', () => {
+  it('a notice is foreign unless its channel (a channel per flight) or payload (a shared channel) names an own flight', () => {
+    const shared = [
+      { channel: 'p:events', payload: 'aaa 1 SUCCEEDED' },
+      { channel: 'p:events', payload: 'bbb 1 SUCCEEDED' },
+    ];
+    expect(classifyNotices(shared, ['aaa'])).toEqual({ own: 1, foreign: 1 });
+    const perFlight = [{ channel: 'p:{aaa}:n', payload: '1 SUCCEEDED' }];
+    expect(classifyNotices(perFlight, new Set(['aaa']))).toEqual({ own: 1, foreign: 0 });
+    expect(classifyNotices(perFlight, [])).toEqual({ own: 0, foreign: 1 });
   });
 });
