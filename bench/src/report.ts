@@ -100,6 +100,7 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
       ['subscriber bytes', (r) => r.subscriberBytes],
       ['channels', (r) => r.channels],
       ['observed: notices / foreign / bytes', (r) => (r.kind === 'process' ? [r.observedNotices, r.observedForeignNotices, r.observedSubscriberBytes] : null)],
+      ['connections opened (per master)', (r) => r.connectionsOpened],
       ['flights owned / notices published', (r) => (r.kind === 'master' ? [r.flightsOwned, r.noticesPublished] : null)],
       ['bus publish received', (r) => r.busPublishReceived],
       ['shard channels (other slots)', (r) => (r.kind === 'master' ? `${fmt(r.shardChannels)} (${fmt(r.shardChannelsOfOtherSlots)})` : null)],

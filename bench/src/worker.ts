@@ -111,7 +111,8 @@ const handlers: Record<string, (args: any) => Promise<unknown>> = {
       const messages = now.messages.slice(o.traffic.messages.length);
       observed = { notices: messages.length, ...classifyNotices(messages, now.tags), bytes: now.bytes - o.traffic.bytes, ownFlights: now.tags.size };
     }
-    return { counters, observed };
+    // Connections this process opened to each server (each master on Cluster), since its setup.
+    return { counters, observed, connectionsOpened: proxies.length ? proxies.map((p) => p.connections()) : null };
   },
   herd: (args) => herd(need(), counter, args),
   series: (args) => series(need(), counter, args),

@@ -76,9 +76,10 @@ interface FinishReply {
 interface ReportReply {
   counters: { received: number; foreign: number; bytes: number; channels: number } | null;
   observed: { notices: number; own: number; foreign: number; bytes: number; ownFlights: number } | null;
+  connectionsOpened: number[] | null;
 }
 
-function reportFields(r: ReportReply): Record<string, number | null> {
+function reportFields(r: ReportReply): Record<string, number | number[] | null> {
   return {
     noticesReceived: r.counters?.received ?? null,
     foreignNotices: r.counters?.foreign ?? null,
@@ -87,6 +88,8 @@ function reportFields(r: ReportReply): Record<string, number | null> {
     observedOwnNotices: r.observed?.own ?? null,
     /** Flights (hash tags) this process's commands named: should equal `ownFlights`. */
     observedOwnFlights: r.observed?.ownFlights ?? null,
+    /** Connections the process opened to each server (each master on Cluster; discovery included). */
+    connectionsOpened: r.connectionsOpened,
     observedForeignNotices: r.observed?.foreign ?? null,
     observedSubscriberBytes: r.observed?.bytes ?? null,
   };
