@@ -11,9 +11,11 @@ import { runWakeup, wakeupOptions } from './scenarios/wakeup.js';
 import { runThroughput, throughputOptions } from './scenarios/throughput.js';
 import { runWaiters, waitersOptions } from './scenarios/waiters.js';
 import { footprintOptions, runFootprint } from './scenarios/footprint.js';
+import { fanoutOptions, runFanout } from './scenarios/fanout.js';
 import { nowMs } from './stats.js';
+import { compareRows } from './targets.js';
 
-export const SCENARIOS = ['herd', 'wakeup', 'distinct-keys', 'many-waiters', 'footprint'] as const;
+export const SCENARIOS = ['herd', 'wakeup', 'distinct-keys', 'many-waiters', 'footprint', 'fan-out'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -29,6 +31,8 @@ export interface BenchRun {
   rows: ResultRow[];
   contenders: ContenderName[];
   skipped: { contender: string; reason: string }[];
+  /** Scenarios that threw: the run goes on with the next one and reports why. */
+  failed: { scenario: string; reason: string }[];
   redis: { version: string; own: boolean };
   quick: boolean;
   durationMs: number;
@@ -56,6 +60,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
   let workers: Worker[] = [];
   const runId = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   const rows: ResultRow[] = [];
+  const failed: { scenario: string; reason: string }[] = [];
   // Ctrl-C or a kill still stops the redis-server and the workers this run started.
   const onSignal = (signal: NodeJS.Signals) => {
     void (async () => {
@@ -70,7 +75,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
     redis = await startBenchRedis();
     log(`redis ${redis.url} (${redis.own ? 'own server' : 'external'}), run ${runId}`);
     admin = new Redis(redis.url);
-    const needWorkers = scenarios.some((s) => s === 'herd' || s === 'wakeup' || s === 'many-waiters');
+    const needWorkers = scenarios.some((s) => s === 'herd' || s === 'wakeup' || s === 'many-waiters' || s === 'fan-out');
     if (needWorkers) {
       workers = await startWorkers(3);
       await Promise.all(workers.map((w) => w.call('init', { counterUrl: redis!.url })));
@@ -78,12 +83,22 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
     const ctx: BenchContext = { quick, redis, admin, runId, workers, contenders, log };
     for (const scenario of scenarios) {
       const t = nowMs();
-      if (scenario === 'herd') rows.push(...(await runHerd(ctx, contenders, { ...herdOptions(quick), ...options.herd })));
-      if (scenario === 'wakeup') rows.push(...(await runWakeup(ctx, contenders, wakeupOptions(quick))));
-      if (scenario === 'distinct-keys') rows.push(...(await runThroughput(ctx, contenders, throughputOptions(quick))));
-      if (scenario === 'many-waiters') rows.push(...(await runWaiters(ctx, contenders, waitersOptions(quick))));
-      if (scenario === 'footprint') rows.push(...(await runFootprint(ctx, contenders, footprintOptions(quick))));
-      log(`${scenario} done in ${((nowMs() - t) / 1000).toFixed(1)} s`);
+      try {
+        if (scenario === 'herd') rows.push(...(await runHerd(ctx, contenders, { ...herdOptions(quick), ...options.herd })));
+        if (scenario === 'wakeup') rows.push(...(await runWakeup(ctx, contenders, wakeupOptions(quick))));
+        if (scenario === 'distinct-keys') rows.push(...(await runThroughput(ctx, contenders, throughputOptions(quick))));
+        if (scenario === 'many-waiters') rows.push(...(await runWaiters(ctx, contenders, waitersOptions(quick))));
+        if (scenario === 'footprint') rows.push(...(await runFootprint(ctx, contenders, footprintOptions(quick))));
+        if (scenario === 'fan-out') rows.push(...(await runFanout(ctx, contenders, fanoutOptions(quick))));
+        for (const r of rows.filter((x) => x.scenario === scenario && x.kind === 'failed')) failed.push({ scenario, reason: `${r.contender}: ${String(r.reason)}` });
+        log(`${scenario} done in ${((nowMs() - t) / 1000).toFixed(1)} s`);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+        failed.push({ scenario, reason });
+        log(`${scenario} FAILED after ${((nowMs() - t) / 1000).toFixed(1)} s: ${reason}`);
+        // Workers may hold a half set-up contender: start the next scenario from a clean state.
+        await Promise.all(workers.map((w) => w.call('teardown').catch(() => {})));
+      }
     }
   } finally {
     process.off('SIGINT', onSignal);
@@ -96,9 +111,10 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
     await redis?.stop();
   }
   return {
-    rows,
+    rows: compareRows(rows),
     contenders,
     skipped,
+    failed,
     redis: { version: redis?.version ?? 'unknown', own: redis?.own ?? false },
     quick,
     durationMs: nowMs() - started,

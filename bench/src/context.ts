@@ -67,3 +67,34 @@ export async function infoField(admin: Redis, section: string, field: string): P
   const m = new RegExp(`^${field}:(\\S+)`, 'm').exec(text);
   return m ? Number(m[1]) : NaN;
 }
+
+/** The row of a contender whose part of a scenario threw: the run goes on and reports why. */
+export function failedRow(scenario: string, contender: string, error: unknown): ResultRow {
+  return {
+    scenario,
+    contender,
+    kind: 'failed',
+    reason: error instanceof Error ? error.message.split('\n')[0]! : String(error),
+    upstreamCalls: null,
+    p50Ms: null,
+    p99Ms: null,
+    maxMs: null,
+  };
+}
+
+/**
+ * Runs one contender's part of a scenario. A throw becomes a `failed` row in `rows` and the workers
+ * drop whatever they had set up, so the next contender starts clean. Returns false when it threw.
+ */
+export async function guarded(ctx: BenchContext, rows: ResultRow[], scenario: string, contender: string, run: () => Promise<void>): Promise<boolean> {
+  try {
+    await run();
+    return true;
+  } catch (error) {
+    const row = failedRow(scenario, contender, error);
+    rows.push(row);
+    ctx.log(`${scenario} ${contender} FAILED: ${String(row.reason)}`);
+    await Promise.all(ctx.workers.map((w) => w.call('teardown').catch(() => {})));
+    return false;
+  }
+}

@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runBench, SCENARIOS, type ScenarioName } from './bench.js';
 import { CONTENDERS, type ContenderName } from './contenders/index.js';
-import { renderMarkdown, renderTables, verdicts } from './report.js';
+import { readProfileNotes } from './profiles.js';
+import { renderMarkdown, renderTables } from './report.js';
+import { verdictLabel, verdicts } from './targets.js';
 
 const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -19,7 +21,8 @@ function list<T extends string>(value: string | undefined, allowed: readonly T[]
   return items as T[];
 }
 
-async function main(): Promise<void> {
+/** Resolves true when a scenario failed (the figures of the others are still printed and written). */
+async function main(): Promise<boolean> {
   const { values } = parseArgs({
     args: process.argv.slice(2).filter((a) => a !== '--'),
     options: {
@@ -37,19 +40,22 @@ async function main(): Promise<void> {
   });
   console.log(renderTables(run.rows, false));
   console.log('\nTargets');
-  for (const v of verdicts(run.rows)) console.log(`  ${v.met === null ? '–' : v.met ? '✓' : '✗'} ${v.target} — ${v.contender}: ${v.figure}`);
+  for (const v of verdicts(run.rows)) console.log(`  ${verdictLabel(v.met).padEnd(4)} ${v.target} — ${v.contender}: ${v.figure}`);
+  for (const s of run.skipped) console.log(`  not run: ${s.contender} — ${s.reason}`);
+  for (const f of run.failed) console.log(`  scenario failed: ${f.scenario} — ${f.reason}`);
   const args = process.argv.slice(2).filter((a) => a !== '--' && a !== '--no-write');
   const command = ['pnpm bench', ...args].join(' ');
   if (!values['no-write']) {
     mkdirSync(join(benchDir, 'results'), { recursive: true });
     writeFileSync(join(benchDir, 'results', 'latest.json'), `${JSON.stringify(run.rows, null, 2)}\n`);
-    writeFileSync(join(benchDir, '..', 'BENCHMARKS.md'), renderMarkdown(run, command));
+    writeFileSync(join(benchDir, '..', 'BENCHMARKS.md'), renderMarkdown(run, command, readProfileNotes(join(benchDir, 'profiles'))));
     console.log(`\nwrote BENCHMARKS.md and bench/results/latest.json (${(run.durationMs / 1000).toFixed(1)} s)`);
   }
+  return run.failed.length > 0;
 }
 
 main().then(
-  () => process.exit(0),
+  (failed) => process.exit(failed ? 1 : 0),
   (error) => {
     console.error(error);
     process.exit(1);

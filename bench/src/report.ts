@@ -2,17 +2,12 @@
 import { cpus, totalmem, release, platform } from 'node:os';
 import type { ResultRow } from './context.js';
 import type { BenchRun } from './bench.js';
-import { FLIGHT_CONTENDERS } from './contenders/index.js';
+import { renderProfileNotes, type ProfileNote } from './profiles.js';
+import { fmt, verdictLabel, verdicts } from './targets.js';
+
+export { verdicts, type Verdict } from './targets.js';
 
 type Col = [header: string, get: (r: ResultRow) => unknown];
-
-const fmt = (v: unknown): string => {
-  if (v === null || v === undefined) return '–';
-  if (typeof v === 'number') return Number.isInteger(v) ? v.toLocaleString('en-US') : v.toLocaleString('en-US', { maximumFractionDigits: 2 });
-  if (Array.isArray(v)) return v.map(fmt).join('/');
-  if (typeof v === 'object') return Object.entries(v as Record<string, unknown>).map(([k, x]) => `${k} ${fmt(x)}`).join(', ');
-  return String(v);
-};
 
 const TABLES: Record<string, { title: string; cols: Col[] }> = {
   herd: {
@@ -39,6 +34,7 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
       ['p50 ms', (r) => r.p50Ms],
       ['p99 ms', (r) => r.p99Ms],
       ['max ms', (r) => r.maxMs],
+      ['p50 / hop p50', (r) => r.vsHopP50],
       ['woken by', (r) => r.woken],
       ['errors', (r) => r.errors],
     ],
@@ -48,6 +44,7 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
     cols: [
       ['contender', (r) => r.contender],
       ['ops/s', (r) => r.opsPerSec],
+      ['× best peer', (r) => r.vsBestPeer],
       ['% of raw', (r) => r.pctOfCeiling],
       ['p50 ms', (r) => r.p50Ms],
       ['p99 ms', (r) => r.p99Ms],
@@ -55,8 +52,10 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
       ['Redis CPU %', (r) => r.redisCpuPct],
       ['client CPU µs / flight', (r) => r.clientCpuUsPerFlight],
       ['Redis CPU µs / flight', (r) => r.redisCpuUsPerFlight],
+      ['Redis CPU × bentocache', (r) => r.redisCpuVsBentocache],
       ['round trips / owner', (r) => r.roundTrips],
       ['round trips / follower', (r) => r.followerRoundTrips],
+      ['+ (un)subscribe / follower', (r) => r.followerSubscriptionCommands],
       ['follower upstream calls', (r) => r.followerUpstreamCalls],
     ],
   },
@@ -82,10 +81,47 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
       ['contender', (r) => r.contender],
       ['result', (r) => `${Math.round(Number(r.resultBytes) / 1024)} KB JSON`],
       ['bytes / flight', (r) => r.bytesPerFlight],
+      ['× bentocache', (r) => r.vsBentocache],
       ['keys / flight', (r) => r.keysPerFlight],
       ['MEMORY USAGE / flight by type', (r) => r.memoryUsageByType],
       ['keys left after TTL', (r) => r.leftoverKeys],
       ['of which without TTL', (r) => r.leftoverWithoutTtl],
+    ],
+  },
+  'fan-out': {
+    title: '6. Fan-out — 8 waiter processes, each waiting only on its own keys, owners in another process',
+    cols: [
+      ['contender', (r) => r.contender],
+      ['topology', (r) => r.topology],
+      ['process / master', (r) => (r.kind === 'master' ? `master :${fmt(r.port)}` : r.kind === 'process' ? `process ${fmt(r.process)}` : 'not run')],
+      ['own flights', (r) => r.ownFlights],
+      ['notices received', (r) => r.noticesReceived],
+      ['foreign notices', (r) => r.foreignNotices],
+      ['subscriber bytes', (r) => r.subscriberBytes],
+      ['channels', (r) => r.channels],
+      ['observed: notices / foreign / bytes', (r) => (r.kind === 'process' ? [r.observedNotices, r.observedForeignNotices, r.observedSubscriberBytes] : null)],
+      ['connections opened (per master)', (r) => r.connectionsOpened],
+      ['flights owned / notices published', (r) => (r.kind === 'master' ? [r.flightsOwned, r.noticesPublished] : null)],
+      ['bus publish received', (r) => r.busPublishReceived],
+      ['shard channels (other slots)', (r) => (r.kind === 'master' ? `${fmt(r.shardChannels)} (${fmt(r.shardChannelsOfOtherSlots)})` : null)],
+      ['upstream calls', (r) => r.upstreamCalls],
+      ['errors / reason', (r) => r.errors ?? r.reason],
+    ],
+  },
+  http: {
+    title: '7. HTTP — an Express route returning 1 KB of JSON, with and without `@flight/express` (autocannon)',
+    cols: [
+      ['URLs', (r) => r.urls],
+      ['contender', (r) => r.contender],
+      ['req/s', (r) => r.reqPerSec],
+      ['× plain', (r) => r.vsPlain],
+      ['server CPU µs / req', (r) => r.serverCpuUsPerReq],
+      ['handler runs', (r) => r.upstreamCalls],
+      ['handler runs / burst', (r) => r.handlerRunsPerBurst],
+      ['p50 ms', (r) => r.p50Ms],
+      ['p99 ms', (r) => r.p99Ms],
+      ['non-2xx', (r) => r.non2xx],
+      ['errors', (r) => r.errors],
     ],
   },
 };
@@ -112,128 +148,14 @@ export function renderTables(rows: ResultRow[], markdown: boolean): string {
   return out.join('\n\n');
 }
 
-export interface Verdict {
-  target: string;
-  contender: string;
-  figure: string;
-  met: boolean | null;
-  why?: string;
-}
-
-/** Why a target is missed: the measured figures that limit it (shown only for missed targets). */
-type Why = (row: ResultRow, rows: ResultRow[]) => string;
-
-const pick = (rows: ResultRow[], scenario: string, contender: string) => rows.find((r) => r.scenario === scenario && r.contender === contender);
-
-const WHY: Record<string, Why> = {
-  'herd-calls': () => 'more than one node ran the upstream in some round: see `roles` and `upstreamCallsPerRound` in latest.json.',
-  'herd-p99': (row, rows) => {
-    const naive = pick(rows, 'herd', 'naive');
-    const local = pick(rows, 'herd', 'local');
-    const above = round2(Number(row.p99Ms) - Number(naive?.p99Ms));
-    const floor =
-      `in the same run the harness floor — \`naive\`, 300 callers with no coordination at all — had p99 ${fmt(naive?.p99Ms)} ms ` +
-      `(\`local\`: ${fmt(local?.p99Ms)} ms)`;
-    const rest =
-      'Besides the 100 ms upstream, a flight adds the owner\'s acquire + markRunning before the upstream and complete after ' +
-      `it (3 scripts of ${perScript(rows, row.contender)} of Redis CPU each in this run), the followers' notice (it carries results up to ` +
-      '`inlineResultBytes`; a larger one costs one more `acquire`) → decode, and resolving 100 callers per process, while 3 worker processes, redis-server and whatever else runs on the ' +
-      'machine share 2 cores (see the load average above).';
-    if (above !== null && above <= 0) return `${floor}, i.e. the flight's p99 is at or below the floor: timer and scheduling jitter of this machine, not coordination, sets the miss. ${rest}`;
-    return `${floor}, so ${fmt(row.p99Ms)} ms is ${fmt(above)} ms above the floor. ${rest}`;
-  },
-  wakeup: (row, rows) =>
-    `p50 is ${fmt(row.p50Ms)} ms against a bare PUBLISH→SUBSCRIBE hop of ${fmt(pick(rows, 'wakeup', 'raw PUBLISH→SUBSCRIBE hop')?.p50Ms)} ms ` +
-    `(p99 ${fmt(pick(rows, 'wakeup', 'raw PUBLISH→SUBSCRIBE hop')?.p99Ms)} ms) in the same run. The follower makes no Redis call after the ` +
-    'notice (a result up to `inlineResultBytes` rides in it), but it still verifies and decodes it (base64 + inflate + SHA-256 + JSON, ' +
-    'as for any stored result) and resolves its callers: that and the event-loop turn of a busy process is the gap to the bare hop. ' +
-    'The p99/max tail is scheduling: the owner, two follower processes and redis-server compete for 2 cores with other work at ' +
-    'that moment.',
-  'distinct-ceiling': (row, rows) => {
-    const raw = pick(rows, 'distinct-keys', 'raw-evalsha');
-    const us = Number(row.redisCpuUsPerFlight);
-    const cap = us > 0 ? Math.round(1e6 / us) : null;
-    const capPct = cap && raw?.opsPerSec ? round2((100 * cap) / Number(raw.opsPerSec)) : null;
-    return (
-      `Redis spent ${fmt(row.redisCpuUsPerFlight)} µs of CPU per flight (the trivial pipelined script: ${fmt(raw?.redisCpuUsPerFlight)} µs), ` +
-      `so even with one Redis core fully busy flights would cap at about ${fmt(cap)}/s = ${fmt(capPct)}% of the ceiling. ` +
-      'Each owner flight runs three scripts in sequence (acquire, markRunning, complete): each reads the whole metadata hash ' +
-      '(HGETALL of 18 fields, needed for the fence checks and for the full-metadata reply the state machine specifies) and ' +
-      'writes only what the transition changes (acquire creates the record: DEL + HSET of 18 fields; markRunning and complete: ' +
-      'HSET of 4 fields) + PEXPIRE, and complete also SETs the result, XADDs to the flight\'s ' +
-      `stream and PUBLISHes the notice (with the result when small). The client spent ${fmt(row.clientCpuUsPerFlight)} µs of CPU per flight (\`local\`, the same core ` +
-      `without Redis: ${fmt(pick(rows, 'distinct-keys', 'local')?.clientCpuUsPerFlight)} µs). Neither CPU figure reaches 100% in the ` +
-      'window because both share 2 cores with the rest of the machine. The 25% target assumes a flight costs about as much as two ' +
-      'trivial scripts; with this state machine it costs ~100×.'
-    );
-  },
-  'distinct-owner-rt': (row) => `the owner path sends ${fmt(row.ownerCommands)} per flight.`,
-  'distinct-follower-rt': (row) =>
-    `the follower sends ${fmt(row.followerCommands)} per flight: \`acquire\` (FOLLOWER_WAIT), then the wake-up. ` +
-    'The coordinator re-reads (the `read` script) only when its subscription was not yet live when the acquire was sent or ' +
-    'reconnected since, and core calls `acquire` again only when the result is larger than `inlineResultBytes` or fails to verify.',
-  waiters: (row) => `the waiting process held ${fmt(row.connections)} connections at the peak.`,
-  leftover: (row) => `${fmt(row.leftoverKeys)} keys outlived the result TTL, e.g. ${fmt(row.leftoverSamples)}.`,
-};
-
-/** Redis CPU per script of our owner flight (three scripts), from the distinct-keys row of the same contender. */
-const perScript = (rows: ResultRow[], contender: string): string => {
-  const us = Number(pick(rows, 'distinct-keys', contender)?.redisCpuUsPerFlight);
-  return Number.isFinite(us) && us > 0 ? `~${Math.round(us / 3)} µs` : 'tens of µs';
-};
-
-const round2 = (x: number) => (Number.isFinite(x) ? Math.round(x * 100) / 100 : null);
-
-export function verdicts(rows: ResultRow[], flightNames: readonly string[] = FLIGHT_CONTENDERS): Verdict[] {
-  const out: Verdict[] = [];
-  const find = (scenario: string, contender: string) => rows.filter((r) => r.scenario === scenario && r.contender === contender);
-  const ceiling = pick(rows, 'distinct-keys', 'raw-evalsha')?.opsPerSec ?? null;
-  const add = (target: string, contender: string, figure: string, met: boolean | null, key: string, row: ResultRow) =>
-    out.push({ target, contender, figure, met, ...(met === false ? { why: WHY[key]?.(row, rows) } : {}) });
-  for (const name of flightNames) {
-    const herd = find('herd', name)[0];
-    if (herd) {
-      const perRound = (herd.upstreamCallsPerRound as number[] | undefined) ?? [];
-      add('Herd: exactly 1 upstream call', name, `${fmt(perRound)} per round`, perRound.length > 0 && perRound.every((n) => n === 1), 'herd-calls', herd);
-      const limit = Number(herd.upstreamMs) + 5;
-      const naive = pick(rows, 'herd', 'naive');
-      const floor = naive ? ` (naive p99 ${fmt(naive.p99Ms)} ms)` : '';
-      add(`Herd: p99 ≤ upstream + 5 ms (${limit} ms)`, name, `p99 ${fmt(herd.p99Ms)} ms${floor}`, herd.p99Ms !== null && herd.p99Ms <= limit, 'herd-p99', herd);
-    }
-    const wake = find('wakeup', name)[0];
-    if (wake) add('Follower wake-up p99 ≤ 1 ms', name, `p50 ${fmt(wake.p50Ms)} ms, p99 ${fmt(wake.p99Ms)} ms`, wake.p99Ms !== null && wake.p99Ms <= 1, 'wakeup', wake);
-    const d = find('distinct-keys', name)[0];
-    if (d) {
-      add('Distinct keys ≥ 25% of the raw EVALSHA ceiling', name, `${fmt(d.opsPerSec)}/s = ${fmt(d.pctOfCeiling)}% of ${fmt(ceiling)}/s`, Number(d.pctOfCeiling) >= 25, 'distinct-ceiling', d);
-      add('≤ 3 round trips per owner flight', name, `${fmt(d.roundTrips)} (${fmt(d.ownerCommands)})`, d.roundTrips !== null && Number(d.roundTrips) <= 3, 'distinct-owner-rt', d);
-      add(
-        'Follower: 1 round trip + the wake-up',
-        name,
-        `${fmt(d.followerRoundTrips)} (${fmt(d.followerCommands)})`,
-        d.followerRoundTrips !== null && Number(d.followerRoundTrips) <= 2,
-        'distinct-follower-rt',
-        d,
-      );
-    }
-    const w = find('many-waiters', name)[0];
-    if (w) add('Many waiters: ≤ 4 connections per process', name, `${fmt(w.connections)} (opened ${fmt(w.connectionsOpened)})`, w.connections !== null && Number(w.connections) <= 4, 'waiters', w);
-    const f = find('footprint', name);
-    if (f.length) {
-      const worst = f.reduce((a, b) => (Number(b.leftoverKeys) > Number(a.leftoverKeys) ? b : a));
-      add('Keys left after the result TTL = 0', name, String(worst.leftoverKeys), Number(worst.leftoverKeys) === 0, 'leftover', worst);
-    }
-  }
-  return out;
-}
-
 function machine(): string {
   const cpu = cpus();
   return `${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ${platform()} ${release()}, Node ${process.version}`;
 }
 
-export function renderMarkdown(run: BenchRun, command: string): string {
+export function renderMarkdown(run: BenchRun, command: string, profiles: readonly ProfileNote[] = []): string {
   const v = verdicts(run.rows);
-  const mark = (m: boolean | null) => (m === null ? '–' : m ? 'met' : '**missed**');
+  const mark = (m: boolean | null) => (m === false ? '**MISS**' : verdictLabel(m));
   const missed = v.filter((x) => x.met === false);
   const lines = [
     '# Benchmarks',
@@ -248,7 +170,11 @@ export function renderMarkdown(run: BenchRun, command: string): string {
     'Every contender runs in the same run against the same Redis and the same simulated upstream. Raw figures: `bench/results/latest.json`.',
     '',
     ...(run.skipped.length ? ['Not measured in this run: ' + run.skipped.map((s) => `\`${s.contender}\` (${s.reason})`).join(', ') + '.', ''] : []),
+    ...(run.failed.length ? ['Scenarios that failed in this run: ' + run.failed.map((f) => `\`${f.scenario}\` (${f.reason})`).join(', ') + '.', ''] : []),
     '## Targets',
+    '',
+    'Each target compares figures of this one run (issue 10\'s acceptance list; the limits are in `bench/src/targets.ts`).',
+    'n/a = a figure it needs was not measured in this run.',
     '',
     '| target | contender | figure | verdict |',
     '|---|---|---|---|',
@@ -264,6 +190,7 @@ export function renderMarkdown(run: BenchRun, command: string): string {
     '- **Contenders**: `naive` calls the upstream on every call; `local` is `@flight/core` in `local` mode; `redlock` is the usual',
     '  recipe (GET the cache, `redlock.acquire` with the library defaults — 10 retries, 200 ms delay, 200 ms jitter — GET again,',
     '  call, SET with a TTL, release); `bentocache` is `getOrSet` with a memory L1 and the Redis L2 driver (no bus);',
+    '  `cache-manager` is 7.x `wrap` over two Keyv stores, in-memory then `@keyv/redis` (the multi-store setup of its README);',
     '  `flight-ioredis` and `flight-node-redis` are `@flight/core` in `distributed` mode on our coordinators. Both flight',
     '  contenders and `local` run with the L1 replay cache off and the guard\'s bulkhead, retry and circuit breaker off, so only',
     '  coordination is measured.',
@@ -275,15 +202,17 @@ export function renderMarkdown(run: BenchRun, command: string): string {
     '  another key first. Latency is each caller\'s own call time; "upstream calls" is the worst round.',
     '- **Wake-up**: per flight the owner process calls first, two follower processes (5 callers each) join 5 ms later, the',
     '  upstream takes 20 ms. A sample is the follower\'s return minus the moment the owner\'s `complete` (or, for redlock, its',
-    '  cache `SET`) returned. Only contenders whose followers wait for another process are listed: `bentocache` and `local`',
-    '  run the upstream once per process instead (see the herd), `naive` never waits. The two "raw … hop" rows are the bare',
+    '  cache `SET`) returned. Only contenders whose followers wait for another process are listed: `bentocache`,',
+    '  `cache-manager` and `local` run the upstream once per process instead (see the herd), `naive` never waits. The two',
+    '  "raw … hop" rows are the bare',
     '  notification in the same run (writer sends PUBLISH / XADD → another connection receives it), a floor, not contenders.',
     '- **Distinct keys**: 64 concurrent loops of flights on fresh keys with an instant upstream, for a fixed window after a',
-    '  warm-up; the raw ceiling (pipelined `EVALSHA` of `return 1`) is measured before and after the contenders and the higher',
-    '  figure is kept. Round trips are the commands each client sends, counted by a TCP proxy between client and Redis',
+    '  warm-up. The target is the best of `cache-manager`, `bentocache` and `redlock` in the same run; the raw ceiling',
+    '  (pipelined `EVALSHA` of `return 1`, measured before and after the contenders, the higher figure kept) is context. Redis',
+    '  CPU per flight is the `used_cpu_user` + `used_cpu_sys` delta of the window divided by the flights. Round trips are the commands each client sends, counted by a TCP proxy between client and Redis',
     '  (commands run inside Lua scripts do not cross the wire and are not counted): the owner figure over sequential flights,',
     '  the follower figure with a second instance (another "node") joining 5 ms after the owner, one flight at a time, so',
-    '  nothing is amortised across followers.',
+    '  nothing is amortised across followers; (UN|S|P)SUBSCRIBE commands are counted apart from the round trips.',
     '- **Many waiters**: a worker holds 1,000 owners open (their upstream waits for a gate); another worker parks 10 callers',
     '  on each key. Connections = peak `connected_clients` during the wait minus before the waiting worker set up its',
     '  contender (sampled every 20 ms); memory = `process.memoryUsage()` after a forced GC, while everyone waits, minus before',
@@ -291,11 +220,22 @@ export function renderMarkdown(run: BenchRun, command: string): string {
     '  after that release the waiters returned (this includes the owners completing 1,000 flights).',
     '- **Footprint**: `used_memory` before and after N flights (results kept for 10 minutes) divided by N; then flights',
     '  with a 1 s result TTL, and 1.5 s after the last one every remaining key under the contender\'s prefix is checked with',
-    '  `PTTL` (which also expires keys past their TTL). The flight\'s event stream is most of its footprint: Redis 7.0',
-    '  preallocates a stream\'s first node to `stream-node-max-bytes` (default 4096), so a one-entry stream takes about',
-    '  4.7 KB; with `CONFIG SET stream-node-max-bytes 256` (flight entries are tiny) the same stream takes about 0.9 KB',
-    '  (measured with `MEMORY USAGE` on redis-server 7.0.15). The benchmark keeps the server default.',
+    '  `PTTL` (which also expires keys past their TTL). `MEMORY USAGE` by Redis type shows how a flight\'s bytes split.',
+    '- **Fan-out**: one owner (the harness process) holds the flights of 8 forked waiter processes open; process i waits on',
+    '  1–4 × N keys of its own (one caller per key); once every caller is parked and the subscriptions have settled',
+    '  (`CLIENT LIST` sub + ssub + psub unchanged for 150 ms) the owners are released together, and the figures are read',
+    '  when no notice has arrived for 150 ms. Per process: the coordinator\'s own counters (`notifications: { received,',
+    '  foreign, bytes, channels }`, `–` where the coordinator has none; the target reads these first) and the harness\'s own',
+    '  observation of the same thing ("observed"): each waiter process talks to Redis through a counting proxy (one per',
+    '  master on Cluster) that reads the server→client stream of every connection that sent a (S|P)SUBSCRIBE — its bytes and',
+    '  each pushed message; a message is foreign when it names none of the process\'s own flights\' hash tags. The same on a',
+    '  local 3-master Redis Cluster started by the run (ioredis `Cluster` with `shardedSubscribers: true`; node-redis',
+    '  `createCluster`), plus per master: flights whose keys live there, notices published there (`INFO commandstats`',
+    '  `cmdstat_publish` + `cmdstat_spublish` calls), publish messages received over the cluster bus (`CLUSTER INFO`',
+    '  `cluster_stats_messages_publish*_received`), and, while the waiters are parked, `PUBSUB SHARDCHANNELS` with the slot',
+    '  of each channel checked against the master\'s own slots.',
     '',
+    ...renderProfileNotes(profiles),
   ];
   return lines.join('\n');
 }

@@ -124,3 +124,24 @@ export function waiters(contender: Contender, counter: Redis | undefined, args: 
     },
   };
 }
+
+/** One caller on each of this process's own keys, for the fan-out scenario. */
+export function ownWaiters(contender: Contender, args: { keys: string[] }) {
+  const upstream = makeUpstream({ delayMs: 0, payloadBytes: 1024 });
+  const pending = Promise.all(args.keys.map((key) => timedCall(contender, key, upstream.supplier)));
+  return {
+    /** Resolves once every caller is parked as a follower (or after `timeoutMs`); returns how many are. */
+    async parked(timeoutMs: number): Promise<number | null> {
+      if (!contender.waiting) {
+        await sleep(timeoutMs);
+        return null;
+      }
+      const end = nowMs() + timeoutMs;
+      while (contender.waiting() < args.keys.length && nowMs() < end) await sleep(5);
+      return contender.waiting();
+    },
+    async finish(): Promise<BatchResult> {
+      return collect(contender, await pending, upstream.calls(), new Set(args.keys));
+    },
+  };
+}

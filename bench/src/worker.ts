@@ -3,13 +3,51 @@
  * the parent sends over IPC.
  */
 import { Redis } from 'ioredis';
-import { createContender, type Contender, type ContenderName, type ContenderOptions } from './contenders/index.js';
-import { herd, hold, memory, series, waiters } from './tasks.js';
+import { createContender, type Contender, type ContenderName, type ContenderOptions, type NotificationCounters } from './contenders/index.js';
+import { classifyNotices, startCountingProxy, type CountingProxy, type SubscriberTraffic } from './proxy.js';
+import { herd, hold, memory, ownWaiters, series, waiters } from './tasks.js';
 
 let contender: Contender | undefined;
 let counter: Redis | undefined;
 let held: ReturnType<typeof hold> | undefined;
 let parked: ReturnType<typeof waiters> | undefined;
+/**
+ * Counting proxies between the contender and Redis (one per cluster master), when the scenario
+ * observes the subscriber traffic; `proxy` reads them as one.
+ */
+let proxies: CountingProxy[] = [];
+let proxy: { subscriberTraffic(): SubscriberTraffic } | undefined;
+let own: { waiters: ReturnType<typeof ownWaiters>; keys: string[]; counters: NotificationCounters | null; traffic: SubscriberTraffic } | undefined;
+
+async function dropContender(): Promise<void> {
+  await contender?.close();
+  contender = undefined;
+  await Promise.all(proxies.map((p) => p.close()));
+  proxies = [];
+  proxy = undefined;
+}
+
+/** Puts a counting proxy in front of the contender's Redis (each master of a cluster, through its nat map). */
+async function observe(options: ContenderOptions): Promise<ContenderOptions> {
+  const targets = options.cluster ?? [{ host: new URL(options.redisUrl).hostname, port: Number(new URL(options.redisUrl).port || 6379) }];
+  proxies = await Promise.all(targets.map((t) => startCountingProxy(t, { observeSubscribers: true })));
+  proxy = {
+    subscriberTraffic: () => {
+      const all = proxies.map((p) => p.subscriberTraffic());
+      return { bytes: all.reduce((n, t) => n + t.bytes, 0), messages: all.flatMap((t) => t.messages), tags: new Set(all.flatMap((t) => [...t.tags])) };
+    },
+  };
+  const at = (p: CountingProxy) => ({ host: '127.0.0.1', port: Number(new URL(p.url).port) });
+  if (!options.cluster) return { ...options, redisUrl: proxies[0]!.url };
+  return {
+    ...options,
+    cluster: proxies.map(at),
+    natMap: Object.fromEntries(targets.map((t, i) => [`${t.host}:${t.port}`, at(proxies[i]!)])),
+  };
+}
+
+const minus = (a: NotificationCounters | null | undefined, b: NotificationCounters | null | undefined): NotificationCounters | null =>
+  a && b ? { received: a.received - b.received, foreign: a.foreign - b.foreign, bytes: a.bytes - b.bytes, channels: a.channels } : null;
 
 const handlers: Record<string, (args: any) => Promise<unknown>> = {
   /** Connects the upstream counter once, so contender setups open only the contender's connections. */
@@ -18,16 +56,63 @@ const handlers: Record<string, (args: any) => Promise<unknown>> = {
     await counter.ping();
     return { pid: process.pid };
   },
-  async setup(args: { name: ContenderName; options: ContenderOptions }) {
-    await contender?.close();
-    contender = undefined;
-    contender = await createContender(args.name, args.options);
+  async setup(args: { name: ContenderName; options: ContenderOptions; observeSubscribers?: boolean }) {
+    await dropContender();
+    const options = args.observeSubscribers ? await observe(args.options) : args.options;
+    contender = await createContender(args.name, options);
     return { pid: process.pid };
   },
   async teardown() {
-    await contender?.close();
-    contender = undefined;
+    await dropContender();
     return null;
+  },
+  /** Fan-out: parks one caller on each of `keys` and waits until they are followers. */
+  async ownWaitersStart(args: { keys: string[]; settleMs: number }) {
+    const c = need();
+    const counters = c.notifications?.() ?? null;
+    const traffic = proxy?.subscriberTraffic() ?? { bytes: 0, messages: [], tags: new Set<string>() };
+    own = { waiters: ownWaiters(c, { keys: args.keys }), keys: args.keys, counters, traffic };
+    const parked = await own.waiters.parked(args.settleMs);
+    return { parked, channels: c.notifications?.()?.channels ?? null };
+  },
+  /** Fan-out: waits for the callers; their roles and errors. */
+  async ownWaitersFinish() {
+    if (!own) throw new Error('no own waiters');
+    const result = await own.waiters.finish();
+    return {
+      calls: result.calls.length,
+      errors: result.calls.filter((x) => x.error).length,
+      errorSamples: [...new Set(result.calls.filter((x) => x.error).map((x) => x.error))].slice(0, 2),
+      roles: result.calls.reduce<Record<string, number>>((acc, x) => ((acc[x.role] = (acc[x.role] ?? 0) + 1), acc), {}),
+      upstreamCalls: result.upstreamCalls,
+    };
+  },
+  /**
+   * Fan-out, once every flight of every process has completed: the coordinator's counters and the
+   * observed subscriber traffic since `ownWaitersStart`.
+   */
+  async ownWaitersReport() {
+    const o = own;
+    own = undefined;
+    if (!o) throw new Error('no own waiters');
+    // Late notices still on their way: read once nothing new arrived for 150 ms (at most 3 s).
+    const seen = () => (proxy?.subscriberTraffic().bytes ?? 0) + (need().notifications?.()?.bytes ?? 0);
+    for (let last = seen(), quiet = 0, end = Date.now() + 3000; quiet < 3 && Date.now() < end; ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const now = seen();
+      quiet = now === last ? quiet + 1 : 0;
+      last = now;
+    }
+    const counters = minus(need().notifications?.() ?? null, o.counters);
+    let observed: { notices: number; own: number; foreign: number; bytes: number; ownFlights: number } | null = null;
+    if (proxy) {
+      const now = proxy.subscriberTraffic();
+      // This process's own flights: the hash tags of the keys its own commands named (it touches no others).
+      const messages = now.messages.slice(o.traffic.messages.length);
+      observed = { notices: messages.length, ...classifyNotices(messages, now.tags), bytes: now.bytes - o.traffic.bytes, ownFlights: now.tags.size };
+    }
+    // Connections this process opened to each server (each master on Cluster), since its setup.
+    return { counters, observed, connectionsOpened: proxies.length ? proxies.map((p) => p.connections()) : null };
   },
   herd: (args) => herd(need(), counter, args),
   series: (args) => series(need(), counter, args),
@@ -65,7 +150,7 @@ function need(): Contender {
 
 process.on('message', async (message: { id: number; cmd: string; args: unknown }) => {
   if (message.cmd === 'exit') {
-    await contender?.close().catch(() => {});
+    await dropContender().catch(() => {});
     counter?.disconnect();
     process.exit(0);
   }

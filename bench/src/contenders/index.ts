@@ -5,21 +5,28 @@
  * - local: @flight/core in `local` mode (in-process single-flight only).
  * - redlock: the common recipe with the `redlock` package (its default retry settings).
  * - bentocache: `getOrSet` with a memory L1 and the Redis L2 driver.
+ * - cache-manager: 7.x `wrap` over two Keyv stores, memory then `@keyv/redis` (the multi-store setup of
+ *   its README); `wrap` coalesces concurrent callers in-process only.
  * - flight-ioredis / flight-node-redis: @flight/core in `distributed` mode on our Redis coordinators.
  */
 import { createSingleFlight, type SingleFlight, type StagePolicyInput } from '@flight/core';
-import { Redis } from 'ioredis';
-import { createClient } from 'redis';
+import { Cluster, Redis } from 'ioredis';
+import { createClient, createCluster } from 'redis';
 import Redlock from 'redlock';
 import { BentoCache, bentostore } from 'bentocache';
 import { memoryDriver } from 'bentocache/drivers/memory';
 import { redisDriver } from 'bentocache/drivers/redis';
+import { createCache } from 'cache-manager';
+import { Keyv } from 'keyv';
+import { createKeyv as createKeyvRedis } from '@keyv/redis';
 import { nowMs } from '../stats.js';
 
-export const CONTENDERS = ['naive', 'local', 'redlock', 'bentocache', 'flight-ioredis', 'flight-node-redis'] as const;
+export const CONTENDERS = ['naive', 'local', 'redlock', 'bentocache', 'cache-manager', 'flight-ioredis', 'flight-node-redis'] as const;
 export type ContenderName = (typeof CONTENDERS)[number];
 export const FLIGHT_CONTENDERS: readonly ContenderName[] = ['flight-ioredis', 'flight-node-redis'];
-export const REDIS_CONTENDERS: readonly ContenderName[] = ['redlock', 'bentocache', 'flight-ioredis', 'flight-node-redis'];
+export const REDIS_CONTENDERS: readonly ContenderName[] = ['redlock', 'bentocache', 'cache-manager', 'flight-ioredis', 'flight-node-redis'];
+/** The tools a user would otherwise put in front of the call: the distinct-keys target is the best of them. */
+export const PEER_CONTENDERS: readonly ContenderName[] = ['redlock', 'bentocache', 'cache-manager'];
 
 export const STAGE = 'bench';
 
@@ -29,6 +36,31 @@ export interface ContenderOptions {
   prefix: string;
   /** How long a result is stored. */
   resultTtlMs: number;
+  /** Masters of a Redis Cluster to use instead of `redisUrl` (flight contenders only). */
+  cluster?: { host: string; port: number }[];
+  /** Cluster node address (`host:port` as the cluster announces it) → where to connect instead (a proxy). */
+  natMap?: Record<string, { host: string; port: number }>;
+}
+
+/**
+ * A coordinator's notification counters since it started, as `@flight/redis-*` coordinators expose
+ * them (`coordinator.notifications`): notices received, of which for flights without a waiter in this
+ * process, subscriber bytes received, channels subscribed now.
+ */
+export interface NotificationCounters {
+  received: number;
+  foreign: number;
+  bytes: number;
+  channels: number;
+}
+
+/** The coordinator's `notifications` counters, or null when it has none (checked at run time). */
+export function readNotificationCounters(coordinator: unknown): NotificationCounters | null {
+  const n = (coordinator as { notifications?: unknown } | null)?.notifications;
+  if (!n || typeof n !== 'object') return null;
+  const { received, foreign, bytes, channels } = n as Record<string, unknown>;
+  if (![received, foreign, bytes, channels].every((x) => typeof x === 'number' && Number.isFinite(x))) return null;
+  return { received, foreign, bytes, channels } as NotificationCounters;
 }
 
 export interface RunResult<T> {
@@ -44,6 +76,10 @@ export interface Contender {
   readonly completions: Map<string, number>;
   /** How followers were woken (flight only). */
   readonly woken: Record<string, number>;
+  /** The coordinator's notification counters (flight only; null where the coordinator has none). */
+  notifications?(): NotificationCounters | null;
+  /** Callers parked as followers in this process right now (flight only). */
+  waiting?(): number;
   close(): Promise<void>;
 }
 
@@ -87,7 +123,14 @@ function flightDefaults(resultTtlMs: number): StagePolicyInput {
   };
 }
 
-function wrapFlight(name: ContenderName, flight: SingleFlight, completions: Map<string, number>, woken: Record<string, number>, close: () => Promise<void>): Contender {
+function wrapFlight(
+  name: ContenderName,
+  flight: SingleFlight,
+  completions: Map<string, number>,
+  woken: Record<string, number>,
+  close: () => Promise<void>,
+  coordinator?: { waiting?: number },
+): Contender {
   flight.on('waited', (e) => {
     woken[e.woken] = (woken[e.woken] ?? 0) + 1;
   });
@@ -95,6 +138,8 @@ function wrapFlight(name: ContenderName, flight: SingleFlight, completions: Map<
     name,
     completions,
     woken,
+    notifications: () => readNotificationCounters(coordinator),
+    waiting: () => Number(coordinator?.waiting ?? 0),
     async run(key, supplier) {
       const r = await flight.execute(STAGE, key, () => supplier());
       return { value: r.value, role: r.role };
@@ -117,6 +162,7 @@ function instrumentCoordinator(coordinator: any, completions: Map<string, number
 export async function createContender(name: ContenderName, options: ContenderOptions): Promise<Contender> {
   const completions = new Map<string, number>();
   const woken: Record<string, number> = {};
+  if (options.cluster && !FLIGHT_CONTENDERS.includes(name)) throw new Error(`${name} is not set up for Redis Cluster in the bench`);
   switch (name) {
     case 'naive':
       return {
@@ -195,31 +241,82 @@ export async function createContender(name: ContenderName, options: ContenderOpt
         },
       };
     }
+    case 'cache-manager': {
+      const redisStore = createKeyvRedis(options.redisUrl, { namespace: options.prefix.replace(/:$/, ''), keyPrefixSeparator: ':' });
+      const memoryStore = new Keyv();
+      redisStore.on('error', () => {});
+      memoryStore.on('error', () => {});
+      const cache = createCache({ stores: [memoryStore, redisStore] });
+      return {
+        name,
+        completions,
+        woken,
+        async run(key, supplier) {
+          let ran = false;
+          const value = await cache.wrap(
+            key,
+            async () => {
+              ran = true;
+              return supplier();
+            },
+            options.resultTtlMs,
+          );
+          return { value: value as any, role: ran ? 'owner' : 'cache' };
+        },
+        async close() {
+          await cache.disconnect().catch(() => {});
+        },
+      };
+    }
     case 'flight-ioredis': {
       const factory = await loadFlightFactory(name);
       if (!factory) throw new Error(`${name}: @flight/redis-ioredis does not export createIoredisCoordinator yet`);
-      const client = new Redis(options.redisUrl);
+      // On Cluster: sharded subscribers (one per master) so SSUBSCRIBE reaches the shard of its slot.
+      const client = options.cluster
+        ? new Cluster(options.cluster, { shardedSubscribers: true, ...(options.natMap ? { natMap: options.natMap } : {}) })
+        : new Redis(options.redisUrl);
+      client.on('error', () => {});
       const coordinator = instrumentCoordinator(factory({ client, prefix: options.prefix }), completions);
       const flight = createSingleFlight({ coordinator, mode: 'distributed', defaults: flightDefaults(options.resultTtlMs) });
-      return wrapFlight(name, flight, completions, woken, async () => {
-        await flight.close();
-        await coordinator.close?.();
-        client.disconnect();
-      });
+      return wrapFlight(
+        name,
+        flight,
+        completions,
+        woken,
+        async () => {
+          await flight.close();
+          await coordinator.close?.();
+          client.disconnect();
+        },
+        coordinator,
+      );
     }
     case 'flight-node-redis': {
       const factory = await loadFlightFactory(name);
       if (!factory) throw new Error(`${name}: @flight/redis-node does not export createNodeRedisCoordinator yet`);
-      const client = createClient({ url: options.redisUrl });
+      const client = options.cluster
+        ? createCluster({
+            rootNodes: options.cluster.map((m) => ({ url: `redis://${m.host}:${m.port}` })),
+            ...(options.natMap ? { nodeAddressMap: options.natMap } : {}),
+          })
+        : createClient({ url: options.redisUrl });
       client.on('error', () => {});
       await client.connect();
       const coordinator = instrumentCoordinator(factory({ client, prefix: options.prefix }), completions);
       const flight = createSingleFlight({ coordinator, mode: 'distributed', defaults: flightDefaults(options.resultTtlMs) });
-      return wrapFlight(name, flight, completions, woken, async () => {
-        await flight.close();
-        await coordinator.close?.();
-        client.destroy();
-      });
+      return wrapFlight(
+        name,
+        flight,
+        completions,
+        woken,
+        async () => {
+          await flight.close();
+          await coordinator.close?.();
+          if ('destroy' in client) client.destroy();
+          else await (client as { close(): Promise<void> }).close().catch(() => {});
+        },
+        coordinator,
+      );
     }
   }
 }

@@ -2,7 +2,7 @@
  * Scenario 5 — footprint: Redis memory per completed flight (used_memory delta over N flights, for 1 KB
  * and 100 KB JSON results), and the keys left once the result TTL has passed (short TTL; must be 0).
  */
-import { deleteKeys, infoField, prefixOf, scanKeys, type BenchContext, type ResultRow } from '../context.js';
+import { deleteKeys, guarded, infoField, prefixOf, scanKeys, type BenchContext, type ResultRow } from '../context.js';
 import { createContender, REDIS_CONTENDERS, type ContenderName } from '../contenders/index.js';
 import { nowMs, round, sleep } from '../stats.js';
 import { makeUpstream } from '../upstream.js';
@@ -56,47 +56,56 @@ async function bytesByType(ctx: BenchContext, keys: string[], flights: number): 
 export async function runFootprint(ctx: BenchContext, contenders: ContenderName[], opts: FootprintOptions): Promise<ResultRow[]> {
   const rows: ResultRow[] = [];
   const redisOnes = contenders.filter((c) => REDIS_CONTENDERS.includes(c));
+  /** Contenders whose part threw: reported once as a failed row, left out of the rest. */
+  const failedNames = new Set<string>();
   const memory: Record<string, { bytesPerFlight: number | null; keysPerFlight: number | null; byType: Record<string, number> }[]> = {};
   for (const name of redisOnes) {
-    memory[name] = [];
-    for (const size of opts.sizes) {
-      const prefix = `${prefixOf(ctx, 'footprint', name)}${size.bytes}:`;
-      const contender = await createContender(name, { redisUrl: ctx.redis.url, prefix, resultTtlMs: 600_000 });
-      try {
-        await runFlights((k, s) => contender.run(k, s), 'warm', 2, size.bytes);
-        await sleep(50);
-        const keysBefore = (await scanKeys(ctx.admin, `${prefix}*`)).length;
-        const before = await infoField(ctx.admin, 'memory', 'used_memory');
-        await runFlights((k, s) => contender.run(k, s), 'f', size.flights, size.bytes);
-        await sleep(50);
-        const after = await infoField(ctx.admin, 'memory', 'used_memory');
-        const keys = await scanKeys(ctx.admin, `${prefix}*`);
-        memory[name]!.push({
-          bytesPerFlight: Math.round((after - before) / size.flights),
-          keysPerFlight: round((keys.length - keysBefore) / size.flights, 2),
-          byType: await bytesByType(ctx, keys, keys.length / Math.max(1, keys.length - keysBefore) * size.flights),
-        });
-      } finally {
-        await contender.close();
-        await deleteKeys(ctx.admin, `${prefix}*`);
+    const ok = await guarded(ctx, rows, 'footprint', name, async () => {
+      memory[name] = [];
+      for (const size of opts.sizes) {
+        const prefix = `${prefixOf(ctx, 'footprint', name)}${size.bytes}:`;
+        const contender = await createContender(name, { redisUrl: ctx.redis.url, prefix, resultTtlMs: 600_000 });
+        try {
+          await runFlights((k, s) => contender.run(k, s), 'warm', 2, size.bytes);
+          await sleep(50);
+          const keysBefore = (await scanKeys(ctx.admin, `${prefix}*`)).length;
+          const before = await infoField(ctx.admin, 'memory', 'used_memory');
+          await runFlights((k, s) => contender.run(k, s), 'f', size.flights, size.bytes);
+          await sleep(50);
+          const after = await infoField(ctx.admin, 'memory', 'used_memory');
+          const keys = await scanKeys(ctx.admin, `${prefix}*`);
+          memory[name]!.push({
+            bytesPerFlight: Math.round((after - before) / size.flights),
+            keysPerFlight: round((keys.length - keysBefore) / size.flights, 2),
+            byType: await bytesByType(ctx, keys, keys.length / Math.max(1, keys.length - keysBefore) * size.flights),
+          });
+        } finally {
+          await contender.close();
+          await deleteKeys(ctx.admin, `${prefix}*`);
+        }
       }
-    }
+    });
+    if (!ok) failedNames.add(name);
   }
 
   // Keys left after the result TTL: every contender runs flights with a short TTL, then one wait.
   const leftover: Record<string, { keys: number; withoutTtl: number; samples: string[]; maxPttlMs: number }> = {};
-  for (const name of redisOnes) {
-    const prefix = `${prefixOf(ctx, 'footprint', name)}ttl:`;
-    const contender = await createContender(name, { redisUrl: ctx.redis.url, prefix, resultTtlMs: opts.shortTtlMs });
-    try {
-      await runFlights((k, s) => contender.run(k, s), 'f', opts.leftoverFlights, 1024);
-    } finally {
-      await contender.close();
-    }
+  for (const name of redisOnes.filter((n) => !failedNames.has(n))) {
+    const ok = await guarded(ctx, rows, 'footprint', name, async () => {
+      const prefix = `${prefixOf(ctx, 'footprint', name)}ttl:`;
+      const contender = await createContender(name, { redisUrl: ctx.redis.url, prefix, resultTtlMs: opts.shortTtlMs });
+      try {
+        await runFlights((k, s) => contender.run(k, s), 'f', opts.leftoverFlights, 1024);
+      } finally {
+        await contender.close();
+      }
+    });
+    if (!ok) failedNames.add(name);
   }
   const finishedAt = nowMs();
   await sleep(Math.max(0, opts.shortTtlMs + 500 - (nowMs() - finishedAt)));
-  for (const name of redisOnes) {
+  const measured = redisOnes.filter((n) => !failedNames.has(n));
+  for (const name of measured) {
     const prefix = `${prefixOf(ctx, 'footprint', name)}ttl:`;
     const keys = await scanKeys(ctx.admin, `${prefix}*`);
     const info = { keys: 0, withoutTtl: 0, samples: [] as string[], maxPttlMs: 0 };
@@ -112,7 +121,7 @@ export async function runFootprint(ctx: BenchContext, contenders: ContenderName[
     await deleteKeys(ctx.admin, `${prefix}*`);
   }
 
-  for (const name of redisOnes) {
+  for (const name of measured) {
     opts.sizes.forEach((size, i) => {
       const m = memory[name]![i]!;
       const l = leftover[name]!;

@@ -4,7 +4,7 @@
  * script); then the commands each owner flight and each follower sends, counted by a TCP proxy.
  */
 import { Redis } from 'ioredis';
-import { prefixOf, type BenchContext, type ResultRow } from '../context.js';
+import { guarded, prefixOf, type BenchContext, type ResultRow } from '../context.js';
 import { createContender, REDIS_CONTENDERS, type Contender, type ContenderName } from '../contenders/index.js';
 import { startCountingProxy } from '../proxy.js';
 import { nowMs, round, sleep, summarize } from '../stats.js';
@@ -21,7 +21,7 @@ export interface ThroughputOptions {
 }
 
 export function throughputOptions(quick: boolean): ThroughputOptions {
-  return { durationMs: quick ? 1000 : 2500, warmupMs: quick ? 600 : 800, concurrency: 64, countedFlights: quick ? 20 : 100, payloadBytes: 1024 };
+  return { durationMs: quick ? 800 : 2500, warmupMs: quick ? 400 : 800, concurrency: 64, countedFlights: quick ? 20 : 100, payloadBytes: 1024 };
 }
 
 /** Pipelined EVALSHA of `return 1`: 4 loops × pipelines of 100, for `durationMs`. */
@@ -110,8 +110,13 @@ async function measureOwners(contender: Contender, tag: string, opts: Throughput
   };
 }
 
+/** Commands of the wake-up subscription, counted apart from the follower's round trips. */
+const SUBSCRIPTION_COMMANDS = new Set(['subscribe', 'unsubscribe', 'ssubscribe', 'sunsubscribe', 'psubscribe', 'punsubscribe']);
+
 interface Counted {
+  /** Commands per flight, the (un)subscription excluded. */
   perFlight: number | null;
+  subscriptionPerFlight: number | null;
   byCommand: Record<string, number>;
   connections: number;
   upstreamCalls: number;
@@ -130,7 +135,7 @@ async function countOwner(ctx: BenchContext, name: ContenderName, opts: Throughp
     const before = upstream.calls();
     for (let i = 0; i < opts.countedFlights; i++) await contender.run(`k-${i}`, upstream.supplier);
     return {
-      perFlight: round(proxy.commands() / opts.countedFlights, 2),
+      ...split(proxy.byCommand(), opts.countedFlights),
       byCommand: perFlight(proxy.byCommand(), opts.countedFlights),
       connections: proxy.connections(),
       upstreamCalls: upstream.calls() - before,
@@ -166,7 +171,7 @@ async function countFollower(ctx: BenchContext, name: ContenderName, opts: Throu
     const n = Math.max(10, Math.round(opts.countedFlights / 3));
     for (let i = 0; i < n; i++) await pair(`k-${i}`);
     return {
-      perFlight: round(proxy.commands() / n, 2),
+      ...split(proxy.byCommand(), n),
       byCommand: perFlight(proxy.byCommand(), n),
       connections: proxy.connections(),
       upstreamCalls: followerUp.calls() - before,
@@ -178,6 +183,16 @@ async function countFollower(ctx: BenchContext, name: ContenderName, opts: Throu
   }
 }
 
+function split(counts: Record<string, number>, n: number): { perFlight: number | null; subscriptionPerFlight: number | null } {
+  let other = 0;
+  let subscription = 0;
+  for (const [name, count] of Object.entries(counts)) {
+    if (SUBSCRIPTION_COMMANDS.has(name)) subscription += count;
+    else other += count;
+  }
+  return { perFlight: round(other / n, 2), subscriptionPerFlight: round(subscription / n, 2) };
+}
+
 function perFlight(counts: Record<string, number>, n: number): Record<string, number> {
   return Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, round(v / n, 2) ?? 0]));
 }
@@ -187,15 +202,17 @@ export async function runThroughput(ctx: BenchContext, contenders: ContenderName
   const ceilingBefore = await rawCeiling(ctx.redis.url, opts.durationMs, ctx.admin);
   const measured: { name: ContenderName; m: Awaited<ReturnType<typeof measureOwners>> }[] = [];
   for (const name of contenders) {
-    const contender = await createContender(name, { redisUrl: ctx.redis.url, prefix: prefixOf(ctx, 'distinct', name), resultTtlMs: 60_000 });
-    try {
-      await measureOwners(contender, 'warm', opts, opts.warmupMs);
-      const m = await measureOwners(contender, 'run', opts, opts.durationMs, ctx.admin);
-      measured.push({ name, m });
-      ctx.log(`distinct-keys ${name}: ${Math.round(m.ops)} flights/s`);
-    } finally {
-      await contender.close();
-    }
+    await guarded(ctx, rows, 'distinct-keys', name, async () => {
+      const contender = await createContender(name, { redisUrl: ctx.redis.url, prefix: prefixOf(ctx, 'distinct', name), resultTtlMs: 60_000 });
+      try {
+        await measureOwners(contender, 'warm', opts, opts.warmupMs);
+        const m = await measureOwners(contender, 'run', opts, opts.durationMs, ctx.admin);
+        measured.push({ name, m });
+        ctx.log(`distinct-keys ${name}: ${Math.round(m.ops)} flights/s`);
+      } finally {
+        await contender.close();
+      }
+    });
   }
   const ceilingAfter = await rawCeiling(ctx.redis.url, opts.durationMs, ctx.admin);
   const best = ceilingBefore.ops >= ceilingAfter.ops ? ceilingBefore : ceilingAfter;
@@ -216,33 +233,37 @@ export async function runThroughput(ctx: BenchContext, contenders: ContenderName
     note: 'pipelined EVALSHA of `return 1` (4 loops x 100 per pipeline), ioredis',
   });
   for (const { name, m } of measured) {
-    const s = summarize(m.latencies);
-    let owner: Counted | undefined;
-    let follower: Counted | undefined;
-    if (REDIS_CONTENDERS.includes(name)) {
-      owner = await countOwner(ctx, name, opts);
-      follower = await countFollower(ctx, name, opts);
-    }
-    rows.push({
-      scenario: 'distinct-keys',
-      contender: name,
-      upstreamCalls: m.upstreamCalls,
-      flights: m.latencies.length,
-      p50Ms: s.p50Ms,
-      p99Ms: s.p99Ms,
-      maxMs: s.maxMs,
-      opsPerSec: Math.round(m.ops),
-      pctOfCeiling: round((100 * m.ops) / ceiling, 1),
-      clientCpuPct: m.clientCpuPct,
-      redisCpuPct: m.redisCpuPct,
-      clientCpuUsPerFlight: m.clientCpuUsPerFlight,
-      redisCpuUsPerFlight: m.redisCpuUsPerFlight,
-      roundTrips: owner?.perFlight ?? null,
-      ownerCommands: owner?.byCommand,
-      followerRoundTrips: follower?.perFlight ?? null,
-      followerCommands: follower?.byCommand,
-      followerUpstreamCalls: follower?.upstreamCalls,
-      errors: m.errors,
+    await guarded(ctx, rows, 'distinct-keys', name, async () => {
+      const s = summarize(m.latencies);
+      let owner: Counted | undefined;
+      let follower: Counted | undefined;
+      if (REDIS_CONTENDERS.includes(name)) {
+        owner = await countOwner(ctx, name, opts);
+        follower = await countFollower(ctx, name, opts);
+      }
+      rows.push({
+        scenario: 'distinct-keys',
+        contender: name,
+        upstreamCalls: m.upstreamCalls,
+        flights: m.latencies.length,
+        p50Ms: s.p50Ms,
+        p99Ms: s.p99Ms,
+        maxMs: s.maxMs,
+        opsPerSec: Math.round(m.ops),
+        pctOfCeiling: round((100 * m.ops) / ceiling, 1),
+        clientCpuPct: m.clientCpuPct,
+        redisCpuPct: m.redisCpuPct,
+        clientCpuUsPerFlight: m.clientCpuUsPerFlight,
+        redisCpuUsPerFlight: m.redisCpuUsPerFlight,
+        roundTrips: owner?.perFlight ?? null,
+        ownerSubscriptionCommands: owner?.subscriptionPerFlight ?? null,
+        ownerCommands: owner?.byCommand,
+        followerRoundTrips: follower?.perFlight ?? null,
+        followerSubscriptionCommands: follower?.subscriptionPerFlight ?? null,
+        followerCommands: follower?.byCommand,
+        followerUpstreamCalls: follower?.upstreamCalls,
+        errors: m.errors,
+      });
     });
   }
   return rows;

@@ -5,7 +5,7 @@
  * both read from the machine's monotonic clock.
  */
 import { Redis } from 'ioredis';
-import { counterKey, infoField, prefixOf, type BenchContext, type ResultRow } from '../context.js';
+import { counterKey, guarded, infoField, prefixOf, type BenchContext, type ResultRow } from '../context.js';
 import { FLIGHT_CONTENDERS, type ContenderName } from '../contenders/index.js';
 import type { BatchResult } from '../tasks.js';
 import { nowMs, sleep, summarize } from '../stats.js';
@@ -92,57 +92,59 @@ export async function runWakeup(ctx: BenchContext, contenders: ContenderName[], 
   const [owner, ...followers] = ctx.workers.slice(0, 3);
   if (!owner || followers.length < 2) throw new Error('wake-up needs 3 workers');
   for (const name of contenders.filter((c) => WAKEUP_CONTENDERS.includes(c))) {
-    const t0 = nowMs();
-    const prefix = prefixOf(ctx, 'wakeup', name);
-    const all = [owner, ...followers];
-    await Promise.all(all.map((w) => w.call('setup', { name, options: { redisUrl: ctx.redis.url, prefix, resultTtlMs: 60_000 } })));
-    const run = async (tag: string, flights: number) => {
-      const keys = Array.from({ length: flights }, (_, i) => `${tag}-${i}`);
-      const ck = counterKey(ctx, 'wakeup', `${name}:${tag}`);
-      const slotMs = name === 'redlock' ? 900 : opts.upstreamMs + 40;
-      const startAtMs = nowMs() + 50;
-      const upstream = { delayMs: opts.upstreamMs, payloadBytes: 1024, counterKey: ck };
-      const results: BatchResult[] = await Promise.all([
-        owner.call('series', { keys, callers: 1, startAtMs, slotMs, offsetMs: 0, upstream }),
-        ...followers.map((w) => w.call('series', { keys, callers: opts.followersPerProcess, startAtMs, slotMs, offsetMs: 5, upstream })),
-      ]);
-      return { results, upstream: Number((await ctx.admin.get(ck)) ?? 0) };
-    };
-    await run('warm-up', 2);
-    const flights = name === 'redlock' ? opts.redlockFlights : opts.flights;
-    const { results, upstream } = await run('flight', flights);
-    await Promise.all(all.map((w) => w.call('teardown')));
+    await guarded(ctx, rows, 'wakeup', name, async () => {
+      const t0 = nowMs();
+      const prefix = prefixOf(ctx, 'wakeup', name);
+      const all = [owner, ...followers];
+      await Promise.all(all.map((w) => w.call('setup', { name, options: { redisUrl: ctx.redis.url, prefix, resultTtlMs: 60_000 } })));
+      const run = async (tag: string, flights: number) => {
+        const keys = Array.from({ length: flights }, (_, i) => `${tag}-${i}`);
+        const ck = counterKey(ctx, 'wakeup', `${name}:${tag}`);
+        const slotMs = name === 'redlock' ? 900 : opts.upstreamMs + 40;
+        const startAtMs = nowMs() + 50;
+        const upstream = { delayMs: opts.upstreamMs, payloadBytes: 1024, counterKey: ck };
+        const results: BatchResult[] = await Promise.all([
+          owner.call('series', { keys, callers: 1, startAtMs, slotMs, offsetMs: 0, upstream }),
+          ...followers.map((w) => w.call('series', { keys, callers: opts.followersPerProcess, startAtMs, slotMs, offsetMs: 5, upstream })),
+        ]);
+        return { results, upstream: Number((await ctx.admin.get(ck)) ?? 0) };
+      };
+      await run('warm-up', 2);
+      const flights = name === 'redlock' ? opts.redlockFlights : opts.flights;
+      const { results, upstream } = await run('flight', flights);
+      await Promise.all(all.map((w) => w.call('teardown')));
 
-    const completion = new Map<string, number>();
-    for (const r of results) for (const [k, at] of r.completions) completion.set(k, at);
-    const samples: number[] = [];
-    const roles: Record<string, number> = {};
-    const woken: Record<string, number> = {};
-    let errors = 0;
-    for (const r of results.slice(1)) {
-      for (const [k, v] of Object.entries(r.woken)) woken[k] = (woken[k] ?? 0) + v;
-      for (const c of r.calls) {
-        roles[c.role] = (roles[c.role] ?? 0) + 1;
-        if (c.error) errors++;
-        const done = completion.get(c.key);
-        if (c.role !== 'owner' && !c.error && done !== undefined) samples.push(c.endMs - done);
+      const completion = new Map<string, number>();
+      for (const r of results) for (const [k, at] of r.completions) completion.set(k, at);
+      const samples: number[] = [];
+      const roles: Record<string, number> = {};
+      const woken: Record<string, number> = {};
+      let errors = 0;
+      for (const r of results.slice(1)) {
+        for (const [k, v] of Object.entries(r.woken)) woken[k] = (woken[k] ?? 0) + v;
+        for (const c of r.calls) {
+          roles[c.role] = (roles[c.role] ?? 0) + 1;
+          if (c.error) errors++;
+          const done = completion.get(c.key);
+          if (c.role !== 'owner' && !c.error && done !== undefined) samples.push(c.endMs - done);
+        }
       }
-    }
-    const s = summarize(samples);
-    rows.push({
-      scenario: 'wakeup',
-      contender: name,
-      upstreamCalls: upstream,
-      flights,
-      p50Ms: s.p50Ms,
-      p99Ms: s.p99Ms,
-      maxMs: s.maxMs,
-      samples: s.count,
-      roles,
-      woken,
-      errors,
+      const s = summarize(samples);
+      rows.push({
+        scenario: 'wakeup',
+        contender: name,
+        upstreamCalls: upstream,
+        flights,
+        p50Ms: s.p50Ms,
+        p99Ms: s.p99Ms,
+        maxMs: s.maxMs,
+        samples: s.count,
+        roles,
+        woken,
+        errors,
+      });
+      ctx.log(`wakeup ${name}: p50 ${s.p50Ms} p99 ${s.p99Ms} ms over ${s.count} followers (${Math.round(nowMs() - t0)} ms)`);
     });
-    ctx.log(`wakeup ${name}: p50 ${s.p50Ms} p99 ${s.p99Ms} ms over ${s.count} followers (${Math.round(nowMs() - t0)} ms)`);
   }
   const hops = ctx.quick ? 100 : 300;
   rows.push(await rawHop(ctx, 'pubsub', hops), await rawHop(ctx, 'xadd-xread', hops));

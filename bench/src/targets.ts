@@ -1,0 +1,321 @@
+/**
+ * The targets of `pnpm bench` (issue 10's acceptance list), evaluated from the rows of one run.
+ *
+ * Pure functions: `compareRows` adds the same-run comparison figures to the rows (they land in
+ * bench/results/latest.json), `verdicts` turns the rows into PASS / MISS lines. A target whose
+ * reference row is missing from the run (a contender or scenario not measured) is `met: null`.
+ */
+import type { ResultRow } from './context.js';
+import { FLIGHT_CONTENDERS, PEER_CONTENDERS } from './contenders/index.js';
+
+export interface Verdict {
+  target: string;
+  contender: string;
+  figure: string;
+  /** true = PASS, false = MISS, null = not measured in this run. */
+  met: boolean | null;
+  /** For a MISS: the measured figures that limit it. */
+  why?: string;
+}
+
+/** The limits, in one place. */
+export const LIMITS = {
+  /** Redis CPU per owner flight ≤ this × bentocache's. */
+  redisCpuVsBentocache: 2,
+  ownerRoundTrips: 2,
+  /** Commands per follower besides the (un)subscription. */
+  followerRoundTrips: 1,
+  /** `local` ops/s ≥ this fraction of `naive`'s. */
+  localVsNaive: 0.15,
+  /** Bytes per completed 1 KB flight ≤ this × bentocache's. */
+  footprint1kVsBentocache: 1.5,
+  /** Herd p99 ≤ naive p99 + this. */
+  herdOverNaiveMs: 5,
+  /** Wake-up p50 ≤ this × the bare PUBLISH→SUBSCRIBE hop's p50. */
+  wakeupVsHop: 2,
+  /** Fan-out: the largest subscriber bytes per own flight ≤ this × the smallest, across processes. */
+  fanoutBytesSpread: 1.5,
+  /** Connections held by a process with 10,000 waiters (standalone: 1 command + 1 subscriber). */
+  waiterConnections: 2,
+  /** HTTP req/s ≥ this × the plain route's, per URL pattern and middleware mode. */
+  http: {
+    distinct: { 'flight-distributed': 0.7, 'flight-local': 0.9 },
+    same: { 'flight-distributed': 1, 'flight-local': 1 },
+  },
+} as const;
+
+export const HOP_CONTENDER = 'raw PUBLISH→SUBSCRIBE hop';
+
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const ratio = (a: unknown, b: unknown): number | null => {
+  const x = num(a);
+  const y = num(b);
+  return x === null || y === null || y === 0 ? null : Math.round((x / y) * 1000) / 1000;
+};
+
+export const fmt = (v: unknown): string => {
+  if (v === null || v === undefined) return '–';
+  if (typeof v === 'number') return Number.isInteger(v) ? v.toLocaleString('en-US') : v.toLocaleString('en-US', { maximumFractionDigits: 2 });
+  if (Array.isArray(v)) return v.map(fmt).join('/');
+  if (typeof v === 'object') return Object.entries(v as Record<string, unknown>).map(([k, x]) => `${k} ${fmt(x)}`).join(', ');
+  return String(v);
+};
+
+/** The measured row of a contender in a scenario (a `failed` row has no figures). */
+const pick = (rows: readonly ResultRow[], scenario: string, contender: string, extra: (r: ResultRow) => boolean = () => true) =>
+  rows.find((r) => r.scenario === scenario && r.contender === contender && r.kind !== 'failed' && extra(r));
+
+/**
+ * Adds to each row the figures its targets compare, all from the same run: distinct keys
+ * (`bestPeer`, `bestPeerOpsPerSec`, `vsBestPeer`, `redisCpuVsBentocache`, and `pctOfNaive` on the
+ * `local` row), footprint (`vsBentocache`), herd (`overNaiveMs`), wake-up (`hopP50Ms`, `hopP99Ms`,
+ * `vsHopP50`). Mutates and returns `rows`.
+ */
+export function compareRows(rows: ResultRow[]): ResultRow[] {
+  const distinct = rows.filter((r) => r.scenario === 'distinct-keys');
+  const peers = distinct.filter((r) => PEER_CONTENDERS.includes(r.contender as never) && num(r.opsPerSec) !== null);
+  const best = peers.reduce<ResultRow | undefined>((a, b) => (!a || Number(b.opsPerSec) > Number(a.opsPerSec) ? b : a), undefined);
+  const bento = pick(rows, 'distinct-keys', 'bentocache');
+  const naive = pick(rows, 'distinct-keys', 'naive');
+  for (const r of distinct) {
+    if (r.contender === 'raw-evalsha') continue;
+    r.bestPeer = best?.contender ?? null;
+    r.bestPeerOpsPerSec = best ? Number(best.opsPerSec) : null;
+    r.vsBestPeer = ratio(r.opsPerSec, best?.opsPerSec);
+    r.redisCpuVsBentocache = ratio(r.redisCpuUsPerFlight, bento?.redisCpuUsPerFlight);
+    if (r.contender === 'local') r.pctOfNaive = num(ratio(r.opsPerSec, naive?.opsPerSec)) === null ? null : Math.round(ratio(r.opsPerSec, naive?.opsPerSec)! * 1000) / 10;
+  }
+  for (const r of rows.filter((x) => x.scenario === 'footprint')) {
+    const b = pick(rows, 'footprint', 'bentocache', (x) => x.resultBytes === r.resultBytes);
+    r.vsBentocache = ratio(r.bytesPerFlight, b?.bytesPerFlight);
+  }
+  const herdNaive = pick(rows, 'herd', 'naive');
+  for (const r of rows.filter((x) => x.scenario === 'herd')) {
+    const a = num(r.p99Ms);
+    const b = num(herdNaive?.p99Ms);
+    r.overNaiveMs = a === null || b === null ? null : Math.round((a - b) * 1000) / 1000;
+  }
+  const hop = pick(rows, 'wakeup', HOP_CONTENDER);
+  for (const r of rows.filter((x) => x.scenario === 'wakeup' && !String(x.contender).startsWith('raw '))) {
+    r.hopP50Ms = num(hop?.p50Ms);
+    r.hopP99Ms = num(hop?.p99Ms);
+    r.vsHopP50 = ratio(r.p50Ms, hop?.p50Ms);
+  }
+  return rows;
+}
+
+/** Foreign notices of a fan-out process row: the coordinator's counter, else the harness's own observation. */
+export function foreignOf(row: ResultRow): number | null {
+  return num(row.foreignNotices) ?? num(row.observedForeignNotices);
+}
+
+/** Subscriber bytes of a fan-out process row: the coordinator's counter, else the harness's own observation. */
+export function subscriberBytesOf(row: ResultRow): number | null {
+  return num(row.subscriberBytes) ?? num(row.observedSubscriberBytes);
+}
+
+export function verdicts(rows: readonly ResultRow[], flightNames: readonly string[] = FLIGHT_CONTENDERS): Verdict[] {
+  const all = compareRows(rows.map((r) => ({ ...r })));
+  const out: Verdict[] = [];
+  const add = (target: string, contender: string, figure: string, met: boolean | null, why?: string) =>
+    out.push({ target, contender, figure, met, ...(met === false && why ? { why } : {}) });
+  const le = (a: number | null, b: number | null) => (a === null || b === null ? null : a <= b);
+  /** `a ≤ factor × b` on the raw figures (the rounded ratios in the rows are for reading only). */
+  const within = (a: unknown, factor: number, b: unknown) => {
+    const x = num(a);
+    const y = num(b);
+    return x === null || y === null ? null : x <= factor * y;
+  };
+
+  const raw = pick(all, 'distinct-keys', 'raw-evalsha');
+  const hop = pick(all, 'wakeup', HOP_CONTENDER);
+  const local = pick(all, 'distinct-keys', 'local');
+  if (local) {
+    const naive = pick(all, 'distinct-keys', 'naive');
+    const pct = num(local.pctOfNaive);
+    add(
+      `Local mode: ops/s ≥ ${LIMITS.localVsNaive * 100} % of naive`,
+      'local',
+      `${fmt(local.opsPerSec)}/s = ${fmt(pct)} % of naive ${fmt(naive?.opsPerSec)}/s`,
+      within(LIMITS.localVsNaive * Number(naive?.opsPerSec), 1, num(local.opsPerSec)),
+      `client CPU ${fmt(local.clientCpuUsPerFlight)} µs per call against naive's ${fmt(naive?.clientCpuUsPerFlight)} µs.`,
+    );
+  }
+
+  for (const urls of ['distinct', 'same'] as const) {
+    const plain = pick(all, 'http', 'plain', (r) => r.urls === urls);
+    for (const [contender, factor] of Object.entries(LIMITS.http[urls])) {
+      const h = pick(all, 'http', contender, (r) => r.urls === urls);
+      if (!h) continue;
+      const fast = within(factor * Number(plain?.reqPerSec), 1, num(h.reqPerSec));
+      const once = urls === 'same' ? num(h.handlerRunsPerBurst) : null;
+      add(
+        urls === 'distinct' ? `HTTP, distinct URLs: req/s ≥ ${factor}× plain` : 'HTTP, one URL: req/s ≥ 1× plain, 1 handler run per burst',
+        contender,
+        `${fmt(h.reqPerSec)} vs plain ${fmt(plain?.reqPerSec)} req/s (${fmt(ratio(h.reqPerSec, plain?.reqPerSec))}×)` +
+          (urls === 'same' ? `, ${fmt(once)} handler runs per burst` : ''),
+        fast === null ? null : urls === 'same' ? fast && once === 1 : fast,
+        `server CPU ${fmt(h.serverCpuUsPerReq)} µs per request against plain's ${fmt(plain?.serverCpuUsPerReq)} µs.`,
+      );
+    }
+  }
+
+  for (const name of flightNames) {
+    for (const f of all.filter((r) => r.kind === 'failed' && r.contender === name && r.scenario !== 'fan-out')) {
+      add(`${f.scenario}: measured`, name, `failed: ${fmt(f.reason)}`, false);
+    }
+    const d = pick(all, 'distinct-keys', name);
+    if (d) {
+      add(
+        'Distinct keys: ops/s ≥ best of cache-manager, bentocache, redlock',
+        name,
+        `${fmt(d.opsPerSec)}/s vs ${fmt(d.bestPeer)} ${fmt(d.bestPeerOpsPerSec)}/s (${fmt(d.vsBestPeer)}×; raw EVALSHA ceiling ${fmt(raw?.opsPerSec)}/s)`,
+        within(d.bestPeerOpsPerSec, 1, d.opsPerSec),
+        `client CPU ${fmt(d.clientCpuUsPerFlight)} µs and Redis CPU ${fmt(d.redisCpuUsPerFlight)} µs per flight, against ` +
+          `${fmt(d.bestPeer)}'s ${fmt(pick(all, 'distinct-keys', String(d.bestPeer))?.clientCpuUsPerFlight)} µs and ` +
+          `${fmt(pick(all, 'distinct-keys', String(d.bestPeer))?.redisCpuUsPerFlight)} µs; owner commands ${fmt(d.ownerCommands)}.`,
+      );
+      const bento = pick(all, 'distinct-keys', 'bentocache');
+      add(
+        `Redis CPU per owner flight ≤ ${LIMITS.redisCpuVsBentocache}× bentocache's`,
+        name,
+        `${fmt(d.redisCpuUsPerFlight)} µs vs ${fmt(bento?.redisCpuUsPerFlight)} µs (${fmt(d.redisCpuVsBentocache)}×)`,
+        within(d.redisCpuUsPerFlight, LIMITS.redisCpuVsBentocache, bento?.redisCpuUsPerFlight),
+        `the owner path sends ${fmt(d.ownerCommands)} per flight.`,
+      );
+      add(
+        `Owner round trips ≤ ${LIMITS.ownerRoundTrips}`,
+        name,
+        `${fmt(d.roundTrips)} (${fmt(d.ownerCommands)})`,
+        le(num(d.roundTrips), LIMITS.ownerRoundTrips),
+        `the owner path sends ${fmt(d.ownerCommands)} per flight.`,
+      );
+      add(
+        `Follower round trips = ${LIMITS.followerRoundTrips} (+ the subscription)`,
+        name,
+        `${fmt(d.followerRoundTrips)} + ${fmt(d.followerSubscriptionCommands)} (un)subscribe (${fmt(d.followerCommands)})`,
+        le(num(d.followerRoundTrips), LIMITS.followerRoundTrips),
+        `the follower sends ${fmt(d.followerCommands)} per flight.`,
+      );
+    }
+
+    const f1 = pick(all, 'footprint', name, (r) => r.resultBytes === 1024);
+    if (f1) {
+      const b1 = pick(all, 'footprint', 'bentocache', (r) => r.resultBytes === 1024);
+      add(
+        `Footprint, 1 KB result: bytes per flight ≤ ${LIMITS.footprint1kVsBentocache}× bentocache's`,
+        name,
+        `${fmt(f1.bytesPerFlight)} B vs ${fmt(b1?.bytesPerFlight)} B (${fmt(f1.vsBentocache)}×)`,
+        within(f1.bytesPerFlight, LIMITS.footprint1kVsBentocache, b1?.bytesPerFlight),
+        `MEMORY USAGE per flight by type: ${fmt(f1.memoryUsageByType)}; ${fmt(f1.keysPerFlight)} keys per flight.`,
+      );
+    }
+    const f100 = pick(all, 'footprint', name, (r) => r.resultBytes === 100 * 1024);
+    if (f100) {
+      const b100 = num(pick(all, 'footprint', 'bentocache', (r) => r.resultBytes === 100 * 1024)?.bytesPerFlight);
+      add(
+        "Footprint, 100 KB result: bytes per flight < bentocache's",
+        name,
+        `${fmt(f100.bytesPerFlight)} B vs ${fmt(b100)} B (${fmt(f100.vsBentocache)}×)`,
+        num(f100.bytesPerFlight) === null || b100 === null ? null : Number(f100.bytesPerFlight) < b100,
+        `MEMORY USAGE per flight by type: ${fmt(f100.memoryUsageByType)}.`,
+      );
+    }
+    const fp = all.filter((r) => r.scenario === 'footprint' && r.contender === name);
+    if (fp.length) {
+      const worst = fp.reduce((a, b) => (Number(b.leftoverKeys) > Number(a.leftoverKeys) ? b : a));
+      add('Keys left after the result TTL = 0', name, fmt(worst.leftoverKeys), num(worst.leftoverKeys) === null ? null : worst.leftoverKeys === 0, `e.g. ${fmt(worst.leftoverSamples)}.`);
+    }
+
+    const herd = pick(all, 'herd', name);
+    if (herd) {
+      const perRound = (herd.upstreamCallsPerRound as number[] | undefined) ?? [];
+      add(
+        'Herd: exactly 1 upstream call',
+        name,
+        `${fmt(perRound)} per round`,
+        perRound.length > 0 && perRound.every((n) => n === 1),
+        `more than one node ran the upstream in some round (roles ${fmt(herd.roles)}).`,
+      );
+      const naive = pick(all, 'herd', 'naive');
+      add(
+        `Herd: p99 ≤ naive p99 + ${LIMITS.herdOverNaiveMs} ms`,
+        name,
+        `p99 ${fmt(herd.p99Ms)} ms vs naive ${fmt(naive?.p99Ms)} ms (${Number(herd.overNaiveMs) >= 0 ? '+' : ''}${fmt(herd.overNaiveMs)} ms)`,
+        num(herd.p99Ms) === null || num(naive?.p99Ms) === null ? null : Number(herd.p99Ms) - Number(naive!.p99Ms) <= LIMITS.herdOverNaiveMs,
+        `p50 ${fmt(herd.p50Ms)} ms, max ${fmt(herd.maxMs)} ms; 3 worker processes and redis-server share the machine's cores.`,
+      );
+    }
+
+    const wake = pick(all, 'wakeup', name);
+    if (wake) {
+      add(
+        `Wake-up: p50 ≤ ${LIMITS.wakeupVsHop}× the bare PUBLISH→SUBSCRIBE hop`,
+        name,
+        `p50 ${fmt(wake.p50Ms)} ms vs hop ${fmt(hop?.p50Ms)} ms (${fmt(wake.vsHopP50)}×); p99 ${fmt(wake.p99Ms)} ms vs hop ${fmt(hop?.p99Ms)} ms`,
+        within(wake.p50Ms, LIMITS.wakeupVsHop, hop?.p50Ms),
+        `woken by ${fmt(wake.woken)}; the follower verifies and decodes the notice and resolves its callers after the hop.`,
+      );
+    }
+
+    const w = pick(all, 'many-waiters', name);
+    if (w) {
+      add(
+        `Many waiters: ≤ ${LIMITS.waiterConnections} connections per process`,
+        name,
+        `${fmt(w.connections)} (opened ${fmt(w.connectionsOpened)})`,
+        le(num(w.connections), LIMITS.waiterConnections),
+        `the waiting process held ${fmt(w.connections)} connections at the peak.`,
+      );
+    }
+
+    for (const topology of ['standalone', 'cluster']) {
+      const procs = all.filter((r) => r.scenario === 'fan-out' && r.contender === name && r.topology === topology && r.kind === 'process');
+      if (procs.length) {
+        const foreign = procs.map(foreignOf);
+        const known = foreign.every((x) => x !== null);
+        add(
+          `Fan-out (${topology}): foreign notices per process = 0`,
+          name,
+          `${fmt(foreign)} (own flights ${fmt(procs.map((p) => p.ownFlights))})`,
+          known ? foreign.every((x) => x === 0) : null,
+          `each process received notices of flights it had no waiter on: ${fmt(procs.map((p) => num(p.noticesReceived) ?? num(p.observedNotices)))} notices in all.`,
+        );
+        const perFlight = procs.map((p) => {
+          const bytes = subscriberBytesOf(p);
+          return bytes === null || !num(p.ownFlights) ? null : bytes / Number(p.ownFlights);
+        });
+        const ok = perFlight.every((x) => x !== null && x > 0);
+        const spread = ok ? Math.max(...(perFlight as number[])) / Math.min(...(perFlight as number[])) : null;
+        add(
+          `Fan-out (${topology}): subscriber bytes ∝ own flights (spread of bytes per own flight ≤ ${LIMITS.fanoutBytesSpread}×)`,
+          name,
+          `${fmt(perFlight.map((x) => (x === null ? null : Math.round(x))))} B per own flight (spread ${fmt(spread === null ? null : Math.round(spread * 100) / 100)}×)`,
+          spread === null ? null : spread <= LIMITS.fanoutBytesSpread,
+          `subscriber bytes ${fmt(procs.map(subscriberBytesOf))} for own flights ${fmt(procs.map((p) => p.ownFlights))}.`,
+        );
+      }
+      const masters = all.filter((r) => r.scenario === 'fan-out' && r.contender === name && r.topology === topology && r.kind === 'master');
+      if (masters.length) {
+        const wrongShard = masters.reduce((s, m) => s + (num(m.busPublishReceived) ?? 0) + (num(m.shardChannelsOfOtherSlots) ?? 0), 0);
+        // Every flight's notice published on its own master (more than one per flight is allowed).
+        const mismatch = masters.filter((m) => (num(m.noticesPublished) ?? 0) < (num(m.flightsOwned) ?? 0)).length;
+        add(
+          'Fan-out (cluster): each notice only on the master owning its slot',
+          name,
+          masters.map((m) => `:${m.port} ${fmt(m.noticesPublished)}/${fmt(m.flightsOwned)} published/owned, bus-received ${fmt(m.busPublishReceived)}`).join('; '),
+          wrongShard === 0 && mismatch === 0,
+          'notices reached masters that do not own their slot (cluster-bus publish messages, or channels subscribed on a master that does not own their slot).',
+        );
+      }
+    }
+    for (const skipped of all.filter((r) => r.scenario === 'fan-out' && r.contender === name && (r.kind === 'skipped' || r.kind === 'failed'))) {
+      add(`Fan-out (${fmt(skipped.topology)})`, name, `${skipped.kind === 'failed' ? 'failed' : 'not measured'}: ${fmt(skipped.reason)}`, skipped.kind === 'failed' ? false : null);
+    }
+  }
+  return out;
+}
+
+export function verdictLabel(met: boolean | null): 'PASS' | 'MISS' | 'n/a' {
+  return met === null ? 'n/a' : met ? 'PASS' : 'MISS';
+}

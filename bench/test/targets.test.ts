@@ -1,0 +1,167 @@
+import { describe, expect, it } from 'vitest';
+import { guarded, type BenchContext, type ResultRow } from '../src/context.js';
+import { compareRows, HOP_CONTENDER, verdicts, type Verdict } from '../src/targets.js';
+
+const row = (scenario: string, contender: string, extra: Record<string, unknown> = {}): ResultRow => ({
+  scenario,
+  contender,
+  upstreamCalls: null,
+  p50Ms: null,
+  p99Ms: null,
+  maxMs: null,
+  ...extra,
+});
+
+const FLIGHT = 'flight-ioredis';
+const find = (vs: Verdict[], prefix: string, contender = FLIGHT) => vs.find((v) => v.target.startsWith(prefix) && v.contender === contender);
+const met = (rows: ResultRow[], prefix: string, contender = FLIGHT) => find(verdicts(rows, [FLIGHT]), prefix, contender)?.met;
+
+const distinct = (flight: Record<string, unknown>) => [
+  row('distinct-keys', 'raw-evalsha', { opsPerSec: 400_000 }),
+  row('distinct-keys', 'naive', { opsPerSec: 1_000_000 }),
+  row('distinct-keys', 'local', { opsPerSec: 200_000 }),
+  row('distinct-keys', 'redlock', { opsPerSec: 20_000, redisCpuUsPerFlight: 30 }),
+  row('distinct-keys', 'bentocache', { opsPerSec: 25_000, redisCpuUsPerFlight: 15 }),
+  row('distinct-keys', 'cache-manager', { opsPerSec: 30_000, redisCpuUsPerFlight: 5 }),
+  row('distinct-keys', FLIGHT, { roundTrips: 2, followerRoundTrips: 1, followerSubscriptionCommands: 2, ...flight }),
+];
+
+describe('targets: distinct keys', () => {
+  it('compares each flight adapter with the best of cache-manager, bentocache and redlock in the same run', () => {
+    const rows = compareRows(distinct({ opsPerSec: 30_000, redisCpuUsPerFlight: 30 }));
+    const ours = rows.find((r) => r.contender === FLIGHT)!;
+    expect(ours).toMatchObject({ bestPeer: 'cache-manager', bestPeerOpsPerSec: 30_000, vsBestPeer: 1, redisCpuVsBentocache: 2 });
+    expect(met(rows, 'Distinct keys')).toBe(true);
+    expect(met(rows, 'Redis CPU per owner flight')).toBe(true);
+    expect(met(distinct({ opsPerSec: 29_999, redisCpuUsPerFlight: 30.1 }), 'Distinct keys')).toBe(false);
+    expect(met(distinct({ opsPerSec: 29_999, redisCpuUsPerFlight: 30.1 }), 'Redis CPU per owner flight')).toBe(false);
+  });
+
+  it('is not measured (n/a) when no peer ran', () => {
+    const rows = [row('distinct-keys', FLIGHT, { opsPerSec: 10_000, redisCpuUsPerFlight: 10, roundTrips: 2, followerRoundTrips: 1 })];
+    expect(met(rows, 'Distinct keys')).toBeNull();
+    expect(met(rows, 'Redis CPU per owner flight')).toBeNull();
+    expect(met(rows, 'Owner round trips')).toBe(true);
+  });
+
+  it('owner ≤ 2 round trips; follower 1 round trip, the (un)subscription counted apart', () => {
+    expect(met(distinct({ opsPerSec: 1 }), 'Owner round trips')).toBe(true);
+    expect(met(distinct({ opsPerSec: 1, roundTrips: 3 }), 'Owner round trips')).toBe(false);
+    expect(met(distinct({ opsPerSec: 1 }), 'Follower round trips')).toBe(true);
+    expect(met(distinct({ opsPerSec: 1, followerRoundTrips: 2 }), 'Follower round trips')).toBe(false);
+  });
+
+  it('local mode ≥ 15 % of naive', () => {
+    const rows = distinct({ opsPerSec: 1 });
+    expect(met(rows, 'Local mode', 'local')).toBe(true); // 20 %
+    rows.find((r) => r.contender === 'local')!.opsPerSec = 149_999;
+    expect(met(rows, 'Local mode', 'local')).toBe(false);
+    expect(compareRows(rows).find((r) => r.contender === 'local')!.pctOfNaive).toBe(15);
+  });
+});
+
+describe('targets: footprint, herd, wake-up', () => {
+  const footprint = (ours1k: number, ours100k: number) => [
+    row('footprint', 'bentocache', { resultBytes: 1024, bytesPerFlight: 1400, leftoverKeys: 0 }),
+    row('footprint', 'bentocache', { resultBytes: 102_400, bytesPerFlight: 114_000, leftoverKeys: 0 }),
+    row('footprint', FLIGHT, { resultBytes: 1024, bytesPerFlight: ours1k, leftoverKeys: 0 }),
+    row('footprint', FLIGHT, { resultBytes: 102_400, bytesPerFlight: ours100k, leftoverKeys: 0 }),
+  ];
+
+  it('1 KB ≤ 1.5× bentocache, 100 KB below bentocache', () => {
+    expect(met(footprint(2100, 60_000), 'Footprint, 1 KB')).toBe(true);
+    expect(met(footprint(2101, 60_000), 'Footprint, 1 KB')).toBe(false);
+    expect(met(footprint(2100, 113_999), 'Footprint, 100 KB')).toBe(true);
+    expect(met(footprint(2100, 114_000), 'Footprint, 100 KB')).toBe(false);
+    expect(met(footprint(2100, 60_000), 'Keys left')).toBe(true);
+  });
+
+  const herd = (perRound: number[], p99: number) => [
+    row('herd', 'naive', { p99Ms: 103 }),
+    row('herd', FLIGHT, { p99Ms: p99, upstreamCallsPerRound: perRound }),
+  ];
+
+  it('herd: exactly 1 upstream call in every round, p99 ≤ naive p99 + 5 ms', () => {
+    expect(met(herd([1, 1], 108), 'Herd: exactly 1')).toBe(true);
+    expect(met(herd([1, 2], 108), 'Herd: exactly 1')).toBe(false);
+    expect(met(herd([1, 1], 108), 'Herd: p99')).toBe(true);
+    expect(met(herd([1, 1], 108.01), 'Herd: p99')).toBe(false);
+  });
+
+  it('wake-up p50 ≤ 2× the bare PUBLISH→SUBSCRIBE hop of the same run, p99 beside the hop', () => {
+    const rows = (p50: number) => [row('wakeup', HOP_CONTENDER, { p50Ms: 0.1, p99Ms: 0.3 }), row('wakeup', FLIGHT, { p50Ms: p50, p99Ms: 1.2 })];
+    expect(met(rows(0.2), 'Wake-up')).toBe(true);
+    expect(met(rows(0.21), 'Wake-up')).toBe(false);
+    expect(find(verdicts(rows(0.2), [FLIGHT]), 'Wake-up')!.figure).toContain('p99 1.2 ms vs hop 0.3 ms');
+    expect(met([row('wakeup', FLIGHT, { p50Ms: 0.2 })], 'Wake-up')).toBeNull();
+  });
+});
+
+describe('targets: HTTP (rows of the http scenario)', () => {
+  const http = (urls: string, contender: string, reqPerSec: number, extra: Record<string, unknown> = {}) =>
+    row('http', contender, { urls, reqPerSec, ...extra });
+  const rows = (distributed: number, local: number, same: number, runs: number) => [
+    http('distinct', 'plain', 1000),
+    http('distinct', 'flight-distributed', distributed),
+    http('distinct', 'flight-local', local),
+    http('same', 'plain', 1000),
+    http('same', 'flight-distributed', same, { handlerRunsPerBurst: runs }),
+  ];
+
+  it('distinct URLs: distributed ≥ 0.7× and local ≥ 0.9× plain; one URL: ≥ 1× plain with 1 handler run per burst', () => {
+    const ok = verdicts(rows(700, 900, 1000, 1), []);
+    expect(ok.map((v) => [v.contender, v.met])).toEqual([
+      ['flight-distributed', true],
+      ['flight-local', true],
+      ['flight-distributed', true],
+    ]);
+    expect(verdicts(rows(699, 899, 1000, 2), []).map((v) => v.met)).toEqual([false, false, false]);
+    expect(verdicts(rows(700, 900, 999, 1), []).map((v) => v.met)).toEqual([true, true, false]);
+  });
+});
+
+describe('targets: a contender that could not run', () => {
+  it('is a MISS with the reason, not a verdict on missing figures', () => {
+    const failed = { kind: 'failed', reason: 'connect ECONNREFUSED' };
+    const vs = verdicts([row('distinct-keys', 'bentocache', { opsPerSec: 1 }), row('distinct-keys', FLIGHT, failed)], [FLIGHT]);
+    expect(vs).toEqual([expect.objectContaining({ target: 'distinct-keys: measured', met: false, figure: 'failed: connect ECONNREFUSED' })]);
+  });
+});
+
+describe('targets: fan-out', () => {
+  const proc = (i: number, own: number, extra: Record<string, unknown>) =>
+    row('fan-out', FLIGHT, { topology: 'standalone', kind: 'process', process: i, ownFlights: own, ...extra });
+
+  it("reads the coordinator's counters, falls back to the harness's observation, n/a without either", () => {
+    const counters = [proc(0, 5, { foreignNotices: 0, subscriberBytes: 500 }), proc(1, 10, { foreignNotices: 0, subscriberBytes: 1000 })];
+    expect(met(counters, 'Fan-out (standalone): foreign')).toBe(true);
+    expect(met(counters, 'Fan-out (standalone): subscriber bytes')).toBe(true);
+    const observed = [proc(0, 5, { observedForeignNotices: 95, observedSubscriberBytes: 150_000 }), proc(1, 10, { observedForeignNotices: 90, observedSubscriberBytes: 150_000 })];
+    expect(met(observed, 'Fan-out (standalone): foreign')).toBe(false);
+    expect(met(observed, 'Fan-out (standalone): subscriber bytes')).toBe(false); // 2× spread: not proportional
+    expect(met([proc(0, 5, {})], 'Fan-out (standalone): foreign')).toBeNull();
+  });
+
+  it('cluster: MISS when a notice crossed the cluster bus or a master published what it does not own', () => {
+    const master = (port: number, extra: Record<string, unknown>) =>
+      row('fan-out', FLIGHT, { topology: 'cluster', kind: 'master', port, flightsOwned: 10, noticesPublished: 10, busPublishReceived: 0, shardChannelsOfOtherSlots: 0, ...extra });
+    expect(met([master(1, {}), master(2, {})], 'Fan-out (cluster): each notice')).toBe(true);
+    expect(met([master(1, {}), master(2, { busPublishReceived: 10 })], 'Fan-out (cluster): each notice')).toBe(false);
+    expect(met([master(1, {}), master(2, { noticesPublished: 9 })], 'Fan-out (cluster): each notice')).toBe(false);
+    expect(met([master(1, {}), master(2, { shardChannelsOfOtherSlots: 1 })], 'Fan-out (cluster): each notice')).toBe(false);
+    const skipped = verdicts([row('fan-out', FLIGHT, { topology: 'cluster', kind: 'skipped', reason: 'no redis-server' })], [FLIGHT]);
+    expect(skipped).toEqual([expect.objectContaining({ target: 'Fan-out (cluster)', met: null, figure: 'not measured: no redis-server' })]);
+  });
+});
+
+describe('guarded: one contender failing does not end the scenario', () => {
+  it('turns a throw into a failed row and reports it', async () => {
+    const rows: ResultRow[] = [];
+    const logs: string[] = [];
+    const ctx = { workers: [], log: (m: string) => logs.push(m) } as unknown as BenchContext;
+    expect(await guarded(ctx, rows, 'herd', 'cache-manager', async () => Promise.reject(new Error('no Redis\nstack')))).toBe(false);
+    expect(await guarded(ctx, rows, 'herd', 'naive', async () => void rows.push(row('herd', 'naive')))).toBe(true);
+    expect(rows).toEqual([expect.objectContaining({ scenario: 'herd', contender: 'cache-manager', kind: 'failed', reason: 'no Redis' }), expect.objectContaining({ contender: 'naive' })]);
+    expect(logs).toEqual(['herd cache-manager FAILED: no Redis']);
+  });
+});
