@@ -211,9 +211,9 @@ describe('tracing with an SDK registered', () => {
       for (let i = 0; i < runs; i++) await sf.execute('cost', `${prefix}-${i}`, async () => i);
       return Math.round(((performance.now() - started) * 1000) / runs);
     };
-    await usPerCall(quiet, 'warm');
-    const off = await usPerCall(quiet, 'off');
-    const recorded = await usPerCall(traced, 'on');
+    await usPerCall(quiet!, 'warm');
+    const off = await usPerCall(quiet!, 'off');
+    const recorded = await usPerCall(traced!, 'on');
     expect(byRole('owner')).toHaveLength(runs);
     figure('telemetry-recorded-execute', { runs, mode: 'distributed, memory coordinator', usPerCallOff: off, usPerCallRecorded: recorded });
   });
