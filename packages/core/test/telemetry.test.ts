@@ -8,7 +8,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createMemoryCoordinator, createSingleFlight, FlightExecutionError, type SingleFlight } from '@flight/core';
+import { createMemoryCoordinator, createSingleFlight, FlightExecutionError, silentLogger, type SingleFlight } from '@flight/core';
 import { FlightTelemetry } from '../src/telemetry/flight-telemetry.js';
 import { loadOtelApi } from '../src/telemetry/otel-api.js';
 import { formatTraceparent, parseTraceparent } from '../src/telemetry/traceparent.js';
@@ -219,6 +219,36 @@ describe('tracing with an SDK registered', () => {
   });
 });
 
+describe('with a span processor that throws', () => {
+  it('still serves every caller and logs the telemetry error', async () => {
+    const throwing = {
+      onStart() {
+        throw new Error('processor onStart broke');
+      },
+      onEnd() {
+        throw new Error('processor onEnd broke');
+      },
+      forceFlush: async () => {},
+      shutdown: async () => {},
+    };
+    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [throwing] }));
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (_fields: object, message: string) => void warnings.push(message) };
+    const coordinator = createMemoryCoordinator();
+    const [a, b] = [0, 1].map((i) => createSingleFlight({ coordinator, mode: 'distributed', nodeId: `n${i}`, logger }));
+    instances.push(a!, b!);
+    const key = `k-${randomUUID()}`;
+    const release = gate();
+    const calls = [a!.execute('broken', key, () => release.opened.then(() => 'v')), b!.execute('broken', key, async () => 'w')];
+    release.open();
+    expect((await Promise.all(calls)).map((r) => [r.role, r.value])).toEqual([
+      ['owner', 'v'],
+      ['follower', 'v'],
+    ]);
+    expect(warnings.some((m) => m.includes('flight.execute span'))).toBe(true);
+  });
+});
+
 describe('without an SDK', () => {
   it('runs owner and follower paths with no error, no spans and no stored traceparent', async () => {
     const { coordinator, nodes: [a, b] } = nodes(2);
@@ -241,8 +271,8 @@ describe('without an SDK', () => {
       throw Object.assign(new Error(`Cannot find module '${id}'`), { code: 'MODULE_NOT_FOUND' });
     };
     expect(loadOtelApi(missing).api).toBeUndefined();
-    expect(FlightTelemetry.create(true, missing)).toBeUndefined();
-    expect(FlightTelemetry.create(false)).toBeUndefined();
+    expect(FlightTelemetry.create(true, silentLogger, missing)).toBeUndefined();
+    expect(FlightTelemetry.create(false, silentLogger)).toBeUndefined();
     expect(loadOtelApi().api).toBeDefined();
   });
 });

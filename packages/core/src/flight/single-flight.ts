@@ -89,7 +89,7 @@ export class SingleFlight {
     this.heartbeats = new HeartbeatManager(this.options.clock, this.options.logger);
     this.deadlines = new DeadlineQueue(this.options.clock, this.options.logger);
     this.local = new LocalSingleFlight(this.deadlines);
-    this.telemetry = FlightTelemetry.create(this.options.telemetry);
+    this.telemetry = FlightTelemetry.create(this.options.telemetry, this.options.logger);
     for (const stage of Object.keys(this.options.stages)) this.policy(stage);
   }
 

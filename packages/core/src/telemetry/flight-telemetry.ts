@@ -5,8 +5,10 @@
  * run the supplier links its span to the owner's span (stored with the flight as a W3C `traceparent`).
  * One counter `flight.executions` by stage, role and outcome. Without an SDK registered the API answers
  * with no-op spans: `start` then returns undefined and the call does no tracing work beyond that check.
+ * A telemetry SDK that throws never fails a call: the error is logged and the call goes on unreported.
  */
 import type { Attributes, Counter, Span, Tracer } from '@opentelemetry/api';
+import type { FlightLogger } from '../ports/logger.js';
 import { INSTRUMENTATION_NAME, loadOtelApi, type ModuleLoader, type OtelApi } from './otel-api.js';
 import { formatTraceparent, parseTraceparent } from './traceparent.js';
 
@@ -54,6 +56,7 @@ export class ExecuteSpan {
   constructor(
     private readonly api: OtelApi,
     private readonly span: Span,
+    private readonly logger: FlightLogger,
   ) {
     this.traceparent = formatTraceparent(span.spanContext());
   }
@@ -64,8 +67,16 @@ export class ExecuteSpan {
     return context.with(trace.setSpan(context.active(), this.span), fn);
   }
 
-  /** Sets the attributes, links the owner's span, records the error and ends the span. */
+  /** Sets the attributes, links the owner's span, records the error and ends the span. Never throws. */
   end(end: ExecuteEnd): void {
+    try {
+      this.record(end);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not record the flight.execute span');
+    }
+  }
+
+  private record(end: ExecuteEnd): void {
     const attributes: Attributes = {
       'flight.role': end.role,
       'flight.shared': end.shared,
@@ -97,30 +108,39 @@ export class FlightTelemetry {
   private constructor(
     private readonly api: OtelApi,
     private readonly version: string | undefined,
+    private readonly logger: FlightLogger,
   ) {}
 
   /** Telemetry through the OpenTelemetry API, or undefined when it is turned off or not installed. */
-  static create(enabled: boolean, load?: ModuleLoader): FlightTelemetry | undefined {
+  static create(enabled: boolean, logger: FlightLogger, load?: ModuleLoader): FlightTelemetry | undefined {
     if (!enabled) return undefined;
     const { api, version } = loadOtelApi(load);
-    return api ? new FlightTelemetry(api, version) : undefined;
+    return api ? new FlightTelemetry(api, version, logger) : undefined;
   }
 
-  /** Starts the span of one `execute`; undefined when nothing records it (no SDK, or not sampled). */
+  /** Starts the span of one `execute`; undefined when nothing records it (no SDK, or not sampled). Never throws. */
   start(stage: string): ExecuteSpan | undefined {
-    this.tracer ??= this.api.trace.getTracer(INSTRUMENTATION_NAME, this.version);
-    const span = this.tracer.startSpan(EXECUTE_SPAN_NAME, { kind: SPAN_KIND_INTERNAL, attributes: { 'flight.stage': stage } });
-    if (span.isRecording()) return new ExecuteSpan(this.api, span);
-    span.end();
+    try {
+      this.tracer ??= this.api.trace.getTracer(INSTRUMENTATION_NAME, this.version);
+      const span = this.tracer.startSpan(EXECUTE_SPAN_NAME, { kind: SPAN_KIND_INTERNAL, attributes: { 'flight.stage': stage } });
+      if (span.isRecording()) return new ExecuteSpan(this.api, span, this.logger);
+      span.end();
+    } catch (error) {
+      this.logger.warn({ stage, err: error }, 'could not start the flight.execute span');
+    }
     return undefined;
   }
 
-  /** Counts one finished `execute`. */
+  /** Counts one finished `execute`. Never throws. */
   count(stage: string, role: string, ok: boolean): void {
-    this.counter ??= this.api.metrics.getMeter(INSTRUMENTATION_NAME, this.version).createCounter(EXECUTIONS_COUNTER_NAME, {
-      description: 'Finished execute calls, by stage, role and outcome',
-      unit: '{execution}',
-    });
-    this.counter.add(1, { 'flight.stage': stage, 'flight.role': role, 'flight.outcome': ok ? 'success' : 'failure' });
+    try {
+      this.counter ??= this.api.metrics.getMeter(INSTRUMENTATION_NAME, this.version).createCounter(EXECUTIONS_COUNTER_NAME, {
+        description: 'Finished execute calls, by stage, role and outcome',
+        unit: '{execution}',
+      });
+      this.counter.add(1, { 'flight.stage': stage, 'flight.role': role, 'flight.outcome': ok ? 'success' : 'failure' });
+    } catch (error) {
+      this.logger.warn({ stage, err: error }, 'could not count the execution');
+    }
   }
 }
