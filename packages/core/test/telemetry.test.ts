@@ -211,11 +211,18 @@ describe('tracing with an SDK registered', () => {
       for (let i = 0; i < runs; i++) await sf.execute('cost', `${prefix}-${i}`, async () => i);
       return Math.round(((performance.now() - started) * 1000) / runs);
     };
-    await usPerCall(quiet!, 'warm');
-    const off = await usPerCall(quiet!, 'off');
-    const recorded = await usPerCall(traced!, 'on');
-    expect(byRole('owner')).toHaveLength(runs);
-    figure('telemetry-recorded-execute', { runs, mode: 'distributed, memory coordinator', usPerCallOff: off, usPerCallRecorded: recorded });
+    // Warm both first: the context manager's promise hooks switch on at the first traced call and slow
+    // every later call, traced or not; then alternate and keep the best of each.
+    await usPerCall(traced!, 'warm-on');
+    await usPerCall(quiet!, 'warm-off');
+    const off: number[] = [];
+    const recorded: number[] = [];
+    for (const round of [1, 2]) {
+      off.push(await usPerCall(quiet!, `off-${round}`));
+      recorded.push(await usPerCall(traced!, `on-${round}`));
+    }
+    expect(byRole('owner')).toHaveLength(3 * runs);
+    figure('telemetry-recorded-execute', { runs, mode: 'distributed, memory coordinator', usPerCallOff: Math.min(...off), usPerCallRecorded: Math.min(...recorded) });
   });
 });
 
