@@ -1,6 +1,7 @@
 /**
  * CPU profile / µs-per-call loop of `SingleFlight.execute` in process (no Redis):
- * `node --import tsx [--cpu-prof] bench/profiles/core-loop.ts local|distributed [calls]`.
+ * `node --import tsx [--cpu-prof] bench/profiles/core-loop.ts local|distributed [calls] [telemetry-off]`
+ * (`telemetry-off`: `telemetry: false`; otherwise the OpenTelemetry API answers with no-op spans, no SDK).
  * Same policy as the bench's `local` contender (L1 off, guard extras off, 60 s timeout), 64 in flight,
  * distinct keys, an instant upstream returning one 1 KB object.
  */
@@ -9,8 +10,10 @@ import { makePayload } from '../src/payload.ts';
 
 const mode = (process.argv[2] ?? 'local') as 'local' | 'distributed';
 const calls = Number(process.argv[3] ?? 400_000);
+const telemetry = process.argv[4] !== 'telemetry-off';
 const flight = createSingleFlight({
   mode,
+  telemetry,
   defaults: { l1: { enabled: false }, guard: { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 } },
 });
 const payload = makePayload(1024);
@@ -37,6 +40,7 @@ const naiveNs = Number(process.hrtime.bigint() - naiveStart);
 console.log(
   JSON.stringify({
     mode,
+    telemetry,
     calls,
     usPerCall: +(ns / calls / 1000).toFixed(2),
     cpuUsPerCall: +((used.user + used.system) / calls).toFixed(2),

@@ -7,5 +7,7 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'node20',
+  // import.meta.url in the CommonJS build (the OpenTelemetry API is resolved from this package's location).
+  shims: true,
   external: ['vitest', 'fast-check'],
 });

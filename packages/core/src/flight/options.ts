@@ -49,6 +49,12 @@ export interface SingleFlightOptions {
   logger?: FlightLogger;
   /** After a coordination failure, hybrid mode goes straight to the local fallback for this long, then probes again. @default 1000 */
   fallbackCooldownMs?: number;
+  /**
+   * Report each `execute` as a span and count it through `@opentelemetry/api` (an optional peer
+   * dependency: without it installed, or without an SDK registered, nothing is reported). See the README
+   * section "Tracing and metrics". @default true
+   */
+  telemetry?: boolean;
 }
 
 export interface ResolvedOptions {
@@ -66,6 +72,7 @@ export interface ResolvedOptions {
   clock: Clock;
   logger: FlightLogger;
   fallbackCooldownMs: number;
+  telemetry: boolean;
 }
 
 export function resolveOptions(options: SingleFlightOptions = {}): ResolvedOptions {
@@ -88,5 +95,6 @@ export function resolveOptions(options: SingleFlightOptions = {}): ResolvedOptio
     clock,
     logger: options.logger ?? silentLogger,
     fallbackCooldownMs: Math.max(0, options.fallbackCooldownMs ?? 1000),
+    telemetry: options.telemetry ?? true,
   };
 }

@@ -31,6 +31,7 @@ import { deepFreeze } from '../results/deep-freeze.js';
 import { DeadlineQueue } from '../run/deadline-queue.js';
 import { RunScope } from '../run/run-scope.js';
 import type { FailureRecord, FlightMeta, FlightRef } from '../state/types.js';
+import { FlightTelemetry, type TraceNote } from '../telemetry/flight-telemetry.js';
 import { withSessionLock } from './session-lock-scope.js';
 import { SupplierContext } from './supplier-context.js';
 import type { ExecuteOptions, FlightResult, Supplier } from './types.js';
@@ -40,9 +41,20 @@ interface Outcome {
   value: unknown;
   role: FlightRole;
   epoch?: number | undefined;
+  /** The run's trace note (telemetry on), read by the callers that joined the run on this node. */
+  trace?: TraceNote | undefined;
 }
 
 type OwnerResult = { kind: 'value'; value: unknown } | { kind: 'fenced'; error: Error };
+
+/** Records in the trace note who did the work for this call (no-op with telemetry off). */
+function noteWork(note: TraceNote | undefined, role: FlightRole, epoch: number | undefined, ownerTraceparent: string | undefined, waitedMs?: number) {
+  if (!note) return;
+  note.role = role;
+  note.epoch = epoch;
+  note.ownerTraceparent = ownerTraceparent;
+  note.waitedMs = waitedMs;
+}
 
 function failureOf(meta: FlightMeta): FailureRecord {
   return {
@@ -65,6 +77,8 @@ export class SingleFlight {
   private readonly policies = new Map<string, StagePolicy>();
   private readonly guards = new Map<string, Guard>();
   private readonly owners = new Map<string, RunScope>();
+  /** Spans and counters through `@opentelemetry/api`; undefined when it is off or not installed. */
+  private readonly telemetry: FlightTelemetry | undefined;
   private coordinatorDownUntil = 0;
 
   constructor(options: SingleFlightOptions = {}) {
@@ -75,6 +89,7 @@ export class SingleFlight {
     this.heartbeats = new HeartbeatManager(this.options.clock, this.options.logger);
     this.deadlines = new DeadlineQueue(this.options.clock, this.options.logger);
     this.local = new LocalSingleFlight(this.deadlines);
+    this.telemetry = FlightTelemetry.create(this.options.telemetry, this.options.logger);
     for (const stage of Object.keys(this.options.stages)) this.policy(stage);
   }
 
@@ -103,10 +118,16 @@ export class SingleFlight {
    * is deep-frozen and shared by every caller of the run (see `results/deep-freeze.ts`).
    */
   async execute<T>(stage: string, key: string, supplier: Supplier<T>, options: ExecuteOptions = {}): Promise<FlightResult<T>> {
-    const timed = this.events.wants('settled');
+    const { telemetry } = this;
+    const span = telemetry?.start(stage);
+    // This call's trace note; a call that joins another on this node reads the leader's note instead.
+    const note: TraceNote | undefined = telemetry ? { traceparent: span?.traceparent } : undefined;
+    let runNote = note;
+    const timed = span !== undefined || this.events.wants('settled');
     const startedAt = timed ? this.options.clock.now() : 0;
     let role: FlightRole | 'none' = 'none';
     let shared = false;
+    let joined = false;
     let failure: unknown;
     try {
       assertStageName(stage);
@@ -128,12 +149,14 @@ export class SingleFlight {
       const { sessionId } = options;
       const run =
         this.mode === 'local'
-          ? () => this.runLocal(stage, key, supplier, policy, sessionId)
-          : () => this.runFlight(stage, key, supplier, policy, sessionId);
-      const result = await this.local.do(id, run, {
+          ? () => this.runLocal(stage, key, supplier, policy, sessionId, note)
+          : () => this.runFlight(stage, key, supplier, policy, sessionId, note);
+      const result = await this.local.do(id, span ? () => span.activate(run) : run, {
         signal,
         waitTimeoutMs: policy.waitTimeoutMs,
       });
+      joined = !result.leader;
+      if (joined) runNote = result.value.trace;
       // Callers that joined another caller's run on this node followed it; they did not run the supplier.
       role = !result.leader && result.value.role === 'owner' ? 'follower' : result.value.role;
       shared = result.shared || role === 'follower' || role === 'replay';
@@ -153,6 +176,19 @@ export class SingleFlight {
         errorType: e?.errorType,
         errorCode: e?.code,
       });
+      if (telemetry) {
+        const reportedRole = role === 'none' ? (runNote?.role ?? 'none') : role;
+        telemetry.count(stage, reportedRole, failure === undefined);
+        span?.end({
+          role: reportedRole,
+          shared,
+          epoch: runNote?.epoch,
+          // A caller that joined another on this node waited for it the whole call.
+          waitedMs: joined ? this.options.clock.now() - startedAt : runNote?.waitedMs,
+          ownerTraceparent: runNote?.ownerTraceparent,
+          error: failure,
+        });
+      }
     }
   }
 
@@ -188,21 +224,28 @@ export class SingleFlight {
     if (this.options.ownsCoordinator) await this.options.coordinator.close();
   }
 
-  private async runFlight(stage: string, key: string, supplier: Supplier<unknown>, policy: StagePolicy, sessionId?: string) {
-    if (this.mode === 'local') return this.runLocal(stage, key, supplier, policy, sessionId);
-    if (this.mode === 'distributed') return this.runDistributed(stage, key, supplier, policy, sessionId);
+  private async runFlight(
+    stage: string,
+    key: string,
+    supplier: Supplier<unknown>,
+    policy: StagePolicy,
+    sessionId: string | undefined,
+    note: TraceNote | undefined,
+  ) {
+    if (this.mode === 'local') return this.runLocal(stage, key, supplier, policy, sessionId, note);
+    if (this.mode === 'distributed') return this.runDistributed(stage, key, supplier, policy, sessionId, note);
     if (this.degraded) {
       this.events.emit('fallback', { stage, key, error: 'coordinator cooling down' });
-      return this.runLocal(stage, key, supplier, policy, sessionId);
+      return this.runLocal(stage, key, supplier, policy, sessionId, note);
     }
     try {
-      return await this.runDistributed(stage, key, supplier, policy, sessionId);
+      return await this.runDistributed(stage, key, supplier, policy, sessionId, note);
     } catch (error) {
       if (!isCoordinationFailure(error)) throw error;
       this.coordinatorDownUntil = this.options.clock.now() + this.options.fallbackCooldownMs;
       this.options.logger.warn({ stage, key, err: error }, 'coordination failed; serving from the in-process single-flight');
       this.events.emit('fallback', { stage, key, error: (error as Error).message });
-      return this.runLocal(stage, key, supplier, policy, sessionId);
+      return this.runLocal(stage, key, supplier, policy, sessionId, note);
     }
   }
 
@@ -314,8 +357,10 @@ export class SingleFlight {
     supplier: Supplier<unknown>,
     policy: StagePolicy,
     sessionId: string | undefined,
+    note: TraceNote | undefined,
   ): Promise<Outcome> {
     const ref = { stage, key };
+    noteWork(note, 'local', undefined, note?.traceparent);
     const run = new RunScope();
     this.limitRun(run, ref, policy, policy.maxRunMs);
     let value: unknown;
@@ -336,7 +381,7 @@ export class SingleFlight {
       run.end(this.deadlines);
     }
     this.remember(ref, value, policy, size);
-    return { value, role: 'local' };
+    return { value, role: 'local', trace: note };
   }
 
   private async runDistributed(
@@ -345,6 +390,7 @@ export class SingleFlight {
     supplier: Supplier<unknown>,
     policy: StagePolicy,
     sessionId: string | undefined,
+    note: TraceNote | undefined,
   ): Promise<Outcome> {
     const { coordinator, clock } = this.options;
     const ref = { stage, key };
@@ -355,9 +401,10 @@ export class SingleFlight {
     let ownerAttempts = 0;
     let lastError: Error | undefined;
     for (;;) {
-      const input = { ...ref, ...lease, sessionId, ownerId: this.nodeId, ownerToken: randomUUID(), joinEpoch };
+      const input = { ...ref, ...lease, sessionId, ownerId: this.nodeId, ownerToken: randomUUID(), joinEpoch, traceparent: note?.traceparent };
       const reply = await this.callIdempotent('acquire', () => coordinator.acquire(input), ref);
       const { meta } = reply;
+      const waitedMs = () => (waitStartedAt === undefined ? undefined : clock.now() - waitStartedAt);
       const waited = () => {
         if (waitStartedAt !== undefined) this.events.emit('waited', { ...ref, waitedMs: clock.now() - waitStartedAt, woken });
       };
@@ -372,16 +419,18 @@ export class SingleFlight {
             this.events.emit('corrupt', { ...ref, error: (error as Error).message, action });
             this.options.logger.error({ ...ref, err: error, action }, 'stored result failed verification');
             if (action === 'error') throw error;
-            return await this.runLocal(stage, key, supplier, policy, sessionId);
+            return await this.runLocal(stage, key, supplier, policy, sessionId, note);
           }
           this.remember(ref, value, policy, payload.length);
           const role: FlightRole = joinEpoch === undefined ? 'replay' : 'follower';
           if (role === 'replay') this.events.emit('replay', { ...ref, outcome: 'success' });
           waited();
-          return { value, role, epoch: meta.epoch };
+          noteWork(note, role, meta.epoch, meta.traceparent, waitedMs());
+          return { value, role, epoch: meta.epoch, trace: note };
         }
         case 'REPLAY_FAILURE': {
           waited();
+          noteWork(note, joinEpoch === undefined ? 'replay' : 'follower', meta.epoch, meta.traceparent, waitedMs());
           if (meta.status === 'CANCELLED') {
             throw new FlightCancelledError(`flight cancelled: ${meta.errorMessage}`, { context: { ...ref, epoch: meta.epoch } });
           }
@@ -392,8 +441,10 @@ export class SingleFlight {
           if (joinEpoch !== meta.epoch) this.events.emit('follower', { ...ref, epoch: meta.epoch, ownerId: meta.ownerId });
           joinEpoch = meta.epoch;
           waitStartedAt ??= clock.now();
+          noteWork(note, 'follower', meta.epoch, meta.traceparent, waitedMs());
           const remaining = policy.waitTimeoutMs - (clock.now() - waitStartedAt);
           if (remaining <= 0) {
+            if (note) note.waitedMs = waitedMs();
             this.events.emit('waited', { ...ref, waitedMs: clock.now() - waitStartedAt, woken: 'timeout' });
             throw new FlightWaitTimeoutError(`waited ${policy.waitTimeoutMs} ms for the owner of ${stage}`, {
               context: { ...ref, epoch: meta.epoch, ownerId: meta.ownerId },
@@ -417,7 +468,8 @@ export class SingleFlight {
             if (decoded) {
               this.remember(ref, value, policy, event.result.length);
               waited();
-              return { value, role: 'follower', epoch: meta.epoch };
+              noteWork(note, 'follower', meta.epoch, meta.traceparent, waitedMs());
+              return { value, role: 'follower', epoch: meta.epoch, trace: note };
             }
           }
           continue;
@@ -431,11 +483,12 @@ export class SingleFlight {
             throw lastError ?? new FlightFencedError('too many ownership attempts', { context: ref });
           }
           ownerAttempts++;
+          noteWork(note, 'owner', meta.epoch, note?.traceparent, waitedMs());
           if (reply.outcome === 'OWNER_TAKEOVER') {
             this.events.emit('takeover', { ...ref, epoch: meta.epoch, previousEpoch: joinEpoch ?? 0, previousStatus: 'taken-over' });
           }
           const result = await this.ownerRun(meta, supplier, policy, ownerAttempts, reply.outcome === 'OWNER_TAKEOVER', sessionId);
-          if (result.kind === 'value') return { value: result.value, role: 'owner', epoch: meta.epoch };
+          if (result.kind === 'value') return { value: result.value, role: 'owner', epoch: meta.epoch, trace: note };
           lastError = result.error;
           joinEpoch = meta.epoch;
           continue;

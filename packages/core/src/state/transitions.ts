@@ -56,7 +56,7 @@ function terminalEvent(meta: FlightMeta): TerminalEvent {
 }
 
 function newOwnerMeta(input: AcquireInput, previous: FlightMeta | null, now: number): FlightMeta {
-  return {
+  const meta: FlightMeta = {
     status: 'PENDING',
     stage: input.stage,
     requestKey: input.key,
@@ -77,6 +77,9 @@ function newOwnerMeta(input: AcquireInput, previous: FlightMeta | null, now: num
     errorMessage: '',
     resultRef: '',
   };
+  // The new owner's span only: a takeover never keeps the previous owner's. Absent rather than empty.
+  if (input.traceparent) meta.traceparent = input.traceparent;
+  return meta;
 }
 
 /**
@@ -89,6 +92,8 @@ function newOwnerMeta(input: AcquireInput, previous: FlightMeta | null, now: num
  * - PENDING/RUNNING: same ownerToken → the same owner outcome again (idempotent retry);
  *   heartbeat older than `takeoverAfterMs` or past the deadline → OWNER_TAKEOVER; else FOLLOWER_WAIT
  *   (counting the caller in `followers` unless it already joined this epoch: `joinEpoch` equal to it)
+ * A new owner record keeps the caller's `traceparent` (when given); every other outcome returns the
+ * stored one, so followers and replays can link to the owner's span.
  */
 export function acquire(stored: FlightRecord | null, input: AcquireInput, now: number): Transition<AcquireReply> {
   const record = isLive(stored, now) ? stored : null;

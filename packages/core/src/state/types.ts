@@ -58,6 +58,12 @@ export interface FlightMeta {
   errorMessage: string;
   /** Where the result is stored (set once SUCCEEDED). */
   resultRef: string;
+  /**
+   * W3C `traceparent` of the current owner's span, as the owner passed it to `acquire`. Followers and
+   * replays link their spans to it. Absent when the owner had no recording span, or when the coordinator
+   * does not store it (optional for coordinators).
+   */
+  traceparent?: string | undefined;
 }
 
 /** A flight as stored: its metadata and, once SUCCEEDED, the encoded result. */
@@ -90,6 +96,11 @@ export interface AcquireInput extends FlightRef, LeaseTerms {
   ownerToken: string;
   /** The epoch this caller was following, if any: a CANCELLED flight of that epoch is replayed to it. */
   joinEpoch?: number | undefined;
+  /**
+   * W3C `traceparent` of the caller's span. Stored with the record only when this call creates a new
+   * owner record (OWNER_NEW / OWNER_TAKEOVER), and returned in `FlightMeta.traceparent`.
+   */
+  traceparent?: string | undefined;
 }
 
 export interface FailureRecord {

@@ -27,6 +27,12 @@ export interface ConformanceOptions {
   create: (now: () => number) => Promise<ConformanceTarget> | ConformanceTarget;
   /** Runs of the model-based property. @default 100 */
   modelRuns?: number;
+  /**
+   * The coordinator stores `AcquireInput.traceparent` with a new owner record and returns it in
+   * `FlightMeta.traceparent`; the suite then requires it. Either way, a coordinator that returns one
+   * must return the current owner's, never a previous owner's. @default false
+   */
+  storesTraceparent?: boolean;
 }
 
 export const LEASE: LeaseTerms = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
@@ -106,6 +112,40 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       const again = await c.acquire({ ...r, ...LEASE, ownerId: 'node-a', ownerToken: first.meta.ownerToken });
       expect(again.outcome).toBe('OWNER_NEW');
       expect(again.meta.epoch).toBe(first.meta.epoch);
+    });
+
+    it('returns the owner\'s traceparent to its followers and replays; a new owner never keeps the previous one', async () => {
+      const stores = options.storesTraceparent ?? false;
+      const tpA = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      const tpC = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+      const r = ref();
+      const first = await acquireAs(r, 'node-a', { traceparent: tpA });
+      expect(first.outcome).toBe('OWNER_NEW');
+      const follower = await acquireAs(r, 'node-b', { traceparent: '00-11111111111111111111111111111111-2222222222222222-01' });
+      expect(follower.outcome).toBe('FOLLOWER_WAIT');
+      for (const meta of [first.meta, follower.meta, await c.readMeta(r)]) {
+        if (stores) expect(meta?.traceparent).toBe(tpA);
+        else expect([undefined, tpA]).toContain(meta?.traceparent);
+      }
+      // A retryable failure is taken over by node-c, which stored its own span; node-d's takeover had none.
+      expect((await c.fail(fenceOf(r, first.meta), { failure: failure(true), ttlMs: 5000 })).ok).toBe(true);
+      const takeover = await acquireAs(r, 'node-c', { traceparent: tpC });
+      expect(takeover.outcome).toBe('OWNER_TAKEOVER');
+      if (stores) expect(takeover.meta.traceparent).toBe(tpC);
+      else expect([undefined, tpC]).toContain(takeover.meta.traceparent);
+      expect((await c.complete(fenceOf(r, takeover.meta), { result: '"v"', resultTtlMs: 5000 })).ok).toBe(true);
+      const replay = await acquireAs(r, 'node-b');
+      expect(replay.outcome).toBe('REPLAY_SUCCESS');
+      if (stores) expect(replay.meta.traceparent).toBe(tpC);
+      else expect([undefined, tpC]).toContain(replay.meta.traceparent);
+
+      const r2 = ref();
+      const owned = await acquireAs(r2, 'node-a', { traceparent: tpA });
+      expect((await c.fail(fenceOf(r2, owned.meta), { failure: failure(true), ttlMs: 5000 })).ok).toBe(true);
+      const untraced = await acquireAs(r2, 'node-d');
+      expect(untraced.outcome).toBe('OWNER_TAKEOVER');
+      expect(untraced.meta.traceparent ?? '').toBe('');
+      expect((await c.readMeta(r2))?.traceparent ?? '').toBe('');
     });
 
     it('moves PENDING → RUNNING only for the fenced owner, and renews the lease on heartbeat', async () => {
