@@ -1,5 +1,9 @@
-/** Decodes the scripts' replies `{ code, flat meta, result | false }` into core's types. */
-import { FLIGHT_STATUSES, FlightCoordinationError, type FlightMeta } from '@flight/core';
+/**
+ * Decodes the scripts' replies `{ code, meta values, result | false }` into core's types. The meta is
+ * the record's values in the fixed field order of `lua/includes/common.lua` (FIELDS): no field names on
+ * the wire, and an absent (nil) value is the field's default ('' / 0 / false).
+ */
+import { FLIGHT_STATUSES, FlightCoordinationError, type FailureType, type FlightMeta, type FlightStatus } from '@flight/core';
 
 export interface ScriptReply {
   code: string;
@@ -7,80 +11,52 @@ export interface ScriptReply {
   result: string | undefined;
 }
 
+/** The number of values in a meta reply (FIELDS in common.lua). */
+export const META_FIELD_COUNT = 20;
+
 function text(value: unknown): string {
   if (typeof value === 'string') return value;
+  if (value === null || value === undefined || value === false) return '';
   if (Buffer.isBuffer(value)) return value.toString('utf8');
   if (typeof value === 'number') return String(value);
   throw new FlightCoordinationError(`unexpected script reply element ${typeof value}`);
 }
 
-const STATUSES = new Set<string>(FLIGHT_STATUSES);
-
-/** Every field starts undefined (one object shape); a field the reply lacks stays undefined. */
-function emptyMeta(): Record<keyof FlightMeta, unknown> {
-  return {
-    status: undefined,
-    stage: undefined,
-    requestKey: undefined,
-    sessionId: undefined,
-    ownerId: undefined,
-    ownerToken: undefined,
-    epoch: undefined,
-    takeovers: undefined,
-    followers: undefined,
-    createdAt: undefined,
-    updatedAt: undefined,
-    heartbeatAt: undefined,
-    expireAt: undefined,
-    deadlineAt: undefined,
-    retryable: undefined,
-    errorType: undefined,
-    errorCode: undefined,
-    errorMessage: undefined,
-    resultRef: undefined,
-  };
+function num(value: unknown): number {
+  if (value === null || value === undefined || value === false) return 0;
+  return Number(text(value));
 }
 
-export function decodeMeta(flat: unknown): FlightMeta | null {
-  if (!Array.isArray(flat) || flat.length === 0) return null;
-  const meta = emptyMeta();
-  for (let i = 0; i + 1 < flat.length; i += 2) {
-    const field = text(flat[i]);
-    const value = text(flat[i + 1]);
-    switch (field) {
-      case 'epoch':
-      case 'takeovers':
-      case 'followers':
-      case 'createdAt':
-      case 'updatedAt':
-      case 'heartbeatAt':
-      case 'expireAt':
-      case 'deadlineAt':
-        meta[field] = Number(value);
-        break;
-      case 'retryable':
-        meta.retryable = value === '1';
-        break;
-      case 'status':
-      case 'stage':
-      case 'requestKey':
-      case 'sessionId':
-      case 'ownerId':
-      case 'ownerToken':
-      case 'errorType':
-      case 'errorCode':
-      case 'errorMessage':
-      case 'resultRef':
-        meta[field] = value;
-        break;
-      default:
-      // Unknown fields are not part of the record.
-    }
-  }
-  if (!STATUSES.has(meta.status as string)) {
-    throw new FlightCoordinationError(`unexpected flight status ${String(meta.status)}`);
-  }
-  return meta as unknown as FlightMeta;
+const STATUSES = new Set<string>(FLIGHT_STATUSES);
+
+export function decodeMeta(values: unknown): FlightMeta | null {
+  if (!Array.isArray(values) || values.length === 0) return null;
+  if (values.length !== META_FIELD_COUNT) throw new FlightCoordinationError(`unexpected meta of ${values.length} values`);
+  const status = text(values[0]);
+  if (!STATUSES.has(status)) throw new FlightCoordinationError(`unexpected flight status ${status}`);
+  // One object literal in FlightMeta's field order: one hidden class for every decoded record.
+  return {
+    status: status as FlightStatus,
+    stage: text(values[1]),
+    requestKey: text(values[2]),
+    sessionId: text(values[3]),
+    ownerId: text(values[4]),
+    ownerToken: text(values[5]),
+    epoch: num(values[6]),
+    takeovers: num(values[7]),
+    followers: num(values[8]),
+    createdAt: num(values[9]),
+    updatedAt: num(values[10]),
+    heartbeatAt: num(values[11]),
+    expireAt: num(values[12]),
+    deadlineAt: num(values[13]),
+    retryable: text(values[14]) === '1',
+    errorType: text(values[15]) as FailureType | '',
+    errorCode: text(values[16]),
+    errorMessage: text(values[17]),
+    resultRef: text(values[18]),
+    nonce: text(values[19]),
+  };
 }
 
 export function decodeReply(raw: unknown): ScriptReply {

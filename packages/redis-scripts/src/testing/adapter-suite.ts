@@ -238,33 +238,60 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         }
       });
 
-      it('follows in one round trip once subscribed: no re-read, the result rides in the notice', async () => {
+      it('follows with one re-read per flight once its channel is confirmed, one round trip when already subscribed, the result in the notice', async () => {
         const driver = adapter.driver(server.url);
-        const counts = { evalsha: 0 };
+        const counts = { evalsha: 0, subscribes: 0, subscribed: 0 };
         const counted: RedisDriver = {
           isCluster: driver.isCluster,
+          db: driver.db,
           evalsha: (sha, keys, args) => (counts.evalsha++, driver.evalsha(sha, keys, args)),
           eval: (source, keys, args) => driver.eval(source, keys, args),
-          subscribe: (channel, handlers) => driver.subscribe(channel, handlers),
+          createSubscriber: (handlers) => {
+            const sub = driver.createSubscriber(handlers);
+            return {
+              subscribe: (channels) => ((counts.subscribes++, (counts.subscribed += channels.length)), sub.subscribe(channels)),
+              unsubscribe: (channels) => sub.unsubscribe(channels),
+              close: () => sub.close(),
+            };
+          },
           close: () => driver.close(),
         };
         const follower = createRedisCoordinator(counted, { prefix: 'onetrip' });
         const owner = adapter.coordinator(server.url, { prefix: 'onetrip' });
         try {
-          // The first wait opens the subscription (and re-reads: nothing proved it live before).
-          const first = await ownFence(owner, 'ot', 'warm');
-          expect(await follower.waitForTerminal(first, { epoch: first.epoch, timeoutMs: 50 })).toBeNull();
-          for (let i = 0; i < 5; i++) {
+          const join = (key: string) => follower.acquire({ stage: 'ot', key, ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
+          await follower.readMeta({ stage: 'ot', key: 'warm' }); // the server version check, once
+          for (let i = 0; i < 3; i++) {
             const fence = await ownFence(owner, 'ot', `k${i}`);
             counts.evalsha = 0;
-            const joined = await follower.acquire({ stage: 'ot', key: `k${i}`, ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
+            const joined = await join(`k${i}`);
             expect(joined.outcome).toBe('FOLLOWER_WAIT');
             const waiting = follower.waitForTerminal(fence, { epoch: joined.meta.epoch, timeoutMs: 5000 });
+            await sleep(30);
+            // The acquire, then one re-read once the flight's channel is confirmed.
+            expect(counts.evalsha).toBe(2);
+            // A second follower of the same flight while the channel is live: its acquire alone.
+            const second = await join(`k${i}`);
+            const waiting2 = follower.waitForTerminal(fence, { epoch: second.meta.epoch, timeoutMs: 5000 });
             if (i % 2 === 0) await sleep(20);
             await owner.complete(fence, { result: `r ${i} ✓`, resultTtlMs: 5000 });
-            expect(await waiting).toMatchObject({ status: 'SUCCEEDED', epoch: fence.epoch, result: `r ${i} ✓` });
-            expect(counts.evalsha).toBe(1);
+            for (const w of [waiting, waiting2]) expect(await w).toMatchObject({ status: 'SUCCEEDED', epoch: fence.epoch, result: `r ${i} ✓` });
+            expect(counts.evalsha).toBe(3);
           }
+          // Waits started in one tick are subscribed in one batch; channels are dropped once nobody waits.
+          const fences = await Promise.all(Array.from({ length: 10 }, (_, i) => ownFence(owner, 'ot', `batch${i}`)));
+          counts.subscribes = 0;
+          counts.subscribed = 0;
+          const waits = fences.map((f) => follower.waitForTerminal(f, { epoch: f.epoch, timeoutMs: 5000 }));
+          await sleep(50);
+          expect(counts).toMatchObject({ subscribes: 1, subscribed: 10 });
+          expect(follower.notifications.channels).toBe(10);
+          await Promise.all(fences.map((f) => owner.complete(f, { result: 'b', resultTtlMs: 5000 })));
+          expect((await Promise.all(waits)).every((e) => e?.result === 'b')).toBe(true);
+          await sleep(50);
+          expect(follower.notifications.channels).toBe(0);
+          expect(follower.notifications.foreign).toBe(0);
+          expect(follower.notifications.received).toBe(13);
           // A notice lost while the subscriber reconnects between acquire and wait: the waiter re-reads.
           const fence = await ownFence(owner, 'ot', 'lost');
           const joined = await follower.acquire({ stage: 'ot', key: 'lost', ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
