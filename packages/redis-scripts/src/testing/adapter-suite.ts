@@ -22,6 +22,7 @@ import { createRedisCoordinator, type RedisCoordinator } from '../coordinator';
 import type { RedisSessionLock, RedisSessionLockOptions } from '../session-lock';
 import { runScript } from '../scripts';
 import { toFlightRedisError } from '../errors';
+import { flightKeys, noticeChannel } from '../keys';
 import { countClients, deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from './keys';
 import { startRedisServer, type RedisServer } from './servers';
 import { startWorker, type Worker } from './multiprocess';
@@ -344,6 +345,125 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           expect((await c.complete(fence, { result: 'v', resultTtlMs: 5000 })).ok).toBe(true);
         } finally {
           await c.close();
+        }
+      });
+
+      it('keeps at most one subscriber connection when subscribes miss their deadline (CLIENT PAUSE), and reuses it', async () => {
+        const follower = adapter.coordinator(server.url, { prefix: 'pause', commandTimeoutMs: 200 });
+        const owner = adapter.coordinator(server.url, { prefix: 'pause', commandTimeoutMs: 5000 });
+        const pubsubClients = async () =>
+          String(await server.command('CLIENT', 'LIST', 'TYPE', 'pubsub'))
+            .split('\n')
+            .filter((line) => line.trim().length > 0).length;
+        try {
+          const fences = await Promise.all(Array.from({ length: 7 }, (_, i) => ownFence(owner, 'pause', `k${i}`)));
+          await follower.readMeta(fences[0]!); // connected and version-checked before the pause
+          expect(await pubsubClients()).toBe(0);
+          const baseline = await countClients(server); // two command connections (+ this one-shot one)
+          await server.command('CLIENT', 'PAUSE', '2000', 'ALL');
+          const pausedAt = Date.now();
+          // Six waits one after another, each past its subscribe deadline while Redis is paused.
+          for (let i = 0; i < 6; i++) {
+            expect(await follower.waitForTerminal(fences[i]!, { epoch: fences[i]!.epoch, timeoutMs: 250 })).toBeNull();
+          }
+          await sleep(Math.max(0, 2300 - (Date.now() - pausedAt)));
+          await sleep(200);
+          expect(await pubsubClients()).toBeLessThanOrEqual(1);
+          expect(await countClients(server)).toBeLessThanOrEqual(baseline + 1);
+          // The one subscriber serves the next wait.
+          const last = fences[6]!;
+          const waiting = follower.waitForTerminal(last, { epoch: last.epoch, timeoutMs: 3000 });
+          await sleep(100);
+          await owner.complete(last, { result: 'after pause', resultTtlMs: 5000 });
+          expect(await waiting).toMatchObject({ status: 'SUCCEEDED', result: 'after pause' });
+          expect(await countClients(server)).toBeLessThanOrEqual(baseline + 1);
+        } finally {
+          await follower.close();
+          await owner.close();
+        }
+      });
+
+      it('never wakes a follower with another database\'s notice: the channel names the DB and the notice proves its run (nonce)', async () => {
+        const T = Date.now();
+        const clock = () => T; // both databases acquire in the same millisecond: same epoch
+        const prodOwner = adapter.coordinator(`${server.url}/0`, { prefix: 'env', clock });
+        const prodFollower = adapter.coordinator(`${server.url}/0`, { prefix: 'env', clock });
+        const stagingOwner = adapter.coordinator(`${server.url}/1`, { prefix: 'env', clock });
+        try {
+          const prod = await ownFence(prodOwner, 'env', 'same-key');
+          const staging = await ownFence(stagingOwner, 'env', 'same-key');
+          expect(staging.epoch).toBe(prod.epoch);
+          const joined = await prodFollower.acquire({ stage: 'env', key: 'same-key', ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
+          expect(joined.outcome).toBe('FOLLOWER_WAIT');
+          const waiting = prodFollower.waitForTerminal(prod, { epoch: joined.meta.epoch, timeoutMs: 3000 });
+          let settled: unknown;
+          void waiting.then((event) => (settled = event));
+          await sleep(50);
+          await stagingOwner.complete(staging, { result: 'STAGING VALUE', resultTtlMs: 5000 });
+          // A notice on the right channel and epoch, but not of the run joined (wrong nonce): ignored too.
+          const channel = noticeChannel('env', flightKeys('env', prod).tag, 0);
+          await server.command('SPUBLISH', channel, `0000000000000000 ${prod.epoch} SUCCEEDED 6 FORGED`);
+          await sleep(100);
+          expect(settled).toBeUndefined();
+          await prodOwner.complete(prod, { result: 'PROD VALUE', resultTtlMs: 5000 });
+          expect(await waiting).toMatchObject({ status: 'SUCCEEDED', epoch: prod.epoch, result: 'PROD VALUE' });
+          // The staging notice never reached db 0's subscriber; the forged one did, and was refused.
+          expect(prodFollower.notifications.received).toBe(2);
+        } finally {
+          await Promise.all([prodOwner.close(), prodFollower.close(), stagingOwner.close()]);
+        }
+      });
+
+      it('counts a wait covered only once the re-subscription after a reconnect is confirmed', async () => {
+        const driver = adapter.driver(server.url);
+        let holdSubscribes: Promise<void> | undefined;
+        const delayed: RedisDriver = {
+          ...driver,
+          isCluster: driver.isCluster,
+          db: driver.db,
+          evalsha: (sha, keys, args) => driver.evalsha(sha, keys, args),
+          eval: (source, keys, args) => driver.eval(source, keys, args),
+          createSubscriber: (handlers) => {
+            const sub = driver.createSubscriber({
+              onMessage: (channel, message) => handlers.onMessage(channel, message),
+              onReconnect: () => {
+                // The connection is 'ready' again, but the re-subscription is slow to be confirmed.
+                holdSubscribes = sleep(400);
+                handlers.onReconnect();
+              },
+            });
+            return {
+              subscribe: async (channels) => {
+                if (holdSubscribes) await holdSubscribes;
+                await sub.subscribe(channels);
+              },
+              unsubscribe: (channels) => sub.unsubscribe(channels),
+              close: () => sub.close(),
+            };
+          },
+          close: () => driver.close(),
+        };
+        const follower = createRedisCoordinator(delayed, { prefix: 'resub' });
+        const owner = adapter.coordinator(server.url, { prefix: 'resub' });
+        try {
+          const keep = await ownFence(owner, 'rs', 'keep');
+          const kept = follower.waitForTerminal(keep, { epoch: keep.epoch, timeoutMs: 5000 });
+          await sleep(50);
+          await server.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
+          await sleep(100); // reconnected ('ready'), re-subscription not confirmed yet
+          // A follower joins in that window, and its owner completes at once.
+          const fence = await ownFence(owner, 'rs', 'window');
+          const joined = await follower.acquire({ stage: 'rs', key: 'window', ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
+          const started = Date.now();
+          const waiting = follower.waitForTerminal(fence, { epoch: joined.meta.epoch, timeoutMs: 3000 });
+          await owner.complete(fence, { result: 'in the window', resultTtlMs: 5000 });
+          expect(await waiting).toMatchObject({ status: 'SUCCEEDED', result: 'in the window' });
+          expect(Date.now() - started).toBeLessThan(1500);
+          await owner.complete(keep, { result: 'kept', resultTtlMs: 5000 });
+          expect(await kept).toMatchObject({ status: 'SUCCEEDED' });
+        } finally {
+          await follower.close();
+          await owner.close();
         }
       });
 
