@@ -2,7 +2,7 @@
 --[[
   acquire: join a flight or become its owner (transitions.ts `acquire`, the seed's acquireOrJoin).
 
-  KEYS[1] meta hash   KEYS[2] result string   (one hash tag)
+  KEYS[1] the flight's record (one string: see common.lua)
   ARGV[1] now in ms, or '' for the server clock
   ARGV[2] stage   ARGV[3] request key
   ARGV[4] '1' when a sessionId is given, else '0'   ARGV[5] sessionId
@@ -29,52 +29,48 @@ end
 local owner_id, owner_token = ARGV[6], ARGV[7]
 
 -- A new owner's record (transitions.ts `newOwnerMeta`); `prev` is the live record it replaces, if any.
-local function take(prev, existed, outcome, epoch_floor)
-  local session = false
+local function take(prev, outcome, epoch_floor)
+  local session = ''
   if ARGV[4] == '1' then session = ARGV[5] elseif prev ~= nil then session = prev.v[SESSION] end
-  if session == '' then session = false end
   local at = fmt(now)
   local status = 'PENDING'
   if ARGV[12] == '1' then status = 'RUNNING' end
-  local takeovers = false
-  if prev ~= nil then takeovers = fmt((tonumber(prev.v[TAKEOVERS]) or 0) + 1) end
+  local takeovers = '0'
+  local created = at
+  if prev ~= nil then
+    takeovers = fmt((tonumber(prev.v[TAKEOVERS]) or 0) + 1)
+    created = prev.v[CREATED]
+  end
   local values = {
-    status, ARGV[2], ARGV[3], session, owner_id, owner_token,
-    fmt(math.max(epoch_floor + 1, now * 1000)), takeovers, false,
-    (prev ~= nil and prev.v[CREATED]) or at, at, at, fmt(now + lease_ttl), fmt(now + max_run),
-    false, false, false, false, false, string.sub(redis.sha1hex(owner_token), 1, 16),
+    status, '', '', session, owner_id, owner_token, fmt(math.max(epoch_floor + 1, now * 1000)), takeovers, '0',
+    created, at, at, fmt(now + lease_ttl), fmt(now + max_run), '0', '', '', '', '',
+    string.sub(redis.sha1hex(owner_token), 1, 16),
   }
-  create(KEYS[1], values, existed, now)
-  if existed then redis.call('DEL', KEYS[2]) end
+  store(KEYS[1], values, '', now)
   return { outcome, values, false }
 end
 
-local rec, existed = load_live(KEYS[1], now)
-if rec == nil then return take(nil, existed, 'OWNER_NEW', 0) end
+local rec = load_live(KEYS[1], now)
+if rec == nil then return take(nil, 'OWNER_NEW', 0) end
 
 local status = rec.status
-if status == 'SUCCEEDED' then
-  local result = redis.call('GET', KEYS[2])
-  -- A lost result keeps no value to replay; the clock floor of the epoch keeps it growing.
-  if not result then return take(nil, true, 'OWNER_NEW', rec.epoch) end
-  return reply('REPLAY_SUCCESS', rec, result)
-end
+if status == 'SUCCEEDED' then return reply('REPLAY_SUCCESS', rec, rec.result) end
 if status == 'FAILED' then
-  if rec.v[RETRYABLE] == '1' then return take(rec, true, 'OWNER_TAKEOVER', rec.epoch) end
+  if rec.v[RETRYABLE] == '1' then return take(rec, 'OWNER_TAKEOVER', rec.epoch) end
   return reply('REPLAY_FAILURE', rec)
 end
 if status == 'CANCELLED' then
   if join_epoch ~= nil and join_epoch == rec.epoch then return reply('REPLAY_FAILURE', rec) end
-  return take(rec, true, 'OWNER_TAKEOVER', rec.epoch)
+  return take(rec, 'OWNER_TAKEOVER', rec.epoch)
 end
-if status == 'EXPIRED' then return take(rec, true, 'OWNER_TAKEOVER', rec.epoch) end
+if status == 'EXPIRED' then return take(rec, 'OWNER_TAKEOVER', rec.epoch) end
 -- PENDING or RUNNING
 if rec.v[OWNER_TOKEN] == owner_token and rec.v[OWNER_ID] == owner_id then
   if (tonumber(rec.v[TAKEOVERS]) or 0) > 0 then return reply('OWNER_TAKEOVER', rec) end
   return reply('OWNER_NEW', rec)
 end
 if now - rec.heartbeatAt > takeover_after or now >= rec.deadlineAt then
-  return take(rec, true, 'OWNER_TAKEOVER', rec.epoch)
+  return take(rec, 'OWNER_TAKEOVER', rec.epoch)
 end
 -- A caller joining this epoch for the first time is counted; its later polls pass joinEpoch.
 if join_epoch == nil or join_epoch ~= rec.epoch then

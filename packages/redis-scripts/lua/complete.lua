@@ -3,7 +3,7 @@
   complete: store the result, move to SUCCEEDED and publish the terminal notice, in one step
   (transitions.ts `complete`). Idempotent for the same fence.
 
-  KEYS[1] meta hash   KEYS[2] result string
+  KEYS[1] the flight's record (one string: see common.lua)
   ARGV[1] now in ms, or '' for the server clock
   ARGV[2] the flight's notice channel
   ARGV[3] ownerId   ARGV[4] ownerToken   ARGV[5] epoch
@@ -24,8 +24,9 @@ local rec = load_live(KEYS[1], now)
 if rec == nil or not fence_matches(rec, ARGV[3], ARGV[4], epoch) then return reply('FENCED', rec) end
 if rec.status == 'SUCCEEDED' then return reply('OK', rec) end
 if not is_active(rec) then return reply('FENCED', rec) end
+-- The record and its result, in one write.
+rec.result = ARGV[6]
 update(KEYS[1], rec, { STATUS, 'SUCCEEDED', UPDATED, fmt(now), EXPIRE, fmt(now + ttl), RESULT_REF, 'result' }, now)
-redis.call('SET', KEYS[2], ARGV[6], 'PX', fmt(ttl))
 local inline = nil
 if #ARGV[6] <= inline_max then inline = ARGV[6] end
 publish_terminal(ARGV[2], rec.v, inline)

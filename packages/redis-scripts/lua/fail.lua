@@ -3,7 +3,7 @@
   fail: move to FAILED with the failure's class, code, message and retryability, and publish the
   terminal notice (transitions.ts `fail`). Idempotent for the same fence.
 
-  KEYS[1] meta hash   KEYS[2] result string
+  KEYS[1] the flight's record (one string: see common.lua)
   ARGV[1] now in ms, or '' for the server clock
   ARGV[2] the flight's notice channel
   ARGV[3] ownerId   ARGV[4] ownerToken   ARGV[5] epoch
@@ -26,6 +26,5 @@ if rec.status == 'FAILED' then return reply('OK', rec) end
 if not is_active(rec) then return reply('FENCED', rec) end
 update(KEYS[1], rec, { STATUS, 'FAILED', UPDATED, fmt(now), EXPIRE, fmt(now + ttl), RETRYABLE, ARGV[9],
   ERROR_TYPE, ARGV[6], ERROR_CODE, ARGV[7], ERROR_MESSAGE, ARGV[8] }, now)
-redis.call('DEL', KEYS[2])
 publish_terminal(ARGV[2], rec.v)
 return reply('OK', rec)

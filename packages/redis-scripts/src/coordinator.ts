@@ -116,7 +116,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     keys: CachedKeys = keysOf(ref),
   ): Promise<ScriptReply> {
     return call(name, ref, async () => {
-      const reply = decodeReply(await runScript(driver, name, keys.list, args));
+      const reply = decodeReply(await runScript(driver, name, keys.list, args), ref);
       if (ownerWrite && opts.waitReplicas && driver.waitReplicas) {
         await driver.waitReplicas(keys.meta, opts.waitReplicas.replicas, opts.waitReplicas.timeoutMs);
       }

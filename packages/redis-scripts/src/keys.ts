@@ -1,14 +1,17 @@
 import { createHash } from 'node:crypto';
 import { flightId, type FlightRef } from '@flight/core';
 
-/** The Redis keys of one flight. Both share one hash tag, so every script is valid on a cluster. */
+/**
+ * The Redis key of one flight: a single string holding its record and, once SUCCEEDED, its result (see
+ * lua/includes/common.lua). Its hash tag is shared by the flight's notice channel.
+ */
 export interface FlightKeys {
   /** The hash tag content: a digest of stage and key (user input never reaches the key layout). */
   tag: string;
+  /** The flight's key (record + result). */
   meta: string;
-  result: string;
-  /** `[meta, result]`, the KEYS of every flight script (built once per flight). */
-  list: readonly [string, string];
+  /** `[meta]`, the KEYS of every flight script (built once per flight). */
+  list: readonly [string];
 }
 
 /** 22 base64url characters (132 bits) of SHA-256: safe in any key, never an empty `{}`. */
@@ -18,10 +21,8 @@ export function digest(text: string): string {
 
 export function flightKeys(prefix: string, ref: FlightRef): FlightKeys {
   const tag = digest(flightId(ref));
-  const base = `${prefix}:{${tag}}`;
-  const meta = `${base}:meta`;
-  const result = `${base}:res`;
-  return { tag, meta, result, list: [meta, result] };
+  const meta = `${prefix}:{${tag}}`;
+  return { tag, meta, list: [meta] };
 }
 
 /**

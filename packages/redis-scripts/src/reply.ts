@@ -3,7 +3,7 @@
  * the record's values in the fixed field order of `lua/includes/common.lua` (FIELDS): no field names on
  * the wire, and an absent (nil) value is the field's default ('' / 0 / false).
  */
-import { FLIGHT_STATUSES, FlightCoordinationError, type FailureType, type FlightMeta, type FlightStatus } from '@flight/core';
+import { FLIGHT_STATUSES, FlightCoordinationError, type FailureType, type FlightMeta, type FlightRef, type FlightStatus } from '@flight/core';
 
 export interface ScriptReply {
   code: string;
@@ -29,7 +29,8 @@ function num(value: unknown): number {
 
 const STATUSES = new Set<string>(FLIGHT_STATUSES);
 
-export function decodeMeta(values: unknown): FlightMeta | null {
+/** `ref` gives stage and requestKey, which the record does not store (they are the flight's identity). */
+export function decodeMeta(values: unknown, ref: FlightRef): FlightMeta | null {
   if (!Array.isArray(values) || values.length === 0) return null;
   if (values.length !== META_FIELD_COUNT) throw new FlightCoordinationError(`unexpected meta of ${values.length} values`);
   const status = text(values[0]);
@@ -37,8 +38,8 @@ export function decodeMeta(values: unknown): FlightMeta | null {
   // One object literal in FlightMeta's field order: one hidden class for every decoded record.
   return {
     status: status as FlightStatus,
-    stage: text(values[1]),
-    requestKey: text(values[2]),
+    stage: ref.stage,
+    requestKey: ref.key,
     sessionId: text(values[3]),
     ownerId: text(values[4]),
     ownerToken: text(values[5]),
@@ -59,12 +60,12 @@ export function decodeMeta(values: unknown): FlightMeta | null {
   };
 }
 
-export function decodeReply(raw: unknown): ScriptReply {
+export function decodeReply(raw: unknown, ref: FlightRef): ScriptReply {
   if (!Array.isArray(raw) || raw.length < 2) throw new FlightCoordinationError('unexpected script reply shape');
   const result = raw[2];
   return {
     code: text(raw[0]),
-    meta: decodeMeta(raw[1]),
+    meta: decodeMeta(raw[1], ref),
     result: result === null || result === undefined || result === false || result === 0 ? undefined : text(result),
   };
 }

@@ -25,22 +25,51 @@ local function clock_now(arg)
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- The record's fields, in the order of every reply (reply.ts decodes by position). A field that is
--- empty, '0' or false is not stored: HMGET answers nil and the reader takes the default.
+-- A flight is ONE string key: its record's fields in FIELDS order, each as `<bytes>:<value>`, then (once
+-- SUCCEEDED) the result, verbatim. One GET reads it, one SET ... PX writes it with its TTL. Replies send the
+-- values in FIELDS order (reply.ts decodes by position); stage and requestKey are not stored (they are
+-- the flight's ref, which the caller knows).
 local FIELDS = { 'status', 'stage', 'requestKey', 'sessionId', 'ownerId', 'ownerToken', 'epoch', 'takeovers',
   'followers', 'createdAt', 'updatedAt', 'heartbeatAt', 'expireAt', 'deadlineAt', 'retryable', 'errorType',
   'errorCode', 'errorMessage', 'resultRef', 'nonce' }
+local N_FIELDS = 20
 local STATUS, SESSION, OWNER_ID, OWNER_TOKEN, EPOCH, TAKEOVERS, FOLLOWERS = 1, 4, 5, 6, 7, 8, 9
 local CREATED, UPDATED, HEARTBEAT, EXPIRE, DEADLINE, RETRYABLE = 10, 11, 12, 13, 14, 15
 local ERROR_TYPE, ERROR_CODE, ERROR_MESSAGE, RESULT_REF, NONCE = 16, 17, 18, 19, 20
 
--- A stored record: `v`, the HMGET values in FIELDS order (false = absent), and the numbers the rules
--- read. nil when there is no usable record.
+-- The values of a stored record and the result after them; nil when the string is not a record.
+local function decode(s)
+  local v, i = {}, 1
+  for f = 1, N_FIELDS do
+    local j = string.find(s, ':', i, true)
+    if j == nil then return nil end
+    local n = tonumber(string.sub(s, i, j - 1))
+    if n == nil then return nil end
+    v[f] = string.sub(s, j + 1, j + n)
+    i = j + n + 1
+  end
+  return v, string.sub(s, i)
+end
+
+local function encode(v)
+  local parts = {}
+  for f = 1, N_FIELDS do
+    local x = v[f]
+    parts[2 * f - 1] = #x .. ':'
+    parts[2 * f] = x
+  end
+  return table.concat(parts)
+end
+
+-- A stored record: `v`, its values in FIELDS order ('' = default), `result` ('' unless SUCCEEDED), and
+-- the numbers the rules read. nil when there is no usable record; `existed` is whether a key was there.
 local function load_meta(key)
-  local v = redis.call('HMGET', key, unpack(FIELDS))
-  if not v[STATUS] then return nil end
+  local s = redis.call('GET', key)
+  if not s then return nil end
+  local v, result = decode(s)
+  if v == nil or v[STATUS] == '' then return nil end
   local m = {
-    v = v, status = v[STATUS], epoch = tonumber(v[EPOCH]), expireAt = tonumber(v[EXPIRE]),
+    v = v, result = result, status = v[STATUS], epoch = tonumber(v[EPOCH]), expireAt = tonumber(v[EXPIRE]),
     deadlineAt = tonumber(v[DEADLINE]), heartbeatAt = tonumber(v[HEARTBEAT]),
   }
   if m.epoch == nil or m.expireAt == nil or m.deadlineAt == nil or m.heartbeatAt == nil then return nil end
@@ -48,11 +77,15 @@ local function load_meta(key)
 end
 
 -- The record as the state machine sees it: nil unless live at `now` (the logical twin of the TTL).
--- `existed` tells whether a hash was there at all (a new owner then replaces it whole).
 local function load_live(key, now)
   local m = load_meta(key)
-  if m ~= nil and m.expireAt > now then return m, true end
-  return nil, m ~= nil
+  if m ~= nil and m.expireAt > now then return m end
+  return nil
+end
+
+-- Writes the record (and its result, if any) in one SET, with the TTL of its logical expiry.
+local function store(key, v, result, now)
+  redis.call('SET', key, encode(v) .. result, 'PX', fmt(math.max(1, tonumber(v[EXPIRE]) - now)))
 end
 
 local function is_active(m)
@@ -63,36 +96,12 @@ local function fence_matches(m, owner_id, owner_token, epoch)
   return m.v[OWNER_ID] == owner_id and m.v[OWNER_TOKEN] == owner_token and m.epoch == epoch
 end
 
--- A transition of a stored record: writes only the changed fields (`changes` = index, value, ...;
--- values are strings), patches the reply values, and sets the TTL to the (new) logical expiry.
+-- A transition of a stored record: patches the changed fields (`changes` = index, value, ...; values
+-- are strings) and writes the record back with the TTL of its (new) logical expiry.
 local function update(key, m, changes, now)
-  local args = {}
   local v = m.v
-  for i = 1, #changes, 2 do
-    local index, value = changes[i], changes[i + 1]
-    args[i] = FIELDS[index]
-    args[i + 1] = value
-    v[index] = value
-  end
-  redis.call('HSET', key, unpack(args))
-  redis.call('PEXPIRE', key, fmt(math.max(1, tonumber(v[EXPIRE]) - now)))
-end
-
--- A record written whole (a new owner): `values` in FIELDS order, false for a default. Only set fields
--- are stored; a previous hash is dropped first so no field of the old run survives.
-local function create(key, values, existed, now)
-  if existed then redis.call('DEL', key) end
-  local args, n = {}, 0
-  for i = 1, #FIELDS do
-    local value = values[i]
-    if value then
-      args[n + 1] = FIELDS[i]
-      args[n + 2] = value
-      n = n + 2
-    end
-  end
-  redis.call('HSET', key, unpack(args))
-  redis.call('PEXPIRE', key, fmt(math.max(1, tonumber(values[EXPIRE]) - now)))
+  for i = 1, #changes, 2 do v[changes[i]] = changes[i + 1] end
+  store(key, v, m.result, now)
 end
 
 -- The terminal notice, on the flight's own channel (ARGV[2]: same hash tag as its keys, naming the DB).
@@ -100,7 +109,7 @@ end
 -- `nonce epoch status`; with `inline` (a small result) it goes on ` <bytes> <result>`, the result
 -- verbatim after its byte count, so any bytes (spaces included) parse back unambiguously.
 local function publish_terminal(channel, v, inline)
-  local notice = (v[NONCE] or '') .. ' ' .. v[EPOCH] .. ' ' .. v[STATUS]
+  local notice = v[NONCE] .. ' ' .. v[EPOCH] .. ' ' .. v[STATUS]
   if inline ~= nil then notice = notice .. ' ' .. #inline .. ' ' .. inline end
   redis.call('SPUBLISH', channel, notice)
 end
