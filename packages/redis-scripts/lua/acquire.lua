@@ -4,11 +4,11 @@
 
   KEYS[1] the flight's record (one string: see common.lua)
   ARGV[1] now in ms, or '' for the server clock
-  ARGV[2] stage   ARGV[3] request key
-  ARGV[4] '1' when a sessionId is given, else '0'   ARGV[5] sessionId
-  ARGV[6] ownerId   ARGV[7] ownerToken   ARGV[8] joinEpoch or ''
-  ARGV[9] takeoverAfterMs   ARGV[10] leaseTtlMs   ARGV[11] maxRunMs
-  ARGV[12] '1' when the owner runs at once (a new record is created RUNNING), else '0'
+  ARGV[2] '1' when a sessionId is given, else '0'   ARGV[3] sessionId
+  ARGV[4] ownerId   ARGV[5] ownerToken   ARGV[6] joinEpoch or ''
+  ARGV[7] takeoverAfterMs   ARGV[8] leaseTtlMs   ARGV[9] maxRunMs
+  ARGV[10] '1' when the owner runs at once (a new record is created RUNNING), else '0'
+  (stage and request key are not sent: the key is their digest, and the record does not store them)
 
   Returns { outcome, meta values (FIELDS order), result or false }, outcome one of
   OWNER_NEW | OWNER_TAKEOVER | FOLLOWER_WAIT | REPLAY_SUCCESS | REPLAY_FAILURE.
@@ -18,23 +18,23 @@
 --@include common
 
 local now = clock_now(ARGV[1])
-local takeover_after = int_arg(ARGV[9])
-local lease_ttl = int_arg(ARGV[10])
-local max_run = int_arg(ARGV[11])
+local takeover_after = int_arg(ARGV[7])
+local lease_ttl = int_arg(ARGV[8])
+local max_run = int_arg(ARGV[9])
 local join_epoch = nil
-if ARGV[8] ~= '' then join_epoch = int_arg(ARGV[8]) end
+if ARGV[6] ~= '' then join_epoch = int_arg(ARGV[6]) end
 if now == nil or takeover_after == nil or lease_ttl == nil or max_run == nil or lease_ttl < 1 then
   return bad_input('acquire arguments')
 end
-local owner_id, owner_token = ARGV[6], ARGV[7]
+local owner_id, owner_token = ARGV[4], ARGV[5]
 
 -- A new owner's record (transitions.ts `newOwnerMeta`); `prev` is the live record it replaces, if any.
 local function take(prev, outcome, epoch_floor)
   local session = ''
-  if ARGV[4] == '1' then session = ARGV[5] elseif prev ~= nil then session = prev.v[SESSION] end
+  if ARGV[2] == '1' then session = ARGV[3] elseif prev ~= nil then session = prev.v[SESSION] end
   local at = fmt(now)
   local status = 'PENDING'
-  if ARGV[12] == '1' then status = 'RUNNING' end
+  if ARGV[10] == '1' then status = 'RUNNING' end
   local takeovers = '0'
   local created = at
   if prev ~= nil then

@@ -154,8 +154,6 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       const keys = keysOf(input);
       const args = [
         nowArg(),
-        input.stage,
-        input.key,
         input.sessionId === undefined ? '0' : '1',
         input.sessionId ?? '',
         input.ownerId,
