@@ -133,3 +133,4 @@ export function createIoredisSessionLock(options: IoredisSessionLockOptions): Re
 }
 
 export type { RedisCoordinator, RedisCoordinatorOptions, RedisSessionLock, RedisSessionLockOptions } from '@flight/redis-scripts';
+export { FlightRedisVersionError, type NotificationCounters } from '@flight/redis-scripts';

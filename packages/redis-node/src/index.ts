@@ -176,3 +176,4 @@ export function createNodeRedisSessionLock(options: NodeRedisSessionLockOptions)
 }
 
 export type { RedisCoordinator, RedisCoordinatorOptions, RedisSessionLock, RedisSessionLockOptions } from '@flight/redis-scripts';
+export { FlightRedisVersionError, type NotificationCounters } from '@flight/redis-scripts';

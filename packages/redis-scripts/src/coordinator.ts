@@ -56,6 +56,8 @@ export function assertRedisVersion(version: string): void {
 
 interface CachedKeys extends FlightKeys {
   channel: string;
+  /** The run this process last followed on the flight (from a FOLLOWER_WAIT reply): its notices carry its nonce. */
+  followed?: { epoch: number; nonce: string } | undefined;
 }
 
 export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordinatorOptions = {}): RedisCoordinator {
@@ -174,6 +176,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
         throw error;
       }
       if (ticket) notifications.endAcquire(ticket, reply.code === 'FOLLOWER_WAIT' && !closed ? reply.meta : null);
+      if (reply.code === 'FOLLOWER_WAIT' && reply.meta) keys.followed = { epoch: reply.meta.epoch, nonce: reply.meta.nonce };
       if (!ACQUIRE_OUTCOMES.has(reply.code) || !reply.meta) {
         throw toFlightRedisError(new Error(`unexpected acquire reply ${reply.code}`), 'acquire', { stage: input.stage, key: input.key });
       }
@@ -258,7 +261,9 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
     waitForTerminal(ref, options) {
       if (closed) return Promise.resolve(null);
-      return notifications.wait(ref, keysOf(ref).channel, options, () => read(ref, true));
+      const keys = keysOf(ref);
+      const nonce = keys.followed?.epoch === options.epoch ? keys.followed.nonce : undefined;
+      return notifications.wait(ref, keys.channel, { ...options, nonce }, () => read(ref, true));
     },
 
     async close() {

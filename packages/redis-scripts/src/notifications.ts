@@ -103,6 +103,8 @@ export interface WaitOptions {
   epoch: number;
   timeoutMs: number;
   signal?: AbortSignal | undefined;
+  /** The nonce of the run joined at `epoch`, when the caller knows it (from its FOLLOWER_WAIT reply). */
+  nonce?: string | undefined;
 }
 
 export interface Notifications {
@@ -387,12 +389,12 @@ export function createNotifications(
       }
     },
 
-    wait(ref, name, { epoch, timeoutMs, signal }, reread) {
+    wait(ref, name, { epoch, timeoutMs, signal, nonce: joined }, reread) {
       return new Promise<TerminalEvent | null>((resolve) => {
         if (closed || signal?.aborted) return resolve(null);
         const ticket = takeTicket(name, epoch);
         /** The run this waiter joined, once known: from its acquire, or from the re-read. */
-        let nonce = ticket?.nonce ?? '';
+        let nonce = ticket?.nonce ?? joined ?? '';
         let settled = false;
         const finish = (event: TerminalEvent | null) => {
           if (settled) return;

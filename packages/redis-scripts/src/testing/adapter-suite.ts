@@ -18,10 +18,11 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisDriver } from '../driver';
 import type { RedisCoordinatorOptions } from '../options';
-import { createRedisCoordinator, type RedisCoordinator } from '../coordinator';
+import { assertRedisVersion, createRedisCoordinator, type RedisCoordinator } from '../coordinator';
 import type { RedisSessionLock, RedisSessionLockOptions } from '../session-lock';
 import { runScript } from '../scripts';
-import { toFlightRedisError } from '../errors';
+import { FlightRedisVersionError, toFlightRedisError } from '../errors';
+import { LUA_SCRIPTS } from '../lua.generated';
 import { flightKeys, noticeChannel } from '../keys';
 import { countClients, deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from './keys';
 import { startRedisServer, type RedisServer } from './servers';
@@ -40,6 +41,14 @@ export interface RedisAdapterUnderTest {
 
 const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function runScriptOn(driver: RedisDriver): Promise<unknown> {
+  try {
+    return await runScript(driver, 'probe', [], []);
+  } finally {
+    await driver.close();
+  }
+}
 
 async function ownFence(c: FlightCoordinator, stage: string, key: string) {
   const reply = await c.acquire({ stage, key, ...LEASE, ownerId: 'node-a', ownerToken: randomUUID() });
@@ -504,6 +513,38 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         } finally {
           await c.close();
         }
+      });
+
+      it('checks the server version once, on first use: Redis >= 7.0 passes, an older server fails with FlightRedisVersionError', async () => {
+        expect(String(await runScriptOn(adapter.driver(url)))).toMatch(/^[7-9]\.|^\d{2,}\./);
+        // What the probe answers on Redis 6 (no redis.REDIS_VERSION there): ''.
+        const driver = adapter.driver(url);
+        const calls: string[] = [];
+        const old: RedisDriver = {
+          isCluster: driver.isCluster,
+          db: driver.db,
+          evalsha: (sha, keys, args) => {
+            calls.push(sha);
+            return sha === LUA_SCRIPTS.probe.sha ? Promise.resolve('') : driver.evalsha(sha, keys, args);
+          },
+          eval: (source, keys, args) => driver.eval(source, keys, args),
+          createSubscriber: (handlers) => driver.createSubscriber(handlers),
+          close: () => driver.close(),
+        };
+        const c = createRedisCoordinator(old, { prefix: `${prefix}-version` });
+        try {
+          const error = await c.acquire({ stage: 'v', key: 'k', ...LEASE, ownerId: 'a', ownerToken: 't' }).catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(FlightRedisVersionError);
+          expect(error).toMatchObject({ code: 'E_FLIGHT_REDIS_VERSION' });
+          expect(calls).toEqual([LUA_SCRIPTS.probe.sha]); // nothing else was sent
+          // Hybrid mode does not hide it: a deployment error, not an outage.
+          const hybrid = createSingleFlight({ coordinator: c, mode: 'hybrid' });
+          await expect(hybrid.run('v', 'k2', () => 'x')).rejects.toBeInstanceOf(FlightRedisVersionError);
+        } finally {
+          await c.close();
+        }
+        expect(() => assertRedisVersion('6.2.14')).toThrow(FlightRedisVersionError);
+        expect(() => assertRedisVersion('7.0.15')).not.toThrow();
       });
 
       it('maps script argument errors to FlightValidationError', async () => {
