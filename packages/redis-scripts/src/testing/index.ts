@@ -5,3 +5,4 @@ export { rawCommand, type RespValue } from './resp';
 export { registerRedisAdapterSuite, type RedisAdapterUnderTest } from './adapter-suite';
 export { startWorker, type Worker, type WorkerOptions, type BurstResult } from './multiprocess';
 export { checkShardedWakeup } from './cluster-wakeup';
+export { patchFlightRecord, type RecordField } from './record';
