@@ -437,7 +437,7 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
               onMessage: (channel, message) => handlers.onMessage(channel, message),
               onReconnect: () => {
                 // The connection is 'ready' again, but the re-subscription is slow to be confirmed.
-                holdSubscribes = sleep(400);
+                holdSubscribes = sleep(400).then(() => undefined);
                 handlers.onReconnect();
               },
             });
