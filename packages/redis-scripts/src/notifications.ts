@@ -271,7 +271,10 @@ export function createNotifications(
         for (const channel of batch) {
           channel.subscribing = false;
           unconfirm(channel);
+          // Nobody waits any more: forget it (and undo it, should the command have landed after all).
+          if (channel.listeners.size === 0) toUnsubscribe.add(channel.name);
         }
+        schedule();
       },
     );
   }
