@@ -10,7 +10,8 @@
   ARGV[10] '1' when the owner runs at once (a new record is created RUNNING), else '0'
   (stage and request key are not sent: the key is their digest, and the record does not store them)
 
-  Returns { outcome, meta values (FIELDS order), result or false }, outcome one of
+  Returns { outcome, meta values (FIELDS order), result or false } — for an OWNER_NEW on no record at all,
+  { 'OWNER_NEW', { epoch, now, nonce }, false }: the caller builds the rest from its own input —, outcome one of
   OWNER_NEW | OWNER_TAKEOVER | FOLLOWER_WAIT | REPLAY_SUCCESS | REPLAY_FAILURE.
   Writes for OWNER_NEW / OWNER_TAKEOVER with a new token, and counts a first-time FOLLOWER_WAIT in
   `followers`; everything is checked first.
@@ -47,6 +48,9 @@ local function take(prev, outcome, epoch_floor)
     string.sub(redis.sha1hex(owner_token), 1, 16),
   }
   store(KEYS[1], values, '', now)
+  -- A fresh record is fully known to the caller but for the epoch, the server time and the nonce: reply
+  -- those three (see reply.ts `freshOwnerMeta`), not its 20 values.
+  if prev == nil and epoch_floor == 0 then return { outcome, { values[EPOCH], at, values[NONCE] }, false } end
   return { outcome, values, false }
 end
 

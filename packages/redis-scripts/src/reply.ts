@@ -3,7 +3,15 @@
  * the record's values in the fixed field order of `lua/includes/common.lua` (FIELDS): no field names on
  * the wire, and an absent (nil) value is the field's default ('' / 0 / false).
  */
-import { FLIGHT_STATUSES, FlightCoordinationError, type FailureType, type FlightMeta, type FlightRef, type FlightStatus } from '@flight/core';
+import {
+  FLIGHT_STATUSES,
+  FlightCoordinationError,
+  type AcquireInput,
+  type FailureType,
+  type FlightMeta,
+  type FlightRef,
+  type FlightStatus,
+} from '@flight/core';
 
 export interface ScriptReply {
   code: string;
@@ -29,9 +37,13 @@ function num(value: unknown): number {
 
 const STATUSES = new Set<string>(FLIGHT_STATUSES);
 
-/** `ref` gives stage and requestKey, which the record does not store (they are the flight's identity). */
+/**
+ * `ref` gives stage and requestKey, which the record does not store (they are the flight's identity); for
+ * `acquire`, `ref` is its input, from which a freshly created record is rebuilt (see `freshOwnerMeta`).
+ */
 export function decodeMeta(values: unknown, ref: FlightRef): FlightMeta | null {
   if (!Array.isArray(values) || values.length === 0) return null;
+  if (values.length === 3 && 'ownerToken' in ref) return freshOwnerMeta(values, ref as AcquireInput);
   if (values.length !== META_FIELD_COUNT) throw new FlightCoordinationError(`unexpected meta of ${values.length} values`);
   const status = text(values[0]);
   if (!STATUSES.has(status)) throw new FlightCoordinationError(`unexpected flight status ${status}`);
@@ -57,6 +69,36 @@ export function decodeMeta(values: unknown, ref: FlightRef): FlightMeta | null {
     errorMessage: text(values[17]),
     resultRef: text(values[18]),
     nonce: text(values[19]),
+  };
+}
+
+/**
+ * The record `acquire` created for `input` when it found none, from the three values it replied
+ * (epoch, server time, nonce): everything else is the caller's own input (transitions.ts `newOwnerMeta`).
+ */
+export function freshOwnerMeta(values: unknown[], input: AcquireInput): FlightMeta {
+  const now = num(values[1]);
+  return {
+    status: input.startRunning ? 'RUNNING' : 'PENDING',
+    stage: input.stage,
+    requestKey: input.key,
+    sessionId: input.sessionId ?? '',
+    ownerId: input.ownerId,
+    ownerToken: input.ownerToken,
+    epoch: num(values[0]),
+    takeovers: 0,
+    followers: 0,
+    createdAt: now,
+    updatedAt: now,
+    heartbeatAt: now,
+    expireAt: now + Math.trunc(input.leaseTtlMs),
+    deadlineAt: now + Math.trunc(input.maxRunMs),
+    retryable: false,
+    errorType: '',
+    errorCode: '',
+    errorMessage: '',
+    resultRef: '',
+    nonce: text(values[2]),
   };
 }
 
