@@ -10,7 +10,7 @@
   ARGV[10] '1' when the owner runs at once (a new record is created RUNNING), else '0'
   (stage and request key are not sent: the key is their digest, and the record does not store them)
 
-  Returns { outcome, meta values (FIELDS order), result or false } — for an OWNER_NEW on no record at all,
+  Returns { outcome, the record as stored, result or false } — for an OWNER_NEW on no record at all,
   { 'OWNER_NEW', { epoch, now, nonce }, false }: the caller builds the rest from its own input —, outcome one of
   OWNER_NEW | OWNER_TAKEOVER | FOLLOWER_WAIT | REPLAY_SUCCESS | REPLAY_FAILURE.
   Writes for OWNER_NEW / OWNER_TAKEOVER with a new token, and counts a first-time FOLLOWER_WAIT in
@@ -47,11 +47,11 @@ local function take(prev, outcome, epoch_floor)
     created, at, at, fmt(now + lease_ttl), fmt(now + max_run), '0', '', '', '', '',
     string.sub(redis.sha1hex(owner_token), 1, 16),
   }
-  store(KEYS[1], values, '', now)
+  local rec = store(KEYS[1], values, '', now)
   -- A fresh record is fully known to the caller but for the epoch, the server time and the nonce: reply
   -- those three (see reply.ts `freshOwnerMeta`), not its 20 values.
   if prev == nil and epoch_floor == 0 then return { outcome, { values[EPOCH], at, values[NONCE] }, false } end
-  return { outcome, values, false }
+  return { outcome, rec, false }
 end
 
 local rec = load_live(KEYS[1], now)

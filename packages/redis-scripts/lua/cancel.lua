@@ -8,7 +8,7 @@
   ARGV[2] the flight's notice channel
   ARGV[3] reason   ARGV[4] ttlMs   ARGV[5] epoch, or '' for whatever run is active
 
-  Returns { 'OK' | 'NOT_ACTIVE' | 'EPOCH_MISMATCH', meta values (empty when there is no live record), false }.
+  Returns { 'OK' | 'NOT_ACTIVE' | 'EPOCH_MISMATCH', the record as stored ('' when there is no live record), false }.
 ]]
 --@include common
 

@@ -10,7 +10,7 @@
   ARGV[6] result   ARGV[7] resultTtlMs
   ARGV[8] inlineResultBytes (optional, default 0): a result of at most this many bytes rides in the notice
 
-  Returns { 'OK' | 'FENCED', meta values (empty when there is no live record), false }.
+  Returns { 'OK' | 'FENCED', the record as stored ('' when there is no live record), false }.
 ]]
 --@include common
 

@@ -8,7 +8,7 @@
   ARGV[2] the flight's notice channel
   ARGV[3] ttlMs
 
-  Returns { 'OK' | 'NOT_ACTIVE' | 'NOT_DUE', meta values (empty when there is no live record), false }.
+  Returns { 'OK' | 'NOT_ACTIVE' | 'NOT_DUE', the record as stored ('' when there is no live record), false }.
 ]]
 --@include common
 

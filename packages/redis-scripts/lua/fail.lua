@@ -10,7 +10,7 @@
   ARGV[6] errorType   ARGV[7] errorCode   ARGV[8] errorMessage   ARGV[9] retryable '1' | '0'
   ARGV[10] ttlMs
 
-  Returns { 'OK' | 'FENCED', meta values (empty when there is no live record), false }.
+  Returns { 'OK' | 'FENCED', the record as stored ('' when there is no live record), false }.
 ]]
 --@include common
 

@@ -9,7 +9,7 @@
   ARGV[3] ownerId   ARGV[4] ownerToken   ARGV[5] epoch
   ARGV[6] leaseTtlMs
 
-  Returns { 'OK' | 'FENCED', meta values (empty when there is no live record), false }.
+  Returns { 'OK' | 'FENCED', the record as stored ('' when there is no live record), false }.
   Past the deadline: writes EXPIRED, publishes the terminal notice and answers FENCED.
 ]]
 --@include common

@@ -7,7 +7,7 @@
   ARGV[1] now in ms, or '' for the server clock
   ARGV[2] '1' to return the result too
 
-  Returns { 'OK', meta values (empty when there is no live record), result or false }.
+  Returns { 'OK', the record as stored ('' when there is no live record), result or false }.
 ]]
 --@include common
 

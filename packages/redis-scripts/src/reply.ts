@@ -1,7 +1,7 @@
 /**
- * Decodes the scripts' replies `{ code, meta values, result | false }` into core's types. The meta is
- * the record's values in the fixed field order of `lua/includes/common.lua` (FIELDS): no field names on
- * the wire, and an absent (nil) value is the field's default ('' / 0 / false).
+ * Decodes the scripts' replies `{ code, record, result | false }` into core's types. The record is the
+ * flight's record as stored (its fields length-prefixed in the order of FIELDS in
+ * `lua/includes/common.lua`), one bulk string: far cheaper for Redis to send than 20 values.
  */
 import {
   FLIGHT_STATUSES,
@@ -19,7 +19,7 @@ export interface ScriptReply {
   result: string | undefined;
 }
 
-/** The number of values in a meta reply (FIELDS in common.lua). */
+/** The number of fields of a record (FIELDS in common.lua). */
 export const META_FIELD_COUNT = 20;
 
 function text(value: unknown): string {
@@ -41,20 +41,24 @@ const STATUSES = new Set<string>(FLIGHT_STATUSES);
  * `ref` gives stage and requestKey, which the record does not store (they are the flight's identity); for
  * `acquire`, `ref` is its input, from which a freshly created record is rebuilt (see `freshOwnerMeta`).
  */
-export function decodeMeta(values: unknown, ref: FlightRef): FlightMeta | null {
-  if (!Array.isArray(values) || values.length === 0) return null;
-  if (values.length === 3 && 'ownerToken' in ref) return freshOwnerMeta(values, ref as AcquireInput);
-  if (values.length !== META_FIELD_COUNT) throw new FlightCoordinationError(`unexpected meta of ${values.length} values`);
-  const status = text(values[0]);
+export function decodeMeta(raw: unknown, ref: FlightRef): FlightMeta | null {
+  if (Array.isArray(raw)) {
+    // A freshly created record: epoch, server time, nonce (acquire only).
+    if (raw.length === 3 && 'ownerToken' in ref) return freshOwnerMeta(raw, ref as AcquireInput);
+    throw new FlightCoordinationError(`unexpected meta of ${raw.length} values`);
+  }
+  const values = splitRecord(raw);
+  if (!values) return null;
+  const status = values[0]!;
   if (!STATUSES.has(status)) throw new FlightCoordinationError(`unexpected flight status ${status}`);
   // One object literal in FlightMeta's field order: one hidden class for every decoded record.
   return {
     status: status as FlightStatus,
     stage: ref.stage,
     requestKey: ref.key,
-    sessionId: text(values[3]),
-    ownerId: text(values[4]),
-    ownerToken: text(values[5]),
+    sessionId: values[3]!,
+    ownerId: values[4]!,
+    ownerToken: values[5]!,
     epoch: num(values[6]),
     takeovers: num(values[7]),
     followers: num(values[8]),
@@ -63,13 +67,46 @@ export function decodeMeta(values: unknown, ref: FlightRef): FlightMeta | null {
     heartbeatAt: num(values[11]),
     expireAt: num(values[12]),
     deadlineAt: num(values[13]),
-    retryable: text(values[14]) === '1',
-    errorType: text(values[15]) as FailureType | '',
-    errorCode: text(values[16]),
-    errorMessage: text(values[17]),
-    resultRef: text(values[18]),
-    nonce: text(values[19]),
+    retryable: values[14] === '1',
+    errorType: values[15] as FailureType | '',
+    errorCode: values[16]!,
+    errorMessage: values[17]!,
+    resultRef: values[18]!,
+    nonce: values[19]!,
   };
+}
+
+/**
+ * The values of a stored record (lua/includes/common.lua): META_FIELD_COUNT fields as `<bytes>:<value>`.
+ * Lengths count UTF-8 bytes: an ASCII record (the usual case) is cut as a string, any other as bytes.
+ * Returns null for '' (no live record).
+ */
+export function splitRecord(raw: unknown): string[] | null {
+  if (raw === null || raw === undefined || raw === false || raw === '') return null;
+  const text = typeof raw === 'string' ? raw : Buffer.isBuffer(raw) ? raw.toString('utf8') : undefined;
+  if (text === undefined) throw new FlightCoordinationError(`unexpected script reply element ${typeof raw}`);
+  const values: string[] = new Array<string>(META_FIELD_COUNT);
+  if (Buffer.byteLength(text, 'utf8') === text.length) {
+    let i = 0;
+    for (let f = 0; f < META_FIELD_COUNT; f++) {
+      const colon = text.indexOf(':', i);
+      const n = Number(text.slice(i, colon));
+      if (colon < 0 || !Number.isSafeInteger(n)) throw new FlightCoordinationError('malformed flight record');
+      values[f] = text.slice(colon + 1, colon + 1 + n);
+      i = colon + 1 + n;
+    }
+    return values;
+  }
+  const bytes = Buffer.from(text, 'utf8');
+  let i = 0;
+  for (let f = 0; f < META_FIELD_COUNT; f++) {
+    const colon = bytes.indexOf(0x3a, i);
+    const n = Number(bytes.toString('latin1', i, colon));
+    if (colon < 0 || !Number.isSafeInteger(n)) throw new FlightCoordinationError('malformed flight record');
+    values[f] = bytes.toString('utf8', colon + 1, colon + 1 + n);
+    i = colon + 1 + n;
+  }
+  return values;
 }
 
 /**

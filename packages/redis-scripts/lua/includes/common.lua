@@ -37,7 +37,8 @@ local STATUS, SESSION, OWNER_ID, OWNER_TOKEN, EPOCH, TAKEOVERS, FOLLOWERS = 1, 4
 local CREATED, UPDATED, HEARTBEAT, EXPIRE, DEADLINE, RETRYABLE = 10, 11, 12, 13, 14, 15
 local ERROR_TYPE, ERROR_CODE, ERROR_MESSAGE, RESULT_REF, NONCE = 16, 17, 18, 19, 20
 
--- The values of a stored record and the result after them; nil when the string is not a record.
+-- The values of a stored record, and the offset where the result after them starts; nil when the
+-- string is not a record.
 local function decode(s)
   local v, i = {}, 1
   for f = 1, N_FIELDS do
@@ -48,7 +49,7 @@ local function decode(s)
     v[f] = string.sub(s, j + 1, j + n)
     i = j + n + 1
   end
-  return v, string.sub(s, i)
+  return v, i
 end
 
 local function encode(v)
@@ -61,16 +62,18 @@ local function encode(v)
   return table.concat(parts)
 end
 
--- A stored record: `v`, its values in FIELDS order ('' = default), `result` ('' unless SUCCEEDED), and
--- the numbers the rules read. nil when there is no usable record; `existed` is whether a key was there.
+-- A stored record: `v`, its values in FIELDS order ('' = default), `result` ('' unless SUCCEEDED), `rec`
+-- (the record as stored, which replies carry) and the numbers the rules read. nil when there is no usable
+-- record.
 local function load_meta(key)
   local s = redis.call('GET', key)
   if not s then return nil end
-  local v, result = decode(s)
+  local v, at = decode(s)
   if v == nil or v[STATUS] == '' then return nil end
   local m = {
-    v = v, result = result, status = v[STATUS], epoch = tonumber(v[EPOCH]), expireAt = tonumber(v[EXPIRE]),
-    deadlineAt = tonumber(v[DEADLINE]), heartbeatAt = tonumber(v[HEARTBEAT]),
+    v = v, result = string.sub(s, at), rec = string.sub(s, 1, at - 1), status = v[STATUS],
+    epoch = tonumber(v[EPOCH]), expireAt = tonumber(v[EXPIRE]), deadlineAt = tonumber(v[DEADLINE]),
+    heartbeatAt = tonumber(v[HEARTBEAT]),
   }
   if m.epoch == nil or m.expireAt == nil or m.deadlineAt == nil or m.heartbeatAt == nil then return nil end
   return m
@@ -83,9 +86,12 @@ local function load_live(key, now)
   return nil
 end
 
--- Writes the record (and its result, if any) in one SET, with the TTL of its logical expiry.
+-- Writes the record (and its result, if any) in one SET, with the TTL of its logical expiry; returns the
+-- record as stored (without the result).
 local function store(key, v, result, now)
-  redis.call('SET', key, encode(v) .. result, 'PX', fmt(math.max(1, tonumber(v[EXPIRE]) - now)))
+  local rec = encode(v)
+  redis.call('SET', key, rec .. result, 'PX', fmt(math.max(1, tonumber(v[EXPIRE]) - now)))
+  return rec
 end
 
 local function is_active(m)
@@ -101,7 +107,7 @@ end
 local function update(key, m, changes, now)
   local v = m.v
   for i = 1, #changes, 2 do v[changes[i]] = changes[i + 1] end
-  store(key, v, m.result, now)
+  m.rec = store(key, v, m.result, now)
 end
 
 -- The terminal notice, on the flight's own channel (ARGV[2]: same hash tag as its keys, naming the DB).
@@ -114,8 +120,9 @@ local function publish_terminal(channel, v, inline)
   redis.call('SPUBLISH', channel, notice)
 end
 
--- Every flight script replies { code, meta values in FIELDS order (empty when none), result or false }.
+-- Every flight script replies { code, the record as stored ('' when none; reply.ts decodes it), result or
+-- false }: one bulk string, far cheaper to send than the 20 values.
 local function reply(code, m, result)
-  if m == nil then return { code, {}, result or false } end
-  return { code, m.v, result or false }
+  if m == nil then return { code, '', result or false } end
+  return { code, m.rec, result or false }
 end
