@@ -12,7 +12,7 @@ import { rawCommand, startRedisCluster, type RedisCluster } from '@flight/redis-
 import { Cluster } from 'ioredis';
 import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordFigure, sleep, trackUnhandledRejections } from '../src/index.js';
+import { recordFigure, trackUnhandledRejections } from '../src/index.js';
 
 const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 60_000 };
 
