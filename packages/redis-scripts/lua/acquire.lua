@@ -17,6 +17,7 @@
   `followers`; everything is checked first.
 ]]
 --@include common
+--@include record
 
 local now = clock_now(ARGV[1])
 local takeover_after = int_arg(ARGV[7])

@@ -11,6 +11,7 @@
   Returns { 'OK' | 'NOT_ACTIVE' | 'NOT_DUE', the record as stored ('' when there is no live record), false }.
 ]]
 --@include common
+--@include record
 
 local now = clock_now(ARGV[1])
 local ttl = int_arg(ARGV[3])

@@ -13,6 +13,7 @@
   Returns { 'OK' | 'FENCED', the record as stored ('' when there is no live record), false }.
 ]]
 --@include common
+--@include record
 
 local now = clock_now(ARGV[1])
 local epoch = int_arg(ARGV[5])

@@ -13,6 +13,7 @@
   Past the deadline: writes EXPIRED, publishes the terminal notice and answers FENCED.
 ]]
 --@include common
+--@include record
 --@include renew
 
 return renew(false)

@@ -10,6 +10,7 @@
   Returns { 'OK', the record as stored ('' when there is no live record), result or false }.
 ]]
 --@include common
+--@include record
 
 local now = clock_now(ARGV[1])
 if now == nil then return bad_input('read arguments') end
