@@ -91,7 +91,7 @@ async function checkInvariants(m: Model, r: Real, label: string): Promise<void> 
     }
   }
   // Every key has a TTL.
-  const keys = Object.values(flightKeys(PREFIX, r.ref)).slice(1);
+  const keys = [...flightKeys(PREFIX, r.ref).list];
   const pttls = await Promise.all(keys.map((key) => raw.pttl(key)));
   for (let i = 0; i < keys.length; i++) expect({ key: keys[i], pttl: pttls[i] }).not.toMatchObject({ pttl: -1 });
   const all = await raw.keys('*');
@@ -105,12 +105,12 @@ function granted(m: Model, meta: FlightMeta, fresh: boolean) {
   }
 }
 
-const acquireCmd = (node: number, follow: boolean, retryToken: boolean): Cmd => ({
+const acquireCmd = (node: number, follow: boolean, retryToken: boolean, startRunning: boolean): Cmd => ({
   check: () => true,
   async run(m, r) {
     const previous = m.fences[node];
     const ownerToken = retryToken && previous ? previous.ownerToken : randomUUID();
-    const input = { ...r.ref, ...LEASE, ownerId: NODES[node]!, ownerToken, joinEpoch: follow ? m.joined[node] : undefined };
+    const input = { ...r.ref, ...LEASE, ownerId: NODES[node]!, ownerToken, joinEpoch: follow ? m.joined[node] : undefined, startRunning };
     const expected = apply(m, machine.acquire(m.record, input, r.clock.now));
     const actual = await r.c.acquire(input);
     expect({ outcome: actual.outcome, meta: actual.meta, result: actual.result }).toEqual({
@@ -126,7 +126,7 @@ const acquireCmd = (node: number, follow: boolean, retryToken: boolean): Cmd => 
     if (actual.outcome === 'FOLLOWER_WAIT') m.joined[node] = actual.meta.epoch;
     await checkInvariants(m, r, `acquire ${node}`);
   },
-  toString: () => `acquire(${node}${follow ? ',follow' : ''}${retryToken ? ',retry' : ''})`,
+  toString: () => `acquire(${node}${follow ? ',follow' : ''}${retryToken ? ',retry' : ''}${startRunning ? ',run' : ''})`,
 });
 
 const renewCmd = (kind: 'markRunning' | 'heartbeat', node: number): Cmd => ({
@@ -176,14 +176,16 @@ const failCmd = (node: number, retryable: boolean): Cmd => ({
   toString: () => `fail(${node},${retryable ? 'retryable' : 'final'})`,
 });
 
-const cancelCmd = (): Cmd => ({
+/** A cancel of whatever run is active, or (`epochOf`) of the run that node owns or owned — maybe stale. */
+const cancelCmd = (epochOf: number | undefined): Cmd => ({
   check: () => true,
   async run(m, r) {
-    const input = { reason: 'model', ttlMs: 5000 };
+    const epoch = epochOf === undefined ? undefined : (m.fences[epochOf]?.epoch ?? 1);
+    const input = { reason: 'model', ttlMs: 5000, epoch };
     expect(await r.c.cancel(r.ref, input)).toEqual(apply(m, machine.cancel(m.record, r.ref, input, r.clock.now)));
     await checkInvariants(m, r, 'cancel');
   },
-  toString: () => 'cancel',
+  toString: () => (epochOf === undefined ? 'cancel' : `cancel(epoch of ${epochOf})`),
 });
 
 const expireCmd = (): Cmd => ({
@@ -236,11 +238,11 @@ const evictCmd = (): Cmd => ({
 
 const node = fc.integer({ min: 0, max: NODES.length - 1 });
 const commandArbs = [
-  fc.tuple(node, fc.boolean(), fc.boolean()).map(([n, f, t]) => acquireCmd(n, f, t)),
+  fc.tuple(node, fc.boolean(), fc.boolean(), fc.boolean()).map(([n, f, t, run]) => acquireCmd(n, f, t, run)),
   fc.tuple(fc.constantFrom('markRunning' as const, 'heartbeat' as const), node).map(([k, n]) => renewCmd(k, n)),
   fc.tuple(node, fc.constantFrom('v1', 'v2')).map(([n, v]) => completeCmd(n, v)),
   fc.tuple(node, fc.boolean()).map(([n, r]) => failCmd(n, r)),
-  fc.constant(null).map(() => cancelCmd()),
+  fc.option(node, { nil: undefined }).map((n) => cancelCmd(n)),
   fc.constant(null).map(() => expireCmd()),
   fc.constantFrom(1, 500, 2999, 3001, 6001, 21_000).map((ms) => advanceCmd(ms)),
   fc.constant(null).map(() => restartCmd()),

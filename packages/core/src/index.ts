@@ -1,7 +1,7 @@
 export * from './errors.js';
 export * from './state/types.js';
 export * as transitions from './state/transitions.js';
-export { nextEpoch, fenceMatches, type Transition } from './state/transitions.js';
+export { nextEpoch, fenceMatches, flightNonce, type Transition } from './state/transitions.js';
 export * from './ports/index.js';
 export type { FlightEventMap, FlightEventName, FlightRole, LeaseLossReason } from './events/types.js';
 export { FlightEvents } from './events/emitter.js';

@@ -21,11 +21,13 @@ import { Redis, type RedisOptions } from 'ioredis';
 export interface IoredisClient {
   call(command: string, ...args: (string | number | Buffer)[]): Promise<unknown>;
   duplicate(...overrides: any[]): IoredisClient;
-  subscribe(...channels: string[]): Promise<unknown>;
+  ssubscribe(...channels: string[]): Promise<unknown>;
+  sunsubscribe(...channels: string[]): Promise<unknown>;
   on(event: string, listener: (...args: any[]) => void): unknown;
   quit(): Promise<unknown>;
   disconnect(): void;
   readonly isCluster?: boolean;
+  readonly options?: object;
 }
 
 interface ClusterShape {
@@ -45,38 +47,54 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
   const client: IoredisClient = connection.client ?? (new Redis(connection.redis as RedisOptions) as unknown as IoredisClient);
   // A client of our own: it reconnects by itself, and calls fail by their deadline meanwhile.
   if (owned) client.on('error', () => undefined);
-  const subscribers = new Set<IoredisClient>();
   const isCluster = client.isCluster === true;
+  let subscriber: IoredisClient | undefined;
 
   const evalArgs = (head: string, keys: readonly string[], args: readonly string[]) => [head, keys.length, ...keys, ...args];
 
+  /** On a cluster, one SSUBSCRIBE per slot (ioredis routes each command by its channels' slot). */
+  function bySlot(channels: readonly string[]): string[][] {
+    if (!isCluster) return [[...channels]];
+    const groups = new Map<number, string[]>();
+    for (const channel of channels) {
+      const slot = clusterKeySlot(channel);
+      const group = groups.get(slot);
+      if (group) group.push(channel);
+      else groups.set(slot, [channel]);
+    }
+    return [...groups.values()];
+  }
+
   return {
     isCluster,
+    db: isCluster ? 0 : ((client.options as { db?: number } | undefined)?.db ?? 0),
     evalsha: (sha, keys, args) => client.call('EVALSHA', ...evalArgs(sha, keys, args)),
     eval: (source, keys, args) => client.call('EVAL', ...evalArgs(source, keys, args)),
-    async subscribe(channel, handlers) {
-      // The subscriber must queue its SUBSCRIBE while it connects, whatever the user's client allows.
-      const sub = isCluster ? client.duplicate() : client.duplicate({ enableOfflineQueue: true });
-      subscribers.add(sub);
-      let ready = false;
-      sub.on('error', () => undefined); // reconnects on its own; waiters fall back to their timeouts
-      sub.on('ready', () => {
-        if (ready) handlers.onReconnect();
+    createSubscriber(handlers) {
+      // One duplicate for the coordinator's life. Standalone: it queues commands while it connects, and
+      // does not re-subscribe by itself (ioredis would emit 'ready' before re-subscribing): the
+      // coordinator re-subscribes on 'ready' and counts a wait covered only once that is confirmed.
+      // Cluster: sharded subscribers, one connection per master, re-subscribed by ioredis per shard.
+      const sub = isCluster
+        ? client.duplicate([], { shardedSubscribers: true })
+        : client.duplicate({ enableOfflineQueue: true, autoResubscribe: false });
+      subscriber = sub;
+      let readyOnce = false;
+      sub.on('error', () => undefined); // reconnects on its own; waiters fall back to polling
+      sub.on(isCluster ? 'subscribersReady' : 'ready', () => {
+        if (readyOnce) handlers.onReconnect();
+        readyOnce = true;
       });
-      sub.on('message', (from: string, message: string) => {
-        if (from === channel) handlers.onMessage(message);
-      });
-      try {
-        await sub.subscribe(channel);
-      } catch (error) {
-        subscribers.delete(sub);
-        sub.disconnect();
-        throw error;
-      }
-      ready = true;
+      sub.on('smessage', (channel: string, message: string) => handlers.onMessage(channel, message));
       return {
+        async subscribe(channels) {
+          await Promise.all(bySlot(channels).map((group) => sub.ssubscribe(...group)));
+        },
+        async unsubscribe(channels) {
+          await Promise.all(bySlot(channels).map((group) => sub.sunsubscribe(...group)));
+        },
         async close() {
-          subscribers.delete(sub);
+          if (subscriber === sub) subscriber = undefined;
           await closeWithin(1000, () => sub.quit(), () => sub.disconnect());
         },
       };
@@ -90,8 +108,9 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
       return Number(await node.call('WAIT', replicas, timeoutMs));
     },
     async close() {
-      await Promise.all([...subscribers].map((sub) => closeWithin(1000, () => sub.quit(), () => sub.disconnect())));
-      subscribers.clear();
+      const sub = subscriber;
+      subscriber = undefined;
+      if (sub) await closeWithin(1000, () => sub.quit(), () => sub.disconnect());
       if (owned) await closeWithin(1000, () => client.quit(), () => client.disconnect());
     },
   };
@@ -99,7 +118,8 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
 
 /**
  * The flight coordinator on Redis through ioredis. Pass your `Redis` or `Cluster` client (it is not
- * closed by `close()`; one duplicate connection is opened for notifications), or `redis` options.
+ * closed by `close()`; one duplicate connection is opened for notifications while followers wait —
+ * one per master on a Cluster), or `redis` options. Needs Redis >= 7.0.
  */
 export function createIoredisCoordinator(options: IoredisCoordinatorOptions): RedisCoordinator & FlightCoordinator {
   const { client, redis, ...rest } = options;
@@ -113,3 +133,4 @@ export function createIoredisSessionLock(options: IoredisSessionLockOptions): Re
 }
 
 export type { RedisCoordinator, RedisCoordinatorOptions, RedisSessionLock, RedisSessionLockOptions } from '@flight/redis-scripts';
+export { FlightRedisVersionError, type NotificationCounters } from '@flight/redis-scripts';

@@ -1,5 +1,5 @@
 import { registerCoordinatorConformance } from '@flight/core/testing';
-import { scanKeysWithoutTtl, startRedisCluster, type RedisCluster } from '@flight/redis-scripts/testing';
+import { checkShardedWakeup, scanKeysWithoutTtl, startRedisCluster, type RedisCluster } from '@flight/redis-scripts/testing';
 import { Cluster as Cluster5 } from 'ioredis';
 import { Cluster as Cluster6 } from 'ioredis6';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,6 +35,10 @@ for (const major of ['ioredis 5', 'ioredis 6'] as const) {
         return { coordinator, cleanup: () => coordinator.close() };
       },
       modelRuns: 50,
+    });
+
+    it('wakes followers through sharded pub/sub: each channel lives, and each notice is delivered, on its slot\'s master only', async () => {
+      await checkShardedWakeup(cluster, (prefix) => ({ owner: createIoredisCoordinator({ client, prefix }), follower: createIoredisCoordinator({ client, prefix }) }));
     });
 
     it('spreads flights over every master and leaves no key without a TTL', async () => {

@@ -12,6 +12,7 @@ import {
   type RedisCoordinator,
   type RedisCoordinatorOptions,
   type RedisDriver,
+  type RedisSubscriber,
   type RedisSessionLock,
   type RedisSessionLockOptions,
 } from '@flight/redis-scripts';
@@ -19,7 +20,8 @@ import { createClient, type RedisClientOptions } from 'redis';
 
 interface Closable {
   connect(): Promise<unknown>;
-  subscribe(channel: string, listener: (message: string, channel: string) => unknown): Promise<void>;
+  sSubscribe(channels: string[], listener: (message: string, channel: string) => unknown): Promise<unknown>;
+  sUnsubscribe(channels: string[], listener?: (message: string, channel: string) => unknown): Promise<unknown>;
   on(event: string, listener: (...args: any[]) => void): unknown;
   close?(): Promise<void>;
   quit?(): Promise<unknown>;
@@ -30,6 +32,7 @@ interface Closable {
 export interface NodeRedisClient extends Closable {
   sendCommand(args: string[]): Promise<unknown>;
   duplicate(): Closable;
+  readonly options?: { database?: number } | undefined;
 }
 
 /** The part of a node-redis cluster client (`createCluster`) used here. */
@@ -80,7 +83,7 @@ export function createNodeRedisDriver(
     client = created;
   }
   const owned = !connection.client;
-  const subscribers = new Set<Closable>();
+  let subscriber: RedisSubscriber | undefined;
   const cluster = isCluster(client);
 
   const send = async (routingKey: string | undefined, args: string[]): Promise<unknown> => {
@@ -102,38 +105,53 @@ export function createNodeRedisDriver(
 
   return {
     isCluster: cluster,
+    db: cluster ? 0 : ((client as NodeRedisClient).options?.database ?? (connection.redis as { database?: number } | undefined)?.database ?? 0),
     evalsha: (sha, keys, args) => send(keys[0], ['EVALSHA', ...evalArgs(sha, keys, args)]),
     eval: (source, keys, args) => send(keys[0], ['EVAL', ...evalArgs(source, keys, args)]),
-    async subscribe(channel, handlers) {
-      await ready;
+    createSubscriber(handlers) {
+      // One duplicate for the coordinator's life, connected on first use. node-redis re-subscribes by
+      // itself after a reconnect and emits 'ready' only once that is done; on a cluster it keeps one
+      // sharded subscriber per master and routes each SSUBSCRIBE by its channel's slot.
       const sub = client.duplicate();
-      subscribers.add(sub);
-      let subscribed = false;
-      sub.on('error', () => undefined); // reconnects on its own; waiters fall back to their timeouts
+      let readyOnce = false;
+      sub.on('error', () => undefined); // reconnects on its own; waiters fall back to polling
       sub.on('ready', () => {
-        if (subscribed) handlers.onReconnect();
+        if (readyOnce) handlers.onReconnect();
+        readyOnce = true;
       });
-      try {
+      const listener = (message: string, channel: string) => handlers.onMessage(channel, message);
+      let closing = false;
+      const connected = (async () => {
+        await ready;
+        if (closing) throw new Error('subscriber closed');
         await sub.connect();
-        await sub.subscribe(channel, (message) => handlers.onMessage(message));
-      } catch (error) {
-        subscribers.delete(sub);
-        sub.destroy?.();
-        throw error;
-      }
-      subscribed = true;
-      return {
+      })();
+      connected.catch(() => undefined);
+      const handle: RedisSubscriber = {
+        async subscribe(channels) {
+          await connected;
+          // A cluster routes one command by its first channel: one command per channel there.
+          if (cluster) await Promise.all(channels.map((channel) => sub.sSubscribe([channel], listener)));
+          else await sub.sSubscribe([...channels], listener);
+        },
+        async unsubscribe(channels) {
+          await connected;
+          if (cluster) await Promise.all(channels.map((channel) => sub.sUnsubscribe([channel], listener)));
+          else await sub.sUnsubscribe([...channels], listener);
+        },
         async close() {
-          subscribers.delete(sub);
+          closing = true;
+          if (subscriber === handle) subscriber = undefined;
           await closeQuietly(sub);
         },
       };
+      subscriber = handle;
+      return handle;
     },
     // On a cluster, the routing key sends WAIT to the master that serves the flight's slot.
     waitReplicas: async (key, replicas, timeoutMs) => Number(await send(key, ['WAIT', String(replicas), String(timeoutMs)])),
     async close() {
-      await Promise.all([...subscribers].map(closeQuietly));
-      subscribers.clear();
+      await subscriber?.close();
       if (owned) await closeQuietly(client);
     },
   };
@@ -142,7 +160,8 @@ export function createNodeRedisDriver(
 /**
  * The flight coordinator on Redis through node-redis. Pass your connected `createClient()` or
  * `createCluster()` client (it is not closed by `close()`; one duplicate connection is opened for
- * notifications), or `redis` client options.
+ * notifications while followers wait — one per master on a cluster), or `redis` client options.
+ * Needs Redis >= 7.0.
  */
 export function createNodeRedisCoordinator(options: NodeRedisCoordinatorOptions): RedisCoordinator & FlightCoordinator {
   const { client, redis, ...rest } = options;
@@ -157,3 +176,4 @@ export function createNodeRedisSessionLock(options: NodeRedisSessionLockOptions)
 }
 
 export type { RedisCoordinator, RedisCoordinatorOptions, RedisSessionLock, RedisSessionLockOptions } from '@flight/redis-scripts';
+export { FlightRedisVersionError, type NotificationCounters } from '@flight/redis-scripts';

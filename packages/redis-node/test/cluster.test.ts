@@ -1,5 +1,5 @@
 import { registerCoordinatorConformance } from '@flight/core/testing';
-import { scanKeysWithoutTtl, startRedisCluster, type RedisCluster } from '@flight/redis-scripts/testing';
+import { checkShardedWakeup, scanKeysWithoutTtl, startRedisCluster, type RedisCluster } from '@flight/redis-scripts/testing';
 import { createCluster as createCluster5 } from 'redis';
 import { createCluster as createCluster6 } from 'redis6';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,6 +36,10 @@ for (const major of ['redis 5', 'redis 6'] as const) {
         return { coordinator, cleanup: () => coordinator.close() };
       },
       modelRuns: 50,
+    });
+
+    it('wakes followers through sharded pub/sub: each channel lives, and each notice is delivered, on its slot\'s master only', async () => {
+      await checkShardedWakeup(cluster, (prefix) => ({ owner: createNodeRedisCoordinator({ client, prefix }), follower: createNodeRedisCoordinator({ client, prefix }) }));
     });
 
     it('spreads flights over every master and leaves no key without a TTL', async () => {

@@ -2,85 +2,83 @@
 --[[
   acquire: join a flight or become its owner (transitions.ts `acquire`, the seed's acquireOrJoin).
 
-  KEYS[1] meta hash   KEYS[2] result string   KEYS[3] event stream   (one hash tag)
+  KEYS[1] the flight's record (one string: see common.lua)
   ARGV[1] now in ms, or '' for the server clock
-  ARGV[2] event channel   ARGV[3] flight tag
-  ARGV[4] stage   ARGV[5] request key
-  ARGV[6] '1' when a sessionId is given, else '0'   ARGV[7] sessionId
-  ARGV[8] ownerId   ARGV[9] ownerToken   ARGV[10] joinEpoch or ''
-  ARGV[11] takeoverAfterMs   ARGV[12] leaseTtlMs   ARGV[13] maxRunMs
+  ARGV[2] '1' when a sessionId is given, else '0'   ARGV[3] sessionId
+  ARGV[4] ownerId   ARGV[5] ownerToken   ARGV[6] joinEpoch or ''
+  ARGV[7] takeoverAfterMs   ARGV[8] leaseTtlMs   ARGV[9] maxRunMs
+  ARGV[10] '1' when the owner runs at once (a new record is created RUNNING), else '0'
+  (stage and request key are not sent: the key is their digest, and the record does not store them)
 
-  Returns { outcome, flat meta, result or false }, outcome one of
+  Returns { outcome, the record as stored, result or false } — for an OWNER_NEW on no record at all,
+  { 'OWNER_NEW', { epoch, now, nonce }, false }: the caller builds the rest from its own input —, outcome one of
   OWNER_NEW | OWNER_TAKEOVER | FOLLOWER_WAIT | REPLAY_SUCCESS | REPLAY_FAILURE.
   Writes for OWNER_NEW / OWNER_TAKEOVER with a new token, and counts a first-time FOLLOWER_WAIT in
   `followers`; everything is checked first.
 ]]
 --@include common
+--@include record
 
 local now = clock_now(ARGV[1])
-local takeover_after = int_arg(ARGV[11])
-local lease_ttl = int_arg(ARGV[12])
-local max_run = int_arg(ARGV[13])
+local takeover_after = int_arg(ARGV[7])
+local lease_ttl = int_arg(ARGV[8])
+local max_run = int_arg(ARGV[9])
 local join_epoch = nil
-if ARGV[10] ~= '' then join_epoch = int_arg(ARGV[10]) end
+if ARGV[6] ~= '' then join_epoch = int_arg(ARGV[6]) end
 if now == nil or takeover_after == nil or lease_ttl == nil or max_run == nil or lease_ttl < 1 then
   return bad_input('acquire arguments')
 end
-local owner_id, owner_token = ARGV[8], ARGV[9]
+local owner_id, owner_token = ARGV[4], ARGV[5]
 
-local function new_owner(prev, outcome)
+-- A new owner's record (transitions.ts `newOwnerMeta`); `prev` is the live record it replaces, if any.
+local function take(prev, outcome, epoch_floor)
   local session = ''
-  if ARGV[6] == '1' then session = ARGV[7] elseif prev ~= nil then session = prev.sessionId end
-  local m = {
-    status = 'PENDING', stage = ARGV[4], requestKey = ARGV[5], sessionId = session,
-    ownerId = owner_id, ownerToken = owner_token,
-    epoch = math.max((prev and prev.epoch or 0) + 1, now * 1000),
-    takeovers = prev and (prev.takeovers + 1) or 0, followers = 0,
-    createdAt = prev and prev.createdAt or now,
-    updatedAt = now, heartbeatAt = now, expireAt = now + lease_ttl, deadlineAt = now + max_run,
-    retryable = '0', errorType = '', errorCode = '', errorMessage = '', resultRef = '',
+  if ARGV[2] == '1' then session = ARGV[3] elseif prev ~= nil then session = prev.v[SESSION] end
+  local at = fmt(now)
+  local status = 'PENDING'
+  if ARGV[10] == '1' then status = 'RUNNING' end
+  local takeovers = '0'
+  local created = at
+  if prev ~= nil then
+    takeovers = fmt((tonumber(prev.v[TAKEOVERS]) or 0) + 1)
+    created = prev.v[CREATED]
+  end
+  local values = {
+    status, '', '', session, owner_id, owner_token, fmt(math.max(epoch_floor + 1, now * 1000)), takeovers, '0',
+    created, at, at, fmt(now + lease_ttl), fmt(now + max_run), '0', '', '', '', '',
+    string.sub(redis.sha1hex(owner_token), 1, 16),
   }
-  return m
-end
-
-local function take(m, outcome)
-  create(KEYS[1], m, now)
-  redis.call('DEL', KEYS[2])
-  return reply(outcome, m)
+  local rec = store(KEYS[1], values, '', now)
+  -- A fresh record is fully known to the caller but for the epoch, the server time and the nonce: reply
+  -- those three (see reply.ts `freshOwnerMeta`), not its 20 values.
+  if prev == nil and epoch_floor == 0 then return { outcome, { values[EPOCH], at, values[NONCE] }, false } end
+  return { outcome, rec, false }
 end
 
 local rec = load_live(KEYS[1], now)
-local result = false
-if rec ~= nil and rec.status == 'SUCCEEDED' then result = redis.call('GET', KEYS[2]) end
-
-if rec == nil or (rec.status == 'SUCCEEDED' and not result) then
-  -- A lost record keeps no epoch to build on; the clock floor of the epoch keeps it growing.
-  local m = new_owner(nil)
-  if rec ~= nil then m.epoch = math.max(rec.epoch + 1, now * 1000) end
-  return take(m, 'OWNER_NEW')
-end
+if rec == nil then return take(nil, 'OWNER_NEW', 0) end
 
 local status = rec.status
-if status == 'SUCCEEDED' then return reply('REPLAY_SUCCESS', rec, result) end
+if status == 'SUCCEEDED' then return reply('REPLAY_SUCCESS', rec, rec.result) end
 if status == 'FAILED' then
-  if rec.retryable == '1' then return take(new_owner(rec), 'OWNER_TAKEOVER') end
+  if rec.v[RETRYABLE] == '1' then return take(rec, 'OWNER_TAKEOVER', rec.epoch) end
   return reply('REPLAY_FAILURE', rec)
 end
 if status == 'CANCELLED' then
   if join_epoch ~= nil and join_epoch == rec.epoch then return reply('REPLAY_FAILURE', rec) end
-  return take(new_owner(rec), 'OWNER_TAKEOVER')
+  return take(rec, 'OWNER_TAKEOVER', rec.epoch)
 end
-if status == 'EXPIRED' then return take(new_owner(rec), 'OWNER_TAKEOVER') end
+if status == 'EXPIRED' then return take(rec, 'OWNER_TAKEOVER', rec.epoch) end
 -- PENDING or RUNNING
-if rec.ownerToken == owner_token and rec.ownerId == owner_id then
-  if rec.takeovers > 0 then return reply('OWNER_TAKEOVER', rec) end
+if rec.v[OWNER_TOKEN] == owner_token and rec.v[OWNER_ID] == owner_id then
+  if (tonumber(rec.v[TAKEOVERS]) or 0) > 0 then return reply('OWNER_TAKEOVER', rec) end
   return reply('OWNER_NEW', rec)
 end
 if now - rec.heartbeatAt > takeover_after or now >= rec.deadlineAt then
-  return take(new_owner(rec), 'OWNER_TAKEOVER')
+  return take(rec, 'OWNER_TAKEOVER', rec.epoch)
 end
 -- A caller joining this epoch for the first time is counted; its later polls pass joinEpoch.
 if join_epoch == nil or join_epoch ~= rec.epoch then
-  update(KEYS[1], rec, { 'followers', fmt(rec.followers + 1) }, now)
+  update(KEYS[1], rec, { FOLLOWERS, fmt((tonumber(rec.v[FOLLOWERS]) or 0) + 1) }, now)
 end
 return reply('FOLLOWER_WAIT', rec)

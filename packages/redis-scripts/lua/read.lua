@@ -3,18 +3,18 @@
   read: the live metadata of a flight and, when asked and SUCCEEDED, its result. Read-only.
   Liveness is judged at `now` (the logical twin of the TTL), like every other script.
 
-  KEYS[1] meta hash   KEYS[2] result string   KEYS[3] event stream (unused; same KEYS as every flight script)
+  KEYS[1] the flight's record (one string: see common.lua)
   ARGV[1] now in ms, or '' for the server clock
-  ARGV[2] event channel, ARGV[3] flight tag (unused)
-  ARGV[4] '1' to return the result too
+  ARGV[2] '1' to return the result too
 
-  Returns { 'OK', flat meta (empty when there is no live record), result or false }.
+  Returns { 'OK', the record as stored ('' when there is no live record), result or false }.
 ]]
 --@include common
+--@include record
 
 local now = clock_now(ARGV[1])
 if now == nil then return bad_input('read arguments') end
 local rec = load_live(KEYS[1], now)
 local result = false
-if rec ~= nil and rec.status == 'SUCCEEDED' and ARGV[4] == '1' then result = redis.call('GET', KEYS[2]) end
+if rec ~= nil and rec.status == 'SUCCEEDED' and ARGV[2] == '1' then result = rec.result end
 return reply('OK', rec, result)

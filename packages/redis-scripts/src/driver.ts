@@ -4,16 +4,31 @@
  * notifications — lives once in `createRedisCoordinator`.
  */
 
-/** A live subscription on the driver's dedicated subscriber connection. */
-export interface RedisSubscription {
-  /** Unsubscribes and closes the subscriber connection. */
+/**
+ * The one subscriber of a coordinator (sharded pub/sub: SSUBSCRIBE/SUNSUBSCRIBE, Redis >= 7.0). It owns
+ * one dedicated connection (on a cluster, one per shard) for its whole life: opened lazily, reconnected by
+ * the client, never replaced — so a subscribe that misses its deadline leaves no connection behind.
+ */
+export interface RedisSubscriber {
+  /**
+   * SSUBSCRIBE `channels` (batched: adapters group them by slot on a cluster). Resolves once the server
+   * confirmed every one; MAY settle late (the caller applies its own deadline and handles late settles).
+   */
+  subscribe(channels: readonly string[]): Promise<void>;
+  /** SUNSUBSCRIBE `channels`. */
+  unsubscribe(channels: readonly string[]): Promise<void>;
+  /** Closes the subscriber connection(s). */
   close(): Promise<void>;
 }
 
-export interface RedisSubscribeHandlers {
-  /** Called with each message published on the channel. MUST NOT throw into the client. */
-  onMessage(message: string): void;
-  /** Called when the subscriber connection is ready again after a break (messages may have been lost). */
+export interface RedisSubscriberHandlers {
+  /** Called with each message of a subscribed channel. MUST NOT throw into the client. */
+  onMessage(channel: string, message: string): void;
+  /**
+   * Called when the subscriber connection is ready again after a break: messages may have been lost,
+   * and channels are re-confirmed by calling `subscribe` again (adapters resolve it only once the
+   * server holds the subscription).
+   */
   onReconnect(): void;
 }
 
@@ -27,11 +42,13 @@ export interface RedisDriver {
   evalsha(sha: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /** Runs `EVAL source keys args`, routed like `evalsha`. */
   eval(source: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  /** The logical database the client works on (0 on a cluster): notice channels name it. */
+  readonly db: number;
   /**
-   * Opens a dedicated subscriber connection (a duplicate of the user's client) and subscribes to
-   * `channel`. Resolves once subscribed. Called at most once at a time per coordinator.
+   * Creates the subscriber (a duplicate of the user's client, connected on first use). The coordinator
+   * calls it at most once.
    */
-  subscribe(channel: string, handlers: RedisSubscribeHandlers): Promise<RedisSubscription>;
+  createSubscriber(handlers: RedisSubscriberHandlers): RedisSubscriber;
   /**
    * Runs `WAIT replicas timeoutMs` on the node that serves `key` and resolves with the number of
    * replicas that acknowledged. Optional: the coordinator rejects the `waitReplicas` option without it.

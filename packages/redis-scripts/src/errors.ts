@@ -6,6 +6,14 @@
  */
 import { FlightCoordinationError, FlightError, FlightErrorCodes, type FlightErrorContext } from '@flight/core';
 
+/**
+ * The Redis server is older than 7.0: the scripts need `#!lua` flags and sharded pub/sub. Raised by the
+ * first call of a coordinator (never a fallback case: hybrid mode throws it too).
+ */
+export class FlightRedisVersionError extends FlightError {
+  static override readonly code = 'E_FLIGHT_REDIS_VERSION';
+}
+
 /** Thrown by `withDeadline` when Redis does not answer in time. */
 export class DeadlineExceeded extends Error {
   constructor(readonly timeoutMs: number) {

@@ -1,5 +1,6 @@
-export type { RedisDriver, RedisSubscribeHandlers, RedisSubscription } from './driver';
-export { createRedisCoordinator, MAX_ERROR_MESSAGE_LENGTH, type RedisCoordinator } from './coordinator';
+export type { RedisDriver, RedisSubscriber, RedisSubscriberHandlers } from './driver';
+export { createRedisCoordinator, assertRedisVersion, MAX_ERROR_MESSAGE_LENGTH, MIN_REDIS_VERSION, type RedisCoordinator } from './coordinator';
+export { parseNotice, type Notice, type NotificationCounters } from './notifications';
 export { createRedisSessionLock, type RedisSessionLock, type RedisSessionLockOptions } from './session-lock';
 export {
   resolveRedisOptions,
@@ -10,8 +11,8 @@ export {
   type RedisCoordinatorOptions,
   type ResolvedRedisOptions,
 } from './options';
-export { flightKeys, eventChannel, lockKey, digest, type FlightKeys } from './keys';
-export { toFlightRedisError, withDeadline, closeWithin, DeadlineExceeded } from './errors';
+export { flightKeys, noticeChannel, lockKey, digest, type FlightKeys } from './keys';
+export { toFlightRedisError, withDeadline, closeWithin, DeadlineExceeded, FlightRedisVersionError } from './errors';
 export { runScript } from './scripts';
 export { LUA_SCRIPTS, type LuaScript, type LuaScriptName } from './lua.generated';
 export { clusterKeySlot } from './slot';

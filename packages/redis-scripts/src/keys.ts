@@ -1,13 +1,17 @@
 import { createHash } from 'node:crypto';
 import { flightId, type FlightRef } from '@flight/core';
 
-/** The Redis keys of one flight. All three share one hash tag, so every script is valid on a cluster. */
+/**
+ * The Redis key of one flight: a single string holding its record and, once SUCCEEDED, its result (see
+ * lua/includes/common.lua). Its hash tag is shared by the flight's notice channel.
+ */
 export interface FlightKeys {
   /** The hash tag content: a digest of stage and key (user input never reaches the key layout). */
   tag: string;
+  /** The flight's key (record + result). */
   meta: string;
-  result: string;
-  events: string;
+  /** `[meta]`, the KEYS of every flight script (built once per flight). */
+  list: readonly [string];
 }
 
 /** 22 base64url characters (132 bits) of SHA-256: safe in any key, never an empty `{}`. */
@@ -17,13 +21,17 @@ export function digest(text: string): string {
 
 export function flightKeys(prefix: string, ref: FlightRef): FlightKeys {
   const tag = digest(flightId(ref));
-  const base = `${prefix}:{${tag}}`;
-  return { tag, meta: `${base}:meta`, result: `${base}:res`, events: `${base}:ev` };
+  const meta = `${prefix}:{${tag}}`;
+  return { tag, meta, list: [meta] };
 }
 
-/** The one channel per prefix on which terminal notices are published. */
-export function eventChannel(prefix: string): string {
-  return `${prefix}:events`;
+/**
+ * The channel of one flight's terminal notices: the flight's hash tag (so on a cluster SPUBLISH keeps it
+ * on the shard that owns the flight's slot) and the logical database (pub/sub ignores the DB: without it,
+ * the same prefix on db 0 and db 1 would share notices).
+ */
+export function noticeChannel(prefix: string, tag: string, db: number): string {
+  return `${prefix}:{${tag}}:db${db}:done`;
 }
 
 export function lockKey(prefix: string, sessionId: string): string {

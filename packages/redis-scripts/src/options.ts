@@ -2,7 +2,7 @@ import { FlightValidationError } from '@flight/core';
 
 /** Options shared by both Redis adapters, resolved once by `resolveRedisOptions`. */
 export interface RedisCoordinatorOptions {
-  /** First segment of every key and of the event channel. @default 'flight' */
+  /** First segment of every key and of every notice channel. @default 'flight' */
   prefix?: string;
   /** Deadline of every Redis call; past it the call rejects with `FlightCoordinationError`. @default 2000 */
   commandTimeoutMs?: number;
@@ -24,7 +24,7 @@ export interface RedisCoordinatorOptions {
   /**
    * A result of at most this many bytes (UTF-8) travels inside the terminal notice, so followers woken
    * by it return without reading it back (one round trip less). Larger results are read with `acquire`.
-   * Every process on the prefix receives every notice, so keep it small; 0 turns it off. @default 8192
+   * A notice reaches only the processes that wait on that flight; 0 turns it off. @default 8192
    */
   inlineResultBytes?: number;
 }
@@ -42,7 +42,7 @@ export const DEFAULT_PREFIX = 'flight';
 export const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
 export const DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_INLINE_RESULT_BYTES = 8192;
-/** Largest accepted `inlineResultBytes`: notices are fanned out to every subscriber of the prefix. */
+/** Largest accepted `inlineResultBytes`: a notice is one pub/sub message, kept well below Redis' buffers. */
 export const MAX_INLINE_RESULT_BYTES = 1024 * 1024;
 
 export function resolveRedisOptions(options: RedisCoordinatorOptions = {}): ResolvedRedisOptions {

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { clusterKeySlot, flightKeys, LUA_SCRIPTS, resolveRedisOptions } from '../src/index.js';
+import { clusterKeySlot, flightKeys, LUA_SCRIPTS, noticeChannel, resolveRedisOptions } from '../src/index.js';
 import { rawCommand, sharedRedisUrl } from '../src/testing/index.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -37,7 +37,7 @@ describe('key layout', () => {
     for (const key of ['{a}:b c', '}{', '', 'ключ ✓', 'x\ny', '{}']) {
       const keys = flightKeys('flight', { stage: 's', key });
       expect(keys.tag).toMatch(/^[A-Za-z0-9_-]{22}$/);
-      const slots = [keys.meta, keys.result, keys.events].map(clusterKeySlot);
+      const slots = [keys.meta, noticeChannel('flight', keys.tag, 3)].map(clusterKeySlot);
       expect(new Set(slots).size).toBe(1);
       expect(await rawCommand(port, ['CLUSTER', 'KEYSLOT', keys.meta]).catch(() => slots[0])).toSatisfy(
         (v: unknown) => v === slots[0] || v instanceof Error,

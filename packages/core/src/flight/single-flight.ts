@@ -199,15 +199,21 @@ export class SingleFlight {
 
   /**
    * Cancels an active flight cluster-wide: the owner's signal aborts, followers get
-   * `FlightCancelledError`. Resolves `false` when no active flight was found.
+   * `FlightCancelledError`. With `options.epoch` (from a `FlightResult` or an event), only that run is
+   * cancelled: a delayed cancel never cancels a newer run of the key. Resolves `false` when no matching
+   * active flight was found. A `reason` string as third argument is still accepted.
    */
-  async cancel(stage: string, key: string, reason = 'cancelled'): Promise<boolean> {
+  async cancel(stage: string, key: string, options: string | { reason?: string; epoch?: number } = {}): Promise<boolean> {
     assertStageName(stage);
     assertRequestKey(key, stage);
+    const { reason = 'cancelled', epoch } = typeof options === 'string' ? { reason: options } : options;
+    if (epoch !== undefined && !Number.isSafeInteger(epoch)) {
+      throw new FlightValidationError(`epoch must be an integer, got ${String(epoch)}`, { context: { stage, key } });
+    }
     const policy = this.policy(stage);
     const ref = { stage, key };
-    const reply = await this.call(() => this.options.coordinator.cancel(ref, { reason, ttlMs: policy.terminalTtlMs }), ref);
-    this.owners.get(flightId(ref))?.abort(new FlightCancelledError(`flight cancelled: ${reason}`, { context: ref }));
+    const reply = await this.call(() => this.options.coordinator.cancel(ref, { reason, ttlMs: policy.terminalTtlMs, epoch }), ref);
+    if (reply.ok || epoch === undefined) this.owners.get(flightId(ref))?.abort(new FlightCancelledError(`flight cancelled: ${reason}`, { context: ref }));
     return reply.ok;
   }
 
@@ -401,7 +407,18 @@ export class SingleFlight {
     let ownerAttempts = 0;
     let lastError: Error | undefined;
     for (;;) {
-      const input = { ...ref, ...lease, sessionId, ownerId: this.nodeId, ownerToken: randomUUID(), joinEpoch, traceparent: note?.traceparent };
+      // An owner that takes its session lock first starts PENDING; every other owner runs at once.
+      const startRunning = !(policy.sessionLock.enabled && sessionId);
+      const input = {
+        ...ref,
+        ...lease,
+        sessionId,
+        ownerId: this.nodeId,
+        ownerToken: randomUUID(),
+        joinEpoch,
+        startRunning,
+        traceparent: note?.traceparent,
+      };
       const reply = await this.callIdempotent('acquire', () => coordinator.acquire(input), ref);
       const { meta } = reply;
       const waitedMs = () => (waitStartedAt === undefined ? undefined : clock.now() - waitStartedAt);
@@ -540,8 +557,10 @@ export class SingleFlight {
       return { kind: 'fenced', error: new FlightFencedError(`${operation} refused: epoch ${meta.epoch} no longer owns the flight`, { context: ref }) };
     };
     this.events.emit('owner', { ...ref, epoch: meta.epoch, takeover });
-    const running = await this.callIdempotent('markRunning', () => coordinator.markRunning(fence, lease), ref);
-    if (!running.ok) return fencedResult('markRunning');
+    if (meta.status !== 'RUNNING') {
+      const running = await this.callIdempotent('markRunning', () => coordinator.markRunning(fence, lease), ref);
+      if (!running.ok) return fencedResult('markRunning');
+    }
 
     const id = flightId(ref);
     const run = new RunScope();

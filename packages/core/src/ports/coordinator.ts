@@ -1,6 +1,7 @@
 import type {
   AcquireInput,
   AcquireReply,
+  CancelInput,
   CancelReply,
   ExpireReply,
   Fence,
@@ -35,8 +36,11 @@ export interface FlightCoordinator {
   complete(fence: Fence, input: { result: string; resultTtlMs: number }): Promise<WriteReply>;
   /** Moves to FAILED with the failure record and publishes the terminal event. */
   fail(fence: Fence, input: { failure: FailureRecord; ttlMs: number }): Promise<WriteReply>;
-  /** Cancels an active flight cluster-wide and publishes the terminal event. */
-  cancel(ref: FlightRef, input: { reason: string; ttlMs: number }): Promise<CancelReply>;
+  /**
+   * Cancels an active flight cluster-wide and publishes the terminal event. With `input.epoch`, only the
+   * run of that epoch (another active run answers `EPOCH_MISMATCH`, untouched).
+   */
+  cancel(ref: FlightRef, input: CancelInput): Promise<CancelReply>;
   /** Marks an active flight that is past its deadline EXPIRED and publishes the terminal event. */
   expire(ref: FlightRef, input: { ttlMs: number }): Promise<ExpireReply>;
   /** Reads the metadata, or null when there is no live record. */

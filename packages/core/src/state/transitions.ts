@@ -5,9 +5,11 @@
  * functions directly; the Redis Lua scripts re-implement them, and the conformance suite checks
  * that both give the same replies for the same sequence of calls.
  */
+import { createHash } from 'node:crypto';
 import type {
   AcquireInput,
   AcquireReply,
+  CancelInput,
   CancelReply,
   ExpireReply,
   Fence,
@@ -36,6 +38,15 @@ export function nextEpoch(previous: number, now: number): number {
   return Math.max(previous + 1, now * 1000);
 }
 
+/**
+ * The public id of a run: the first 16 hex digits of SHA-1 over its owner token (a fresh random per
+ * attempt), so it is random per run, the same for an idempotent repeat of the acquire, computed alike by
+ * the Lua scripts (`redis.sha1hex`), and reveals nothing that could forge an owner write.
+ */
+export function flightNonce(ownerToken: string): string {
+  return createHash('sha1').update(ownerToken, 'utf8').digest('hex').slice(0, 16);
+}
+
 /** True when the record is live at `now` (its storage TTL has not ended). */
 export function isLive(record: FlightRecord | null | undefined, now: number): record is FlightRecord {
   return !!record && record.meta.expireAt > now;
@@ -57,7 +68,7 @@ function terminalEvent(meta: FlightMeta): TerminalEvent {
 
 function newOwnerMeta(input: AcquireInput, previous: FlightMeta | null, now: number): FlightMeta {
   const meta: FlightMeta = {
-    status: 'PENDING',
+    status: input.startRunning ? 'RUNNING' : 'PENDING',
     stage: input.stage,
     requestKey: input.key,
     sessionId: input.sessionId ?? previous?.sessionId ?? '',
@@ -76,6 +87,7 @@ function newOwnerMeta(input: AcquireInput, previous: FlightMeta | null, now: num
     errorCode: '',
     errorMessage: '',
     resultRef: '',
+    nonce: flightNonce(input.ownerToken),
   };
   // The new owner's span only: a takeover never keeps the previous owner's. Absent rather than empty.
   if (input.traceparent) meta.traceparent = input.traceparent;
@@ -83,7 +95,8 @@ function newOwnerMeta(input: AcquireInput, previous: FlightMeta | null, now: num
 }
 
 /**
- * Join a flight or become its owner (the seed's `acquireOrJoin`).
+ * Join a flight or become its owner (the seed's `acquireOrJoin`). A new owner record is PENDING, or
+ * RUNNING when `startRunning` is set (the owner runs at once: no `markRunning` needed).
  * - no live record, or SUCCEEDED without its result → OWNER_NEW
  * - SUCCEEDED → REPLAY_SUCCESS (with the result)
  * - FAILED: retryable → OWNER_TAKEOVER, else REPLAY_FAILURE
@@ -213,16 +226,17 @@ export function fail(
   return { reply: { ok: true, meta }, next: { meta }, event: terminalEvent(meta) };
 }
 
-/** Cancel an active flight cluster-wide (no fence: an operator action). */
-export function cancel(
-  stored: FlightRecord | null,
-  _ref: FlightRef,
-  input: { reason: string; ttlMs: number },
-  now: number,
-): Transition<CancelReply> {
+/**
+ * Cancel an active flight cluster-wide (no fence: an operator action). With `epoch`, only that run:
+ * an active run of another epoch answers EPOCH_MISMATCH and is left alone.
+ */
+export function cancel(stored: FlightRecord | null, _ref: FlightRef, input: CancelInput, now: number): Transition<CancelReply> {
   const record = isLive(stored, now) ? stored : null;
   if (!record || !isActive(record.meta.status)) {
     return { reply: { ok: false, code: 'NOT_ACTIVE', status: record?.meta.status ?? null } };
+  }
+  if (input.epoch !== undefined && input.epoch !== record.meta.epoch) {
+    return { reply: { ok: false, code: 'EPOCH_MISMATCH', status: record.meta.status } };
   }
   const meta: FlightMeta = {
     ...record.meta,

@@ -64,6 +64,11 @@ export interface FlightMeta {
    * does not store it (optional for coordinators).
    */
   traceparent?: string | undefined;
+  /**
+   * A public, random id of this epoch's run (see `flightNonce`): terminal notices carry it, so a waiter
+   * accepts only the notice of the very run it joined. It reveals nothing of the owner token.
+   */
+  nonce: string;
 }
 
 /** A flight as stored: its metadata and, once SUCCEEDED, the encoded result. */
@@ -101,6 +106,24 @@ export interface AcquireInput extends FlightRef, LeaseTerms {
    * owner record (OWNER_NEW / OWNER_TAKEOVER), and returned in `FlightMeta.traceparent`.
    */
   traceparent?: string | undefined;
+  /**
+   * The caller runs at once: a new owner record is created RUNNING (one write less per owner flight).
+   * Leave it unset for an owner that must wait first (for its session lock): the record is created
+   * PENDING and `markRunning` moves it on. @default false
+   */
+  startRunning?: boolean | undefined;
+}
+
+/** Input of `cancel`. */
+export interface CancelInput {
+  reason: string;
+  /** How long the CANCELLED record is kept (replayed to the run's followers). */
+  ttlMs: number;
+  /**
+   * Cancel only this epoch's run: a delayed cancel never cancels a newer run of the same key.
+   * @default undefined (whatever run is active)
+   */
+  epoch?: number | undefined;
 }
 
 export interface FailureRecord {
@@ -122,7 +145,10 @@ export type WriteReply =
   | { ok: true; meta: FlightMeta }
   | { ok: false; code: 'FENCED'; status: FlightStatus | null; epoch: number | null };
 
-export type CancelReply = { ok: true; meta: FlightMeta } | { ok: false; code: 'NOT_ACTIVE'; status: FlightStatus | null };
+/** `EPOCH_MISMATCH`: a run of another epoch than the one asked for is active; it was left alone. */
+export type CancelReply =
+  | { ok: true; meta: FlightMeta }
+  | { ok: false; code: 'NOT_ACTIVE' | 'EPOCH_MISMATCH'; status: FlightStatus | null };
 
 export type ExpireReply =
   | { ok: true; meta: FlightMeta }

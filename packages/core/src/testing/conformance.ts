@@ -102,6 +102,44 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       expect(await c.readMeta(r)).toEqual(reply.meta);
     });
 
+    it('creates the record RUNNING for an owner that runs at once (startRunning), PENDING otherwise', async () => {
+      const r = ref();
+      const reply = await acquireAs(r, 'node-a', { startRunning: true });
+      expect(reply).toMatchObject({ outcome: 'OWNER_NEW', meta: { status: 'RUNNING', heartbeatAt: time } });
+      const fence = fenceOf(r, reply.meta);
+      // An owner that never called markRunning renews and completes.
+      advance(1000);
+      expect(await c.heartbeat(fence, LEASE)).toMatchObject({ ok: true, meta: { status: 'RUNNING', heartbeatAt: time } });
+      expect((await c.markRunning(fence, LEASE)).ok).toBe(true);
+      // The same token repeated is the same owner, still RUNNING.
+      expect(await c.acquire({ ...r, ...LEASE, ownerId: 'node-a', ownerToken: fence.ownerToken, startRunning: true })).toMatchObject({
+        outcome: 'OWNER_NEW',
+        meta: { status: 'RUNNING', epoch: fence.epoch },
+      });
+      expect((await c.complete(fence, { result: 'v', resultTtlMs: 60_000 })).ok).toBe(true);
+      // A takeover created RUNNING too.
+      const soft = ref();
+      const first = await owner(soft);
+      await c.fail(first, { failure: failure(true), ttlMs: 10_000 });
+      expect(await acquireAs(soft, 'node-b', { startRunning: true })).toMatchObject({ outcome: 'OWNER_TAKEOVER', meta: { status: 'RUNNING' } });
+      expect(await acquireAs(ref(), 'node-a', { startRunning: false })).toMatchObject({ meta: { status: 'PENDING' } });
+    });
+
+    it('gives each run its own public nonce, the same for a repeated acquire, shown to its followers', async () => {
+      const r = ref();
+      const first = await acquireAs(r, 'node-a');
+      expect(first.meta.nonce).toMatch(/^[0-9a-f]{16}$/);
+      expect(first.meta.nonce).not.toContain(first.meta.ownerToken);
+      const follower = await acquireAs(r, 'node-b');
+      expect(follower.meta.nonce).toBe(first.meta.nonce);
+      const again = await c.acquire({ ...r, ...LEASE, ownerId: 'node-a', ownerToken: first.meta.ownerToken });
+      expect(again.meta.nonce).toBe(first.meta.nonce);
+      await c.fail(fenceOf(r, first.meta), { failure: failure(true), ttlMs: 10_000 });
+      const next = await acquireAs(r, 'node-c');
+      expect(next.outcome).toBe('OWNER_TAKEOVER');
+      expect(next.meta.nonce).not.toBe(first.meta.nonce);
+    });
+
     it('makes later callers followers of the live owner (FOLLOWER_WAIT) and repeats the owner outcome for the same token', async () => {
       const r = ref();
       const first = await acquireAs(r, 'node-a');
@@ -274,6 +312,20 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       expect(replay.meta).toMatchObject({ status: 'CANCELLED', errorType: 'CANCELLED', errorMessage: 'user left' });
       expect((await acquireAs(r, 'node-c')).outcome).toBe('OWNER_TAKEOVER');
       expect(await c.cancel(ref(), { reason: 'x', ttlMs: 1000 })).toMatchObject({ ok: false, code: 'NOT_ACTIVE', status: null });
+    });
+
+    it('cancels only the epoch it names: a delayed cancel leaves a newer run alone', async () => {
+      const r = ref();
+      const old = await owner(r);
+      await c.fail(old, { failure: failure(true), ttlMs: 10_000 });
+      const next = await acquireAs(r, 'node-b', { startRunning: true });
+      expect(next.outcome).toBe('OWNER_TAKEOVER');
+      expect(await c.cancel(r, { reason: 'late', ttlMs: 10_000, epoch: old.epoch })).toEqual({ ok: false, code: 'EPOCH_MISMATCH', status: 'RUNNING' });
+      expect(await c.readMeta(r)).toMatchObject({ status: 'RUNNING', epoch: next.meta.epoch });
+      expect(await c.cancel(r, { reason: 'now', ttlMs: 10_000, epoch: next.meta.epoch })).toMatchObject({
+        ok: true,
+        meta: { status: 'CANCELLED', epoch: next.meta.epoch, errorMessage: 'now' },
+      });
     });
 
     it('forgets a flight after its TTL and keeps epochs growing when it starts again', async () => {

@@ -14,11 +14,11 @@ const LEASE: LeaseTerms = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 2
 const NODES = ['node-0', 'node-1', 'node-2'] as const;
 
 type Op =
-  | { kind: 'acquire'; node: number; follow: boolean; retryToken: boolean }
+  | { kind: 'acquire'; node: number; follow: boolean; retryToken: boolean; startRunning: boolean }
   | { kind: 'markRunning' | 'heartbeat'; node: number }
   | { kind: 'complete'; node: number; value: string }
   | { kind: 'fail'; node: number; retryable: boolean }
-  | { kind: 'cancel' }
+  | { kind: 'cancel'; epochOf: number | undefined }
   | { kind: 'expire' }
   | { kind: 'advance'; ms: number };
 
@@ -34,11 +34,12 @@ export interface ModelRunOptions {
 export function opArbitrary(fc: typeof fcModule) {
   const node = fc.integer({ min: 0, max: NODES.length - 1 });
   return fc.oneof(
-    { weight: 4, arbitrary: fc.record({ kind: fc.constant('acquire' as const), node, follow: fc.boolean(), retryToken: fc.boolean() }) },
+    { weight: 4, arbitrary: fc.record({ kind: fc.constant('acquire' as const), node, follow: fc.boolean(), retryToken: fc.boolean(), startRunning: fc.boolean() }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('markRunning' as const, 'heartbeat' as const), node }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('complete' as const), node, value: fc.constantFrom('v1', 'v2', 'v3') }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('fail' as const), node, retryable: fc.boolean() }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom('cancel' as const, 'expire' as const) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), epochOf: fc.option(node, { nil: undefined }) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('expire' as const) }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.constantFrom(1, 500, 2999, 3001, 6001, 21_000) }) },
   ) as fcModule.Arbitrary<Op>;
 }
@@ -74,6 +75,7 @@ export async function runModelComparison(options: ModelRunOptions): Promise<void
               ownerId: NODES[op.node]!,
               ownerToken,
               joinEpoch: op.follow ? joined[op.node] : undefined,
+              startRunning: op.startRunning,
             };
             const expected = step(machine.acquire(model, input, now));
             const actual = await c.acquire(input);
@@ -115,7 +117,9 @@ export async function runModelComparison(options: ModelRunOptions): Promise<void
             break;
           }
           case 'cancel': {
-            const input = { reason: 'model', ttlMs: 5000 };
+            // With an epoch: the one node `epochOf` owns (or owned) — possibly stale by now.
+            const epoch = op.epochOf === undefined ? undefined : (fences[op.epochOf]?.epoch ?? 1);
+            const input = { reason: 'model', ttlMs: 5000, epoch };
             const expected = step(machine.cancel(model, ref, input, now));
             expect({ op, reply: await c.cancel(ref, input) }).toEqual({ op, reply: expected });
             break;

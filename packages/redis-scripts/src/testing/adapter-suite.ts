@@ -18,10 +18,12 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisDriver } from '../driver';
 import type { RedisCoordinatorOptions } from '../options';
-import { createRedisCoordinator, type RedisCoordinator } from '../coordinator';
+import { assertRedisVersion, createRedisCoordinator, type RedisCoordinator } from '../coordinator';
 import type { RedisSessionLock, RedisSessionLockOptions } from '../session-lock';
 import { runScript } from '../scripts';
-import { toFlightRedisError } from '../errors';
+import { FlightRedisVersionError, toFlightRedisError } from '../errors';
+import { LUA_SCRIPTS } from '../lua.generated';
+import { flightKeys, noticeChannel } from '../keys';
 import { countClients, deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from './keys';
 import { startRedisServer, type RedisServer } from './servers';
 import { startWorker, type Worker } from './multiprocess';
@@ -39,6 +41,14 @@ export interface RedisAdapterUnderTest {
 
 const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function runScriptOn(driver: RedisDriver): Promise<unknown> {
+  try {
+    return await runScript(driver, 'probe', [], []);
+  } finally {
+    await driver.close();
+  }
+}
 
 async function ownFence(c: FlightCoordinator, stage: string, key: string) {
   const reply = await c.acquire({ stage, key, ...LEASE, ownerId: 'node-a', ownerToken: randomUUID() });
@@ -238,33 +248,60 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         }
       });
 
-      it('follows in one round trip once subscribed: no re-read, the result rides in the notice', async () => {
+      it('follows with one re-read per flight once its channel is confirmed, one round trip when already subscribed, the result in the notice', async () => {
         const driver = adapter.driver(server.url);
-        const counts = { evalsha: 0 };
+        const counts = { evalsha: 0, subscribes: 0, subscribed: 0 };
         const counted: RedisDriver = {
           isCluster: driver.isCluster,
+          db: driver.db,
           evalsha: (sha, keys, args) => (counts.evalsha++, driver.evalsha(sha, keys, args)),
           eval: (source, keys, args) => driver.eval(source, keys, args),
-          subscribe: (channel, handlers) => driver.subscribe(channel, handlers),
+          createSubscriber: (handlers) => {
+            const sub = driver.createSubscriber(handlers);
+            return {
+              subscribe: (channels) => ((counts.subscribes++, (counts.subscribed += channels.length)), sub.subscribe(channels)),
+              unsubscribe: (channels) => sub.unsubscribe(channels),
+              close: () => sub.close(),
+            };
+          },
           close: () => driver.close(),
         };
         const follower = createRedisCoordinator(counted, { prefix: 'onetrip' });
         const owner = adapter.coordinator(server.url, { prefix: 'onetrip' });
         try {
-          // The first wait opens the subscription (and re-reads: nothing proved it live before).
-          const first = await ownFence(owner, 'ot', 'warm');
-          expect(await follower.waitForTerminal(first, { epoch: first.epoch, timeoutMs: 50 })).toBeNull();
-          for (let i = 0; i < 5; i++) {
+          const join = (key: string) => follower.acquire({ stage: 'ot', key, ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
+          await follower.readMeta({ stage: 'ot', key: 'warm' }); // the server version check, once
+          for (let i = 0; i < 3; i++) {
             const fence = await ownFence(owner, 'ot', `k${i}`);
             counts.evalsha = 0;
-            const joined = await follower.acquire({ stage: 'ot', key: `k${i}`, ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
+            const joined = await join(`k${i}`);
             expect(joined.outcome).toBe('FOLLOWER_WAIT');
             const waiting = follower.waitForTerminal(fence, { epoch: joined.meta.epoch, timeoutMs: 5000 });
+            await sleep(30);
+            // The acquire, then one re-read once the flight's channel is confirmed.
+            expect(counts.evalsha).toBe(2);
+            // A second follower of the same flight while the channel is live: its acquire alone.
+            const second = await join(`k${i}`);
+            const waiting2 = follower.waitForTerminal(fence, { epoch: second.meta.epoch, timeoutMs: 5000 });
             if (i % 2 === 0) await sleep(20);
             await owner.complete(fence, { result: `r ${i} ✓`, resultTtlMs: 5000 });
-            expect(await waiting).toMatchObject({ status: 'SUCCEEDED', epoch: fence.epoch, result: `r ${i} ✓` });
-            expect(counts.evalsha).toBe(1);
+            for (const w of [waiting, waiting2]) expect(await w).toMatchObject({ status: 'SUCCEEDED', epoch: fence.epoch, result: `r ${i} ✓` });
+            expect(counts.evalsha).toBe(3);
           }
+          // Waits started in one tick are subscribed in one batch; channels are dropped once nobody waits.
+          const fences = await Promise.all(Array.from({ length: 10 }, (_, i) => ownFence(owner, 'ot', `batch${i}`)));
+          counts.subscribes = 0;
+          counts.subscribed = 0;
+          const waits = fences.map((f) => follower.waitForTerminal(f, { epoch: f.epoch, timeoutMs: 5000 }));
+          await sleep(50);
+          expect(counts).toMatchObject({ subscribes: 1, subscribed: 10 });
+          expect(follower.notifications.channels).toBe(10);
+          await Promise.all(fences.map((f) => owner.complete(f, { result: 'b', resultTtlMs: 5000 })));
+          expect((await Promise.all(waits)).every((e) => e?.result === 'b')).toBe(true);
+          await sleep(50);
+          expect(follower.notifications.channels).toBe(0);
+          expect(follower.notifications.foreign).toBe(0);
+          expect(follower.notifications.received).toBe(13);
           // A notice lost while the subscriber reconnects between acquire and wait: the waiter re-reads.
           const fence = await ownFence(owner, 'ot', 'lost');
           const joined = await follower.acquire({ stage: 'ot', key: 'lost', ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
@@ -320,6 +357,125 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         }
       });
 
+      it('keeps at most one subscriber connection when subscribes miss their deadline (CLIENT PAUSE), and reuses it', async () => {
+        const follower = adapter.coordinator(server.url, { prefix: 'pause', commandTimeoutMs: 200 });
+        const owner = adapter.coordinator(server.url, { prefix: 'pause', commandTimeoutMs: 5000 });
+        const pubsubClients = async () =>
+          String(await server.command('CLIENT', 'LIST', 'TYPE', 'pubsub'))
+            .split('\n')
+            .filter((line) => line.trim().length > 0).length;
+        try {
+          const fences = await Promise.all(Array.from({ length: 7 }, (_, i) => ownFence(owner, 'pause', `k${i}`)));
+          await follower.readMeta(fences[0]!); // connected and version-checked before the pause
+          expect(await pubsubClients()).toBe(0);
+          const baseline = await countClients(server); // two command connections (+ this one-shot one)
+          await server.command('CLIENT', 'PAUSE', '2000', 'ALL');
+          const pausedAt = Date.now();
+          // Six waits one after another, each past its subscribe deadline while Redis is paused.
+          for (let i = 0; i < 6; i++) {
+            expect(await follower.waitForTerminal(fences[i]!, { epoch: fences[i]!.epoch, timeoutMs: 250 })).toBeNull();
+          }
+          await sleep(Math.max(0, 2300 - (Date.now() - pausedAt)));
+          await sleep(200);
+          expect(await pubsubClients()).toBeLessThanOrEqual(1);
+          expect(await countClients(server)).toBeLessThanOrEqual(baseline + 1);
+          // The one subscriber serves the next wait.
+          const last = fences[6]!;
+          const waiting = follower.waitForTerminal(last, { epoch: last.epoch, timeoutMs: 3000 });
+          await sleep(100);
+          await owner.complete(last, { result: 'after pause', resultTtlMs: 5000 });
+          expect(await waiting).toMatchObject({ status: 'SUCCEEDED', result: 'after pause' });
+          expect(await countClients(server)).toBeLessThanOrEqual(baseline + 1);
+        } finally {
+          await follower.close();
+          await owner.close();
+        }
+      });
+
+      it('never wakes a follower with another database\'s notice: the channel names the DB and the notice proves its run (nonce)', async () => {
+        const T = Date.now();
+        const clock = () => T; // both databases acquire in the same millisecond: same epoch
+        const prodOwner = adapter.coordinator(`${server.url}/0`, { prefix: 'env', clock });
+        const prodFollower = adapter.coordinator(`${server.url}/0`, { prefix: 'env', clock });
+        const stagingOwner = adapter.coordinator(`${server.url}/1`, { prefix: 'env', clock });
+        try {
+          const prod = await ownFence(prodOwner, 'env', 'same-key');
+          const staging = await ownFence(stagingOwner, 'env', 'same-key');
+          expect(staging.epoch).toBe(prod.epoch);
+          const joined = await prodFollower.acquire({ stage: 'env', key: 'same-key', ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
+          expect(joined.outcome).toBe('FOLLOWER_WAIT');
+          const waiting = prodFollower.waitForTerminal(prod, { epoch: joined.meta.epoch, timeoutMs: 3000 });
+          let settled: unknown;
+          void waiting.then((event) => (settled = event));
+          await sleep(50);
+          await stagingOwner.complete(staging, { result: 'STAGING VALUE', resultTtlMs: 5000 });
+          // A notice on the right channel and epoch, but not of the run joined (wrong nonce): ignored too.
+          const channel = noticeChannel('env', flightKeys('env', prod).tag, 0);
+          await server.command('SPUBLISH', channel, `0000000000000000 ${prod.epoch} SUCCEEDED 6 FORGED`);
+          await sleep(100);
+          expect(settled).toBeUndefined();
+          await prodOwner.complete(prod, { result: 'PROD VALUE', resultTtlMs: 5000 });
+          expect(await waiting).toMatchObject({ status: 'SUCCEEDED', epoch: prod.epoch, result: 'PROD VALUE' });
+          // The staging notice never reached db 0's subscriber; the forged one did, and was refused.
+          expect(prodFollower.notifications.received).toBe(2);
+        } finally {
+          await Promise.all([prodOwner.close(), prodFollower.close(), stagingOwner.close()]);
+        }
+      });
+
+      it('counts a wait covered only once the re-subscription after a reconnect is confirmed', async () => {
+        const driver = adapter.driver(server.url);
+        let holdSubscribes: Promise<void> | undefined;
+        const delayed: RedisDriver = {
+          ...driver,
+          isCluster: driver.isCluster,
+          db: driver.db,
+          evalsha: (sha, keys, args) => driver.evalsha(sha, keys, args),
+          eval: (source, keys, args) => driver.eval(source, keys, args),
+          createSubscriber: (handlers) => {
+            const sub = driver.createSubscriber({
+              onMessage: (channel, message) => handlers.onMessage(channel, message),
+              onReconnect: () => {
+                // The connection is 'ready' again, but the re-subscription is slow to be confirmed.
+                holdSubscribes = sleep(400).then(() => undefined);
+                handlers.onReconnect();
+              },
+            });
+            return {
+              subscribe: async (channels) => {
+                if (holdSubscribes) await holdSubscribes;
+                await sub.subscribe(channels);
+              },
+              unsubscribe: (channels) => sub.unsubscribe(channels),
+              close: () => sub.close(),
+            };
+          },
+          close: () => driver.close(),
+        };
+        const follower = createRedisCoordinator(delayed, { prefix: 'resub' });
+        const owner = adapter.coordinator(server.url, { prefix: 'resub' });
+        try {
+          const keep = await ownFence(owner, 'rs', 'keep');
+          const kept = follower.waitForTerminal(keep, { epoch: keep.epoch, timeoutMs: 5000 });
+          await sleep(50);
+          await server.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
+          await sleep(100); // reconnected ('ready'), re-subscription not confirmed yet
+          // A follower joins in that window, and its owner completes at once.
+          const fence = await ownFence(owner, 'rs', 'window');
+          const joined = await follower.acquire({ stage: 'rs', key: 'window', ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
+          const started = Date.now();
+          const waiting = follower.waitForTerminal(fence, { epoch: joined.meta.epoch, timeoutMs: 3000 });
+          await owner.complete(fence, { result: 'in the window', resultTtlMs: 5000 });
+          expect(await waiting).toMatchObject({ status: 'SUCCEEDED', result: 'in the window' });
+          expect(Date.now() - started).toBeLessThan(1500);
+          await owner.complete(keep, { result: 'kept', resultTtlMs: 5000 });
+          expect(await kept).toMatchObject({ status: 'SUCCEEDED' });
+        } finally {
+          await follower.close();
+          await owner.close();
+        }
+      });
+
       it('leaves no key without a TTL', async () => {
         expect(await scanKeysWithoutTtl(server, '*')).toEqual([]);
       });
@@ -357,6 +513,38 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         } finally {
           await c.close();
         }
+      });
+
+      it('checks the server version once, on first use: Redis >= 7.0 passes, an older server fails with FlightRedisVersionError', async () => {
+        expect(String(await runScriptOn(adapter.driver(url)))).toMatch(/^[7-9]\.|^\d{2,}\./);
+        // What the probe answers on Redis 6 (no redis.REDIS_VERSION there): ''.
+        const driver = adapter.driver(url);
+        const calls: string[] = [];
+        const old: RedisDriver = {
+          isCluster: driver.isCluster,
+          db: driver.db,
+          evalsha: (sha, keys, args) => {
+            calls.push(sha);
+            return sha === LUA_SCRIPTS.probe.sha ? Promise.resolve('') : driver.evalsha(sha, keys, args);
+          },
+          eval: (source, keys, args) => driver.eval(source, keys, args),
+          createSubscriber: (handlers) => driver.createSubscriber(handlers),
+          close: () => driver.close(),
+        };
+        const c = createRedisCoordinator(old, { prefix: `${prefix}-version` });
+        try {
+          const error = await c.acquire({ stage: 'v', key: 'k', ...LEASE, ownerId: 'a', ownerToken: 't' }).catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(FlightRedisVersionError);
+          expect(error).toMatchObject({ code: 'E_FLIGHT_REDIS_VERSION' });
+          expect(calls).toEqual([LUA_SCRIPTS.probe.sha]); // nothing else was sent
+          // Hybrid mode does not hide it: a deployment error, not an outage.
+          const hybrid = createSingleFlight({ coordinator: c, mode: 'hybrid' });
+          await expect(hybrid.run('v', 'k2', () => 'x')).rejects.toBeInstanceOf(FlightRedisVersionError);
+        } finally {
+          await c.close();
+        }
+        expect(() => assertRedisVersion('6.2.14')).toThrow(FlightRedisVersionError);
+        expect(() => assertRedisVersion('7.0.15')).not.toThrow();
       });
 
       it('maps script argument errors to FlightValidationError', async () => {

@@ -4,3 +4,5 @@ export { scanKeysWithoutTtl, deleteKeys, sharedRedisUrl, countClients } from './
 export { rawCommand, type RespValue } from './resp';
 export { registerRedisAdapterSuite, type RedisAdapterUnderTest } from './adapter-suite';
 export { startWorker, type Worker, type WorkerOptions, type BurstResult } from './multiprocess';
+export { checkShardedWakeup } from './cluster-wakeup';
+export { patchFlightRecord, type RecordField } from './record';

@@ -1,0 +1,468 @@
+/**
+ * Follower wake-up, in one place: a channel per flight (its hash tag + the DB index, see `noticeChannel`)
+ * subscribed on the coordinator's ONE subscriber (one connection; one per shard on a cluster) only while
+ * this process has waiters on it — reference-counted, SSUBSCRIBE/SUNSUBSCRIBE batched per tick.
+ *
+ * A wait is covered by the subscription only once the server confirmed it; then the flight is re-read
+ * once (a terminal write between the follower's acquire and the confirmation is seen by that read, a
+ * later one arrives as a notice). The subscriber is never replaced: a subscribe that misses its deadline
+ * leaves the waiter to its polling safety net, and a late confirmation is used (or undone) when it comes.
+ * A notice wakes a waiter only when it proves it belongs to the run the waiter joined (same epoch and
+ * nonce; a newer epoch only wakes it to ask again, without its result).
+ */
+import type { FlightMeta, FlightRef, FlightStatus, TerminalEvent } from '@flight/core';
+import type { RedisDriver, RedisSubscriber } from './driver';
+import { withDeadline } from './errors';
+
+/** A terminal notice as published by the scripts: `nonce epoch status`, then for inlined results ` <bytes> <result>`. */
+export interface Notice {
+  nonce: string;
+  epoch: number;
+  status: FlightStatus;
+  result: string | undefined;
+}
+
+/** What the bench and operators read: see `RedisCoordinator.notifications`. */
+export interface NotificationCounters {
+  /** Notices delivered to this process. */
+  readonly received: number;
+  /** Notices for a flight with no waiter (nor acquire in flight) here. */
+  readonly foreign: number;
+  /** Payload bytes of the notices received (UTF-8). */
+  readonly bytes: number;
+  /** Channels currently subscribed (confirmed). */
+  readonly channels: number;
+}
+
+const STATUS_SET = new Set<string>(['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'EXPIRED']);
+
+/** Parses a notice; a result whose byte count does not match is dropped (the follower reads it instead). */
+export function parseNotice(message: string): Notice | null {
+  const a = message.indexOf(' ');
+  if (a < 0) return null;
+  const b = message.indexOf(' ', a + 1);
+  if (b < 0) return null;
+  const c = message.indexOf(' ', b + 1);
+  const nonce = message.slice(0, a);
+  const epoch = Number(message.slice(a + 1, b));
+  const status = c < 0 ? message.slice(b + 1) : message.slice(b + 1, c);
+  if (!Number.isSafeInteger(epoch) || !STATUS_SET.has(status)) return null;
+  let result: string | undefined;
+  if (c >= 0) {
+    const d = message.indexOf(' ', c + 1);
+    if (d > c + 1) {
+      const bytes = Number(message.slice(c + 1, d));
+      const text = message.slice(d + 1);
+      if (Number.isSafeInteger(bytes) && Buffer.byteLength(text, 'utf8') === bytes) result = text;
+    }
+  }
+  return { nonce, epoch, status: status as FlightStatus, result };
+}
+
+type Listener = ((notice: Notice) => void) & { recheck?: () => void };
+
+const CONFIRMED = Promise.resolve(true);
+const noop = () => undefined;
+
+interface Channel {
+  readonly name: string;
+  readonly listeners: Set<Listener>;
+  /** Confirmed by the server, at this reconnect generation (-1: not confirmed). */
+  liveAt: number;
+  /** A SSUBSCRIBE for it is in flight. */
+  subscribing: boolean;
+  /** Settles when the next confirmation (true) or its failure / deadline (false) comes. */
+  confirmed: Promise<boolean>;
+  settle: (ok: boolean) => void;
+  /** Re-read every waiter when the next confirmation comes (it comes late, or after a reconnect). */
+  recheckOnConfirm: boolean;
+}
+
+/**
+ * Taken by `acquire` when its flight's channel is live: notices of the channel received while the acquire
+ * is in flight (or parked) are recorded. A FOLLOWER_WAIT reply parks it for `wait`, which then needs no
+ * re-read: the subscription was up before the record was read, and stayed up.
+ */
+export interface Ticket {
+  readonly channel: string;
+  readonly generation: number;
+  notice: Notice | undefined;
+  /** The FOLLOWER_WAIT reply's epoch and nonce; -1 while the acquire is in flight. */
+  epoch: number;
+  nonce: string;
+  parkedAt: number;
+  readonly listener: Listener;
+}
+
+/** How long a parked ticket waits for its `wait`; past it the waiter re-reads. */
+const TICKET_TTL_MS = 5000;
+/** At most this many parked tickets (oldest dropped first; a dropped one only costs its waiter a read). */
+const MAX_PARKED_TICKETS = 10_000;
+
+export interface WaitOptions {
+  epoch: number;
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+  /** The nonce of the run joined at `epoch`, when the caller knows it (from its FOLLOWER_WAIT reply). */
+  nonce?: string | undefined;
+}
+
+export interface Notifications {
+  readonly counters: NotificationCounters;
+  /** Followers currently waiting. */
+  readonly waiting: number;
+  /** Call before sending an acquire of the flight on `channel`; undefined unless the channel is live. */
+  beginAcquire(channel: string): Ticket | undefined;
+  /** Call with the acquire's reply (or null when it failed): parks the ticket of a FOLLOWER_WAIT. */
+  endAcquire(ticket: Ticket, followed: FlightMeta | null): void;
+  /**
+   * Waits for the terminal notice of `ref` at or after `epoch` on `channel`; `reread` reads the flight
+   * (with its result) once the wait is covered. Resolves null on timeout, abort or close; never rejects.
+   */
+  wait(
+    ref: FlightRef,
+    channel: string,
+    options: WaitOptions,
+    reread: () => Promise<{ meta: FlightMeta | null; result: string | undefined }>,
+  ): Promise<TerminalEvent | null>;
+  close(): Promise<void>;
+}
+
+function toEvent(ref: FlightRef, status: FlightStatus, epoch: number, result?: string): TerminalEvent {
+  const event: TerminalEvent = { stage: ref.stage, key: ref.key, status, epoch };
+  if (result !== undefined && status === 'SUCCEEDED') event.result = result;
+  return event;
+}
+
+export function createNotifications(
+  driver: Pick<RedisDriver, 'createSubscriber'>,
+  options: { commandTimeoutMs: number; onError?: (error: unknown, what: string) => void },
+): Notifications {
+  const channels = new Map<string, Channel>();
+  const counters = { received: 0, foreign: 0, bytes: 0, channels: 0 };
+  let subscriber: RedisSubscriber | undefined;
+  /** Grows on every reconnect of the subscriber: confirmations of older generations no longer count. */
+  let generation = 0;
+  let waiting = 0;
+  /** Ends each current wait with null (on close). */
+  const finishers = new Set<() => void>();
+  let closed = false;
+  const toSubscribe = new Set<string>();
+  const toUnsubscribe = new Set<string>();
+  let flushScheduled = false;
+  const parked = new Set<Ticket>();
+  let sweeper: ReturnType<typeof setInterval> | undefined;
+  const report = options.onError ?? (() => undefined);
+
+  function onMessage(name: string, message: string): void {
+    counters.received++;
+    counters.bytes += Buffer.byteLength(message, 'utf8');
+    const channel = channels.get(name);
+    if (!channel || channel.listeners.size === 0) {
+      counters.foreign++;
+      return;
+    }
+    const notice = parseNotice(message);
+    if (!notice) return;
+    for (const listener of [...channel.listeners]) listener(notice);
+  }
+
+  function onReconnect(): void {
+    generation++;
+    for (const channel of channels.values()) {
+      if (channel.liveAt >= 0) {
+        counters.channels--;
+        channel.liveAt = -1;
+        resetConfirmation(channel);
+      }
+      channel.recheckOnConfirm = true;
+      if (channel.listeners.size > 0) request(channel);
+    }
+    // Parked tickets were covered by the old connection only.
+    for (const ticket of [...parked]) dropTicket(ticket);
+  }
+
+  function sub(): RedisSubscriber {
+    subscriber ??= driver.createSubscriber({ onMessage, onReconnect });
+    return subscriber;
+  }
+
+  function newChannel(name: string): Channel {
+    let settle!: (ok: boolean) => void;
+    const confirmed = new Promise<boolean>((resolve) => (settle = resolve));
+    return { name, listeners: new Set(), liveAt: -1, subscribing: false, confirmed, settle, recheckOnConfirm: false };
+  }
+
+  function resetConfirmation(channel: Channel): void {
+    channel.confirmed = new Promise<boolean>((resolve) => (channel.settle = resolve));
+  }
+
+  function schedule(): void {
+    if (flushScheduled || closed) return;
+    flushScheduled = true;
+    setImmediate(flush);
+  }
+
+  function request(channel: Channel): void {
+    toUnsubscribe.delete(channel.name);
+    if (channel.subscribing) return;
+    toSubscribe.add(channel.name);
+    schedule();
+  }
+
+  function flush(): void {
+    flushScheduled = false;
+    if (closed) return;
+    const subscribeNow: Channel[] = [];
+    for (const name of toSubscribe) {
+      const channel = channels.get(name);
+      if (channel && channel.listeners.size > 0 && !channel.subscribing) subscribeNow.push(channel);
+    }
+    toSubscribe.clear();
+    const unsubscribeNow: string[] = [];
+    for (const name of toUnsubscribe) {
+      const channel = channels.get(name);
+      if (!channel || channel.listeners.size > 0 || channel.subscribing) continue;
+      channels.delete(name);
+      if (channel.liveAt >= 0) counters.channels--;
+      unsubscribeNow.push(name);
+    }
+    toUnsubscribe.clear();
+    if (subscribeNow.length > 0) subscribeBatch(subscribeNow);
+    if (unsubscribeNow.length > 0) {
+      sub()
+        .unsubscribe(unsubscribeNow)
+        .catch((error: unknown) => report(error, 'unsubscribe'));
+    }
+  }
+
+  function subscribeBatch(batch: Channel[]): void {
+    const at = generation;
+    for (const channel of batch) channel.subscribing = true;
+    const sent = sub().subscribe(batch.map((c) => c.name));
+    withDeadline(sent, options.commandTimeoutMs).catch(() => {
+      // No confirmation in time: the waiters re-read and poll; the command may still land (see below).
+      for (const channel of batch) {
+        if (channel.liveAt >= 0) continue;
+        channel.recheckOnConfirm = true;
+        unconfirm(channel);
+      }
+    });
+    sent.then(
+      () => {
+        for (const channel of batch) {
+          channel.subscribing = false;
+          if (closed) continue;
+          if (at !== generation) {
+            // Confirmed on a connection that broke since: ask again on the new one.
+            if (channel.listeners.size > 0) request(channel);
+            continue;
+          }
+          confirm(channel, at);
+          // Nobody waits any more: undo the subscription.
+          if (channel.listeners.size === 0) {
+            toUnsubscribe.add(channel.name);
+            schedule();
+          }
+        }
+      },
+      (error: unknown) => {
+        report(error, 'subscribe');
+        for (const channel of batch) {
+          channel.subscribing = false;
+          unconfirm(channel);
+          // Nobody waits any more: forget it (and undo it, should the command have landed after all).
+          if (channel.listeners.size === 0) toUnsubscribe.add(channel.name);
+        }
+        schedule();
+      },
+    );
+  }
+
+  function confirm(channel: Channel, at: number): void {
+    if (channel.liveAt < 0) counters.channels++;
+    channel.liveAt = at;
+    channel.settle(true);
+    channel.confirmed = CONFIRMED;
+    channel.settle = noop;
+    // Confirmed late (after its deadline) or again after a reconnect: notices may have been missed.
+    if (channel.recheckOnConfirm) {
+      channel.recheckOnConfirm = false;
+      for (const listener of channel.listeners) listener.recheck?.();
+    }
+  }
+
+  function unconfirm(channel: Channel): void {
+    channel.settle(false);
+    resetConfirmation(channel);
+  }
+
+  function watch(name: string, listener: Listener): Channel {
+    let channel = channels.get(name);
+    if (!channel) channels.set(name, (channel = newChannel(name)));
+    channel.listeners.add(listener);
+    if (channel.liveAt < 0) request(channel);
+    else toUnsubscribe.delete(name);
+    return channel;
+  }
+
+  function unwatch(channel: Channel, listener: Listener): void {
+    if (!channel.listeners.delete(listener) || channel.listeners.size > 0) return;
+    toSubscribe.delete(channel.name);
+    toUnsubscribe.add(channel.name);
+    schedule();
+  }
+
+  function dropTicket(ticket: Ticket): void {
+    const channel = channels.get(ticket.channel);
+    if (channel) unwatch(channel, ticket.listener);
+    if (parked.delete(ticket) && parked.size === 0 && sweeper) {
+      clearInterval(sweeper);
+      sweeper = undefined;
+    }
+  }
+
+  function sweepTickets(): void {
+    const oldest = Date.now() - TICKET_TTL_MS;
+    for (const ticket of parked) {
+      if (ticket.parkedAt > oldest && parked.size <= MAX_PARKED_TICKETS) break;
+      dropTicket(ticket);
+    }
+  }
+
+  function takeTicket(name: string, epoch: number): Ticket | undefined {
+    for (const ticket of parked) {
+      if (ticket.channel === name && ticket.epoch === epoch) {
+        parked.delete(ticket);
+        return ticket;
+      }
+    }
+    return undefined;
+  }
+
+  return {
+    counters: {
+      get received() {
+        return counters.received;
+      },
+      get foreign() {
+        return counters.foreign;
+      },
+      get bytes() {
+        return counters.bytes;
+      },
+      get channels() {
+        return counters.channels;
+      },
+    },
+
+    get waiting() {
+      return waiting;
+    },
+
+    beginAcquire(name) {
+      if (closed) return undefined;
+      const channel = channels.get(name);
+      if (!channel || channel.liveAt !== generation) return undefined;
+      const ticket: Ticket = {
+        channel: name,
+        generation,
+        notice: undefined,
+        epoch: -1,
+        nonce: '',
+        parkedAt: 0,
+        listener: (notice) => {
+          if (!ticket.notice || ticket.notice.epoch < notice.epoch) ticket.notice = notice;
+        },
+      };
+      watch(name, ticket.listener);
+      return ticket;
+    },
+
+    endAcquire(ticket, followed) {
+      if (!followed || closed) return dropTicket(ticket);
+      ticket.epoch = followed.epoch;
+      ticket.nonce = followed.nonce;
+      ticket.parkedAt = Date.now();
+      parked.add(ticket);
+      if (parked.size > MAX_PARKED_TICKETS) sweepTickets();
+      if (!sweeper) {
+        sweeper = setInterval(sweepTickets, 1000);
+        sweeper.unref?.();
+      }
+    },
+
+    wait(ref, name, { epoch, timeoutMs, signal, nonce: joined }, reread) {
+      return new Promise<TerminalEvent | null>((resolve) => {
+        if (closed || signal?.aborted) return resolve(null);
+        const ticket = takeTicket(name, epoch);
+        /** The run this waiter joined, once known: from its acquire, or from the re-read. */
+        let nonce = ticket?.nonce ?? joined ?? '';
+        let settled = false;
+        const finish = (event: TerminalEvent | null) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          finishers.delete(onAbort);
+          waiting--;
+          unwatch(channel, listener);
+          resolve(event);
+        };
+        /** A notice of the joined run carries its result; a newer run's notice only wakes the waiter. */
+        const accept = (notice: Notice): boolean => {
+          if (notice.epoch < epoch) return false;
+          if (notice.epoch > epoch) {
+            finish(toEvent(ref, notice.status, notice.epoch));
+            return true;
+          }
+          if (nonce !== '' && notice.nonce !== nonce) return false;
+          finish(toEvent(ref, notice.status, notice.epoch, nonce !== '' ? notice.result : undefined));
+          return true;
+        };
+        const recheck = () => {
+          reread().then(
+            ({ meta, result }) => {
+              if (!meta || meta.epoch < epoch) return;
+              if (meta.epoch === epoch && nonce === '') nonce = meta.nonce;
+              if (meta.status !== 'PENDING' && meta.status !== 'RUNNING') {
+                finish(toEvent(ref, meta.status, meta.epoch, meta.epoch === epoch ? result : undefined));
+              }
+            },
+            () => undefined, // the waiter still resolves by its timeout; the caller polls
+          );
+        };
+        const listener: Listener = (notice) => void accept(notice);
+        listener.recheck = recheck;
+        const onAbort = () => finish(null);
+        const timer = setTimeout(onAbort, Math.max(0, timeoutMs));
+        timer.unref?.();
+        signal?.addEventListener('abort', onAbort, { once: true });
+        waiting++;
+        finishers.add(onAbort);
+        const channel = watch(name, listener);
+        if (ticket) {
+          dropTicket(ticket); // its reference passes to this waiter's listener
+          if (ticket.notice && accept(ticket.notice)) return;
+          // Live before the acquire read the record, and never broken since: no re-read needed.
+          if (ticket.generation === generation && channel.liveAt === generation) return;
+        }
+        channel.confirmed.then(recheck, recheck);
+      });
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const ticket of [...parked]) dropTicket(ticket);
+      for (const finish of [...finishers]) finish();
+      for (const channel of channels.values()) channel.settle(false);
+      channels.clear();
+      if (sweeper) clearInterval(sweeper);
+      sweeper = undefined;
+      const s = subscriber;
+      subscriber = undefined;
+      if (s) await s.close().catch(() => undefined);
+    },
+  };
+}
