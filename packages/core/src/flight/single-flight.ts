@@ -110,7 +110,7 @@ export class SingleFlight {
           return { value: hit.value as T, role, shared, stage, key };
         }
       }
-      const result = await this.local.do(id, () => this.runFlight(stage, key, supplier, policy, options.sessionId), {
+      const result = await this.local.do(id, () => this.runFlight(stage, key, supplier, policy, options.sessionId, options.localFallback), {
         signal: options.signal,
       });
       // Callers that joined another caller's run on this node followed it; they did not run the supplier.
@@ -167,9 +167,20 @@ export class SingleFlight {
     if (this.options.ownsCoordinator) await this.options.coordinator.close();
   }
 
-  private async runFlight(stage: string, key: string, supplier: Supplier<unknown>, policy: StagePolicy, sessionId?: string) {
+  private async runFlight(
+    stage: string,
+    key: string,
+    supplier: Supplier<unknown>,
+    policy: StagePolicy,
+    sessionId?: string,
+    localFallback = true,
+  ) {
     if (this.mode === 'local') return this.runLocal(stage, key, supplier, policy, sessionId);
     if (this.mode === 'distributed') return this.runDistributed(stage, key, supplier, policy, sessionId);
+    if (!localFallback) {
+      if (this.degraded) throw new FlightCoordinationError('coordinator cooling down; this call may not run in-process', { context: { stage, key } });
+      return this.runDistributed(stage, key, supplier, policy, sessionId);
+    }
     if (this.degraded) {
       this.events.emit('fallback', { stage, key, error: 'coordinator cooling down' });
       return this.runLocal(stage, key, supplier, policy, sessionId);
