@@ -6,6 +6,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import {
   createHttpFlightHandler,
   disconnectSignal,
+  errorHeaders,
   groupedHeaders,
   problemBody,
   PROBLEM_CONTENT_TYPE,
@@ -20,12 +21,14 @@ export {
   FlightBodyTooLargeError,
   FlightHttpError,
   FlightHttpErrorCodes,
+  FlightHttpTimeoutError,
   FlightHttpUnavailableError,
   FlightIdempotencyConflictError,
   FlightIdempotencyKeyInvalidError,
   FlightIdempotencyKeyMissingError,
   FlightIdempotencyKeyReusedError,
   FlightSharedFailureError,
+  DEFAULT_CREDENTIAL_HEADERS,
   DEFAULT_REPLAY_HEADERS,
   REPRESENTATION_HEADERS,
   type FlightKeySpec,
@@ -48,6 +51,7 @@ function exchangeOf(req: Request, res: Response, next: NextFunction): HttpExchan
       path: mark === -1 ? url : url.slice(0, mark),
       query: mark === -1 ? '' : url.slice(mark + 1),
       headers: req.headers,
+      headerLines: (name) => req.headersDistinct[name],
     },
     signal: disconnectSignal(res),
     parsedBody: () => req.body,
@@ -75,6 +79,7 @@ function exchangeOf(req: Request, res: Response, next: NextFunction): HttpExchan
       if (res.headersSent) return void res.end();
       res.statusCode = error.status;
       res.setHeader('content-type', PROBLEM_CONTENT_TYPE);
+      for (const [name, value] of errorHeaders(error)) res.setHeader(name, value);
       if (error.status === 413) res.setHeader('connection', 'close');
       res.end(problemBody(error));
     },

@@ -7,6 +7,7 @@
 import {
   buildFlightKey,
   FlightExecutionError,
+  FlightWaitTimeoutError,
   hashPart,
   untilAborted,
   type FlightContext,
@@ -16,12 +17,13 @@ import {
 import {
   FlightBodyTooLargeError,
   FlightHttpError,
+  FlightHttpTimeoutError,
   FlightHttpUnavailableError,
   FlightIdempotencyConflictError,
   FlightIdempotencyKeyMissingError,
   FlightIdempotencyKeyReusedError,
   FlightSharedFailureError,
-  parseUnshareableCode,
+  unshareableOf,
   UnshareableResponse,
 } from './errors.js';
 import { resolveHttpFlightOptions, type FlightKeySpec, type HttpFlightOptions } from './options.js';
@@ -65,12 +67,15 @@ export interface HttpExchange<Req> {
 
 type Plan = { kind: 'bypass' } | { kind: 'flight'; key: string; fingerprint: string | undefined; conflict: boolean };
 
-const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'] as const;
-
 /** A stored failure that tells callers to stop waiting for this request (already answered). */
 class DetachedRequest extends Error {
   readonly failureType = 'OVERLOAD';
   readonly code = 'E_FLIGHT_HTTP_DETACHED';
+}
+
+/** True when the flight failed because its run or this caller's wait ran out of time. */
+function isTimeout(error: unknown): boolean {
+  return error instanceof FlightWaitTimeoutError || (error instanceof FlightExecutionError && error.errorType === 'TIMEOUT');
 }
 
 function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
@@ -124,7 +129,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
         if (idempotency.required) throw new FlightIdempotencyKeyMissingError(`${method} ${request.path} requires an Idempotency-Key header`);
         return { kind: 'bypass' };
       }
-      const idempotencyKey = parseIdempotencyKey(raw, idempotency.maxKeyLength);
+      const idempotencyKey = parseIdempotencyKey(request.headerLines(idempotency.header) ?? raw, idempotency.maxKeyLength);
       const parsed = exchange.parsedBody();
       const body =
         parsed !== undefined
@@ -137,12 +142,12 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
       // replay another's response by reusing its key.
       let identity = spec?.identity;
       if (identity === undefined) {
-        const credentials = CREDENTIAL_HEADERS.map((name) => headerValue(headers, name) ?? '');
-        if (credentials.some(Boolean)) identity = `credentials:${hashPart(credentials.join('\n'))}`;
+        const credentials = options.credentialHeaders.map((name) => headerValue(headers, name) ?? '');
+        if (credentials.some(Boolean)) identity = `credentials:${JSON.stringify(credentials)}`;
       }
       return {
         kind: 'flight',
-        key: buildFlightKey(stage, ['idem', identity === undefined ? '-' : hashPart(`id:${identity}`), hashPart(idempotencyKey)]),
+        key: buildFlightKey(stage, ['idem', hashPart(JSON.stringify([hostOf(headers), identity ?? null, idempotencyKey]))]),
         fingerprint: requestFingerprint(request, body),
         conflict: idempotency.inFlight === 'conflict',
       };
@@ -152,23 +157,22 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
     if (!options.key && hasBody(headers)) return { kind: 'bypass' };
     const spec = keyOf(exchange);
     if (spec === null) return { kind: 'bypass' };
-    const credentialed = CREDENTIAL_HEADERS.some((name) => headers[name] !== undefined);
-    if (credentialed && spec.identity === undefined) return { kind: 'bypass' };
-    const parts = spec.parts ?? [request.path, canonicalQuery(request.query)];
+    if (spec.identity === undefined) {
+      for (const name of options.credentialHeaders) if (headers[name] !== undefined) return { kind: 'bypass' };
+    }
+    const parts = spec.parts ?? [request.path, request.query.length === 0 ? '' : canonicalQuery(request.query)];
     const vary = options.vary.map((name) => headerValue(headers, name) ?? null);
     return {
       kind: 'flight',
-      key: buildFlightKey(stage, [
-        'http',
-        method,
-        hashPart(JSON.stringify(parts)),
-        hashPart(JSON.stringify(vary)),
-        spec.identity === undefined ? '-' : hashPart(`id:${spec.identity}`),
-      ]),
+      // One hash of the whole tuple: JSON keeps the parts apart, so no two tuples share a text.
+      key: buildFlightKey(stage, ['http', method, hashPart(JSON.stringify([parts, vary, hostOf(headers), spec.identity ?? null]))]),
       fingerprint: undefined,
       conflict: false,
     };
   }
+
+  /** The `Host` the request was sent to, in the key unless `shareAcrossHosts`. */
+  const hostOf = (headers: HttpRequestInfo['headers']): string | null => (options.shareAcrossHosts ? null : (headers.host ?? null));
 
   async function runFlight(exchange: HttpExchange<Req>, flight: Extract<Plan, { kind: 'flight' }>): Promise<void> {
     const { request } = exchange;
@@ -176,8 +180,9 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
     let run: OwnerRun | undefined;
     let answered = false;
     let conflicted = false;
-    const detach = new AbortController();
-    const signal = anySignal(exchange.signal, detach.signal);
+    // Only `inFlight: 'conflict'` detaches a caller itself (to answer 409 instead of following).
+    const detach = flight.conflict ? new AbortController() : undefined;
+    const signal = detach ? anySignal(exchange.signal, detach.signal) : exchange.signal;
     let unsubscribe: (() => void) | undefined;
 
     if (flight.conflict) {
@@ -189,22 +194,23 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
       unsubscribe = singleFlight.on('follower', (event) => {
         if (event.stage === stage && event.key === flight.key && !run) {
           conflicted = true;
-          detach.abort(new Error('in flight elsewhere'));
+          detach?.abort(new Error('in flight elsewhere'));
         }
       });
     }
 
     const supplier = async (context: FlightContext): Promise<SharedResponse> => {
+      const replayable = { replayable: idempotent };
       // Never run the handler twice for one request, nor for a request already answered.
-      if (run) throw new UnshareableResponse('timeout', undefined);
+      if (run) throw new UnshareableResponse('timeout', undefined, replayable);
       if (answered || conflicted) throw new DetachedRequest('the request was already answered');
       setRole(exchange, context.role);
       run = exchange.record(options.maxBodyBytes);
       const outcome = await untilAborted(run.result, context.signal);
-      if (outcome.kind === 'overflow') throw new UnshareableResponse('too-large', undefined);
-      if (outcome.kind === 'unrecordable') throw new UnshareableResponse('body', undefined);
-      if (outcome.kind === 'error') throw new UnshareableResponse('status', outcome.status);
-      const refused = unshareableReason(outcome.response, options);
+      if (outcome.kind === 'overflow') throw new UnshareableResponse('too-large', undefined, replayable);
+      if (outcome.kind === 'unrecordable') throw new UnshareableResponse('body', undefined, replayable);
+      if (outcome.kind === 'error') throw new UnshareableResponse('status', outcome.status, replayable);
+      const refused = unshareableReason(outcome.response, options, idempotent);
       if (refused) throw refused;
       return toShared(outcome.response, options, request.method, flight.fingerprint);
     };
@@ -216,8 +222,9 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
     };
 
     try {
-      const result = await singleFlight.execute(stage, flight.key, supplier, { signal });
-      if (run) return run.release();
+      // An unsafe request never runs unless its key is coordinated cluster-wide (no in-process fallback).
+      const result = await singleFlight.execute(stage, flight.key, supplier, idempotent ? { signal, localFallback: false } : { signal });
+      if (run) return await run.release();
       const shared = result.value;
       if (!isSharedResponse(shared)) throw new TypeError('the shared value is not an HTTP response');
       const role: HttpFlightRole = result.role === 'owner' || result.role === 'local' ? 'follower' : result.role;
@@ -234,8 +241,8 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
           await run.result;
           return;
         }
-        // The owner answers with its own response, whatever happened to sharing it.
-        return run.release();
+        // The owner answers with its own response (when the handler gives it), whatever happened to sharing it.
+        return await run.release();
       }
       if (conflicted) {
         return reject(new FlightIdempotencyConflictError('a request with this Idempotency-Key is still being processed'));
@@ -244,12 +251,16 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
         answered = true;
         return; // the client went away: nobody to answer
       }
-      const unshareable = error instanceof FlightExecutionError ? parseUnshareableCode(error.errorCode) : undefined;
+      const unshareable = error instanceof FlightExecutionError ? unshareableOf(error) : undefined;
       if (unshareable?.reason === 'status' && (idempotent || options.onUnshareable === 'fail')) {
         return reject(
           new FlightSharedFailureError(`the shared request failed with status ${unshareable.status}`, { status: unshareable.status }),
           'follower',
         );
+      }
+      if (unshareable?.reason === 'timeout' || (!unshareable && isTimeout(error))) {
+        // The run it joined is too slow: running the same slow handler again for each caller would only add load.
+        return reject(new FlightHttpTimeoutError('the shared request did not finish in time', { cause: error }), 'follower');
       }
       if (idempotent) {
         if (unshareable) {

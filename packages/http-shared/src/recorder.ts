@@ -20,10 +20,13 @@ export interface OwnerRun {
   readonly result: Promise<RecordResult>;
   /**
    * Hands the response to the client: the recorded response when complete, otherwise what was
-   * recorded so far followed by the rest as the handler writes it. Call it once the outcome is known.
-   * May throw the handler's own error (Koa) so the framework answers it as usual.
+   * recorded so far followed by the rest as the handler writes it. Call it once the flight is settled,
+   * even when the handler has not finished (the flight gave up on it): an adapter whose framework sends
+   * the response when the middleware returns (Koa) resolves only once the handler has answered, so the
+   * client gets the handler's own response and nothing is written after it was sent.
+   * May reject with the handler's own error (Koa) so the framework answers it as usual.
    */
-  release(): void;
+  release(): Promise<void> | void;
 }
 
 type Patched = 'writeHead' | 'write' | 'end' | 'flushHeaders';
