@@ -11,9 +11,10 @@ import { runWakeup, wakeupOptions } from './scenarios/wakeup.js';
 import { runThroughput, throughputOptions } from './scenarios/throughput.js';
 import { runWaiters, waitersOptions } from './scenarios/waiters.js';
 import { footprintOptions, runFootprint } from './scenarios/footprint.js';
+import { httpOptions, runHttp } from './scenarios/http.js';
 import { nowMs } from './stats.js';
 
-export const SCENARIOS = ['herd', 'wakeup', 'distinct-keys', 'many-waiters', 'footprint'] as const;
+export const SCENARIOS = ['herd', 'wakeup', 'distinct-keys', 'many-waiters', 'footprint', 'http'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -83,6 +84,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
       if (scenario === 'distinct-keys') rows.push(...(await runThroughput(ctx, contenders, throughputOptions(quick))));
       if (scenario === 'many-waiters') rows.push(...(await runWaiters(ctx, contenders, waitersOptions(quick))));
       if (scenario === 'footprint') rows.push(...(await runFootprint(ctx, contenders, footprintOptions(quick))));
+      if (scenario === 'http') rows.push(...(await runHttp(ctx, httpOptions(quick))));
       log(`${scenario} done in ${((nowMs() - t) / 1000).toFixed(1)} s`);
     }
   } finally {
