@@ -4,7 +4,7 @@
  * the load generator and the server never share an event loop. Configured by environment:
  * HTTP_BENCH_CONTENDER (`plain` | `flight-distributed` | `flight-local`), HTTP_BENCH_REDIS_URL,
  * HTTP_BENCH_PREFIX. Sends `{ port }` over IPC once listening; answers `{ cmd: 'stats' }` with the
- * handler's run count and exits on `{ cmd: 'exit' }`.
+ * handler's run count and the process's CPU time so far, and exits on `{ cmd: 'exit' }`.
  */
 import type { AddressInfo } from 'node:net';
 import { createSingleFlight, type SingleFlight } from '@flight/core';
@@ -18,8 +18,23 @@ const prefix = process.env.HTTP_BENCH_PREFIX ?? 'fb:http:';
 
 /** About 1 KB of JSON once serialized. */
 const payload = {
-  items: Array.from({ length: 12 }, (_, i) => ({ id: i, name: `item-${i}`, price: 10 + i, tags: ['a', 'b', 'c'], stock: i * 3 })),
+  items: Array.from({ length: 15 }, (_, i) => ({ id: i, name: `item-${i}`, price: 10 + i, tags: ['a', 'b', 'c'], stock: i * 3 })),
 };
+
+/**
+ * Diagnostic contender `http-layer-only`: the middleware over a stand-in whose `execute` just runs the
+ * supplier — the HTTP layer's own cost (key, capture, replay), without the single-flight core.
+ */
+const passthroughFlight = {
+  execute: async (stage: string, key: string, supplier: (context: unknown) => Promise<unknown>) => ({
+    value: await supplier({ signal: new AbortController().signal, stage, key, role: 'owner', attempt: 1, progress() {} }),
+    role: 'owner',
+    shared: false,
+    stage,
+    key,
+  }),
+  close: async () => {},
+} as unknown as SingleFlight;
 
 let singleFlight: SingleFlight | undefined;
 const middleware: RequestHandler[] = [];
@@ -27,7 +42,9 @@ if (contender !== 'plain') {
   singleFlight =
     contender === 'flight-local'
       ? createSingleFlight({ mode: 'local' })
-      : createSingleFlight({ mode: 'distributed', coordinator: createIoredisCoordinator({ redis: redisUrl, prefix }) });
+      : contender === 'http-layer-only'
+        ? passthroughFlight
+        : createSingleFlight({ mode: 'distributed', coordinator: createIoredisCoordinator({ redis: redisUrl, prefix }) });
   middleware.push(createFlightMiddleware({ singleFlight, stage: 'http-bench' }));
 }
 
@@ -46,7 +63,10 @@ const server = app.listen(0, '127.0.0.1', () => {
 server.keepAliveTimeout = 60_000;
 
 process.on('message', (message: { cmd?: string }) => {
-  if (message.cmd === 'stats') process.send?.({ handlerRuns });
+  if (message.cmd === 'stats') {
+    const cpu = process.cpuUsage();
+    process.send?.({ handlerRuns, cpuUs: cpu.user + cpu.system });
+  }
   if (message.cmd === 'exit') {
     server.closeAllConnections();
     server.close();

@@ -5,7 +5,7 @@
  * `distinct` — a new URL per request (every request is an owner flight: the middleware's pure overhead);
  * `same` — every connection hammers one URL (the handler should run once for the whole burst).
  * Each server runs in its own process, the load generator in this one, so they never share an event loop.
- * Set HTTP_BENCH_CPU_PROF=<dir> to write a `--cpu-prof` profile of each server process there.
+ * Set HTTP_BENCH_CPU_PROF=<dir> to write a `--cpu-prof` profile of each server process under it.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -16,7 +16,8 @@ import { prefixOf, type BenchContext, type ResultRow } from '../context.js';
 import { round } from '../stats.js';
 
 export const HTTP_CONTENDERS = ['plain', 'flight-distributed', 'flight-local'] as const;
-export type HttpContender = (typeof HTTP_CONTENDERS)[number];
+/** `http-layer-only` (diagnostic, HTTP_BENCH_LAYER_ONLY=1): the middleware over a stand-in that just runs the handler. */
+export type HttpContender = (typeof HTTP_CONTENDERS)[number] | 'http-layer-only';
 export type UrlPattern = 'distinct' | 'same';
 
 export interface HttpOptions {
@@ -46,7 +47,8 @@ async function startServer(ctx: BenchContext, contender: HttpContender, tag: str
   const profileDir = process.env.HTTP_BENCH_CPU_PROF;
   const child = fork(join(here, 'http-server.ts'), [], {
     cwd: benchDir,
-    execArgv: ['--import', 'tsx', ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-name', `${tag}.cpuprofile`] : [])],
+    // One directory per server: the main thread's profile is the largest file in it (tsx adds a loader thread).
+    execArgv: ['--import', 'tsx', ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, `${contender}-${tag}`)] : [])],
     env: {
       ...process.env,
       TSX_TSCONFIG_PATH: join(benchDir, 'tsconfig.json'),
@@ -63,10 +65,10 @@ async function startServer(ctx: BenchContext, contender: HttpContender, tag: str
   return { child, url: `http://127.0.0.1:${message.port}` };
 }
 
-async function handlerRuns(server: ServerProcess): Promise<number> {
+async function stats(server: ServerProcess): Promise<{ handlerRuns: number; cpuUs: number }> {
   server.child.send({ cmd: 'stats' });
-  const [reply] = (await once(server.child, 'message')) as [{ handlerRuns: number }];
-  return reply.handlerRuns;
+  const [reply] = (await once(server.child, 'message')) as [{ handlerRuns: number; cpuUs: number }];
+  return reply;
 }
 
 async function stopServer(server: ServerProcess): Promise<void> {
@@ -96,6 +98,8 @@ interface Sample {
   non2xx: number;
   errors: number;
   handlerRuns: number;
+  /** Server CPU time (user + system) per answered request: steadier than req/s on a shared machine. */
+  cpuUsPerReq: number;
 }
 
 async function measure(ctx: BenchContext, contender: HttpContender, urls: UrlPattern, round_: number, opts: HttpOptions): Promise<Sample> {
@@ -103,9 +107,10 @@ async function measure(ctx: BenchContext, contender: HttpContender, urls: UrlPat
   try {
     const distinct = urls === 'distinct';
     await load(server.url, distinct ? '/item/warm-[<id>]' : '/item/warm', opts, opts.warmupS, distinct);
-    const before = await handlerRuns(server);
+    const before = await stats(server);
     const result = await load(server.url, distinct ? '/item/[<id>]' : `/item/same-${round_}`, opts, opts.durationS, distinct);
-    const runs = (await handlerRuns(server)) - before;
+    const after = await stats(server);
+    const runs = after.handlerRuns - before.handlerRuns;
     return {
       reqPerSec: result.requests.average,
       p50Ms: result.latency.p50,
@@ -114,6 +119,7 @@ async function measure(ctx: BenchContext, contender: HttpContender, urls: UrlPat
       non2xx: result.non2xx,
       errors: result.errors + result.timeouts,
       handlerRuns: runs,
+      cpuUsPerReq: (after.cpuUs - before.cpuUs) / Math.max(1, result.requests.total),
     };
   } finally {
     await stopServer(server);
@@ -125,17 +131,21 @@ const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(
 /** Runs every URL pattern against the three contenders, interleaved by round; one row per pattern and contender. */
 export async function runHttp(ctx: BenchContext, opts: HttpOptions): Promise<ResultRow[]> {
   const rows: ResultRow[] = [];
+  const contenders: HttpContender[] = [...HTTP_CONTENDERS, ...(process.env.HTTP_BENCH_LAYER_ONLY ? (['http-layer-only'] as const) : [])];
   for (const urls of opts.urls) {
-    const samples = new Map<HttpContender, Sample[]>(HTTP_CONTENDERS.map((c) => [c, []]));
+    const samples = new Map<HttpContender, Sample[]>(contenders.map((c) => [c, []]));
     for (let r = 0; r < opts.rounds; r++) {
-      for (const contender of HTTP_CONTENDERS) {
+      for (const contender of contenders) {
         const sample = await measure(ctx, contender, urls, r, opts);
-        ctx.log(`http ${urls} ${contender} round ${r + 1}: ${Math.round(sample.reqPerSec)} req/s, ${sample.handlerRuns} handler runs`);
+        ctx.log(
+          `http ${urls} ${contender} round ${r + 1}: ${Math.round(sample.reqPerSec)} req/s, ` +
+            `${Math.round(sample.cpuUsPerReq)} µs server CPU/req, ${sample.handlerRuns} handler runs`,
+        );
         samples.get(contender)!.push(sample);
       }
     }
     const plain = mean(samples.get('plain')!.map((s) => s.reqPerSec));
-    for (const contender of HTTP_CONTENDERS) {
+    for (const contender of contenders) {
       const these = samples.get(contender)!;
       const reqPerSec = mean(these.map((s) => s.reqPerSec));
       rows.push({
@@ -147,6 +157,7 @@ export async function runHttp(ctx: BenchContext, opts: HttpOptions): Promise<Res
         upstreamCalls: Math.round(mean(these.map((s) => s.handlerRuns))),
         // `same`: the measured window is one burst on one URL.
         ...(urls === 'same' ? { handlerRunsPerBurst: Math.round(mean(these.map((s) => s.handlerRuns))) } : {}),
+        serverCpuUsPerReq: Math.round(mean(these.map((s) => s.cpuUsPerReq))),
         p50Ms: round(mean(these.map((s) => s.p50Ms))),
         p99Ms: round(mean(these.map((s) => s.p99Ms))),
         maxMs: round(Math.max(...these.map((s) => s.maxMs))),

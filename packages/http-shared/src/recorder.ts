@@ -30,7 +30,6 @@ export interface OwnerRun {
 }
 
 type Patched = 'writeHead' | 'write' | 'end' | 'flushHeaders';
-const PATCHED: readonly Patched[] = ['writeHead', 'write', 'end', 'flushHeaders'];
 
 function toBuffer(chunk: unknown, encoding: unknown): Buffer {
   if (chunk === undefined || chunk === null) return Buffer.alloc(0);
@@ -63,8 +62,9 @@ function applyHeaders(res: ServerResponse, headers: unknown): void {
  */
 export function recordResponse(res: ServerResponse, options: { maxBodyBytes: number; head: boolean }, run: () => void): OwnerRun {
   const target = res as unknown as Record<Patched, unknown>;
-  const saved = new Map<Patched, PropertyDescriptor | undefined>();
-  for (const name of PATCHED) saved.set(name, Object.getOwnPropertyDescriptor(res, name));
+  // The methods in place now (the prototype's, or another middleware's). Restored by assignment, never by
+  // `delete`: deleting own properties turns every response object into a slow dictionary-mode object.
+  const saved = { writeHead: target.writeHead, write: target.write, end: target.end, flushHeaders: target.flushHeaders };
   const chunks: Buffer[] = [];
   let size = 0;
   let headWritten = false;
@@ -73,11 +73,10 @@ export function recordResponse(res: ServerResponse, options: { maxBodyBytes: num
   const result = new Promise<RecordResult>((resolve) => (settle = resolve));
 
   const restore = () => {
-    for (const name of PATCHED) {
-      const descriptor = saved.get(name);
-      if (descriptor) Object.defineProperty(res, name, descriptor);
-      else delete target[name];
-    }
+    target.writeHead = saved.writeHead;
+    target.write = saved.write;
+    target.end = saved.end;
+    target.flushHeaders = saved.flushHeaders;
   };
 
   /** From now on the handler writes to the client directly; flush what it wrote so far. */
