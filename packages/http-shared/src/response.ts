@@ -14,7 +14,13 @@ type SharingOptionKeys = 'shareStatus' | 'vary' | 'maxBodyBytes' | 'replayHeader
 export interface CapturedResponse {
   status: number;
   headers: OutgoingHttpHeaders;
-  body: Buffer;
+  /** The bytes, or the UTF-8 text the handler wrote as a string. */
+  body: Buffer | string;
+}
+
+/** The size of a captured body in bytes. */
+export function bodyLength(body: Buffer | string): number {
+  return typeof body === 'string' ? Buffer.byteLength(body) : body.length;
 }
 
 /** The shared form of a response: JSON-serializable, stored by the coordinator, replayed to followers. */
@@ -71,7 +77,7 @@ export function unshareableReason(
     const vary = tokens(header(response.headers, 'vary'));
     if (vary.some((name) => name === '*' || !options.vary.includes(name))) return refuse('vary');
   }
-  if (response.body.length > options.maxBodyBytes) return refuse('too-large');
+  if (bodyLength(response.body) > options.maxBodyBytes) return refuse('too-large');
   return undefined;
 }
 
@@ -92,6 +98,8 @@ export function toShared(
   if (method === 'HEAD') {
     const length = Number(header(response.headers, 'content-length'));
     if (Number.isSafeInteger(length) && length >= 0) shared.length = length;
+  } else if (typeof response.body === 'string') {
+    shared.body = response.body;
   } else if (isUtf8(response.body)) {
     shared.body = response.body.toString('utf8');
   } else {
@@ -114,6 +122,11 @@ export function isSharedResponse(value: unknown): value is SharedResponse {
     v.headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string') &&
     typeof v.body === 'string'
   );
+}
+
+/** The body of a shared response to send: its text as is (no copy) unless it travels as base64. */
+export function sharedPayload(response: SharedResponse): string | Buffer {
+  return response.v === 1 || response.b64 ? Buffer.from(response.body, 'base64') : response.body;
 }
 
 /** The body bytes of a shared response. */
