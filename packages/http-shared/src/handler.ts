@@ -10,6 +10,7 @@ import {
   FlightWaitTimeoutError,
   hashPart,
   untilAborted,
+  type ExecuteOptions,
   type FlightContext,
   type FlightRole,
   type KeyPart,
@@ -182,7 +183,15 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
     let conflicted = false;
     // Only `inFlight: 'conflict'` detaches a caller itself (to answer 409 instead of following).
     const detach = flight.conflict ? new AbortController() : undefined;
-    const signal = detach ? anySignal(exchange.signal, detach.signal) : exchange.signal;
+    let signal: AbortSignal | undefined;
+    // An unsafe request never runs unless its key is coordinated cluster-wide (no in-process fallback). The
+    // signal is made only when the flight reads it: an L1 hit never does, and a signal costs microseconds.
+    const executeOptions: ExecuteOptions = {
+      get signal() {
+        return (signal ??= detach ? anySignal(exchange.signal, detach.signal) : exchange.signal);
+      },
+      localFallback: !idempotent,
+    };
     let unsubscribe: (() => void) | undefined;
 
     if (flight.conflict) {
@@ -222,8 +231,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
     };
 
     try {
-      // An unsafe request never runs unless its key is coordinated cluster-wide (no in-process fallback).
-      const result = await singleFlight.execute(stage, flight.key, supplier, idempotent ? { signal, localFallback: false } : { signal });
+      const result = await singleFlight.execute(stage, flight.key, supplier, executeOptions);
       if (run) return await run.release();
       const shared = result.value;
       if (!isSharedResponse(shared)) throw new TypeError('the shared value is not an HTTP response');

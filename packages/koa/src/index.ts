@@ -143,6 +143,7 @@ function exchangeOf(ctx: Context, next: Next): HttpExchange<Context> {
   const mark = url.indexOf('?');
   const method = ctx.method.toUpperCase();
   const request = ctx.request as typeof ctx.request & { body?: unknown; rawBody?: unknown };
+  let signal: AbortSignal | undefined;
   return {
     native: ctx,
     request: {
@@ -152,7 +153,10 @@ function exchangeOf(ctx: Context, next: Next): HttpExchange<Context> {
       headers: ctx.req.headers,
       headerLines: (name) => ctx.req.headersDistinct[name],
     },
-    signal: disconnectSignal(ctx.res),
+    // Made on first use only (the flight reads it on an L1 miss).
+    get signal() {
+      return (signal ??= disconnectSignal(ctx.res));
+    },
     parsedBody: () => request.body,
     async readBody(limit) {
       const body = await readBody(ctx.req, limit);
