@@ -7,7 +7,7 @@ import {
   createHttpFlightHandler,
   disconnectSignal,
   errorHeaders,
-  groupedHeaders,
+  eachSharedHeader,
   problemBody,
   PROBLEM_CONTENT_TYPE,
   readBody,
@@ -93,7 +93,7 @@ class ExpressExchange implements HttpExchange<Request> {
   replay(shared: SharedResponse): void {
     const { res } = this;
     res.statusCode = shared.status;
-    for (const [name, value] of groupedHeaders(shared)) res.setHeader(name, value);
+    eachSharedHeader(shared, (name, value) => res.setHeader(name, value));
     if (this.request.method === 'HEAD') {
       if (shared.length !== undefined) res.setHeader('content-length', shared.length);
       res.end();

@@ -4,6 +4,7 @@
  * replay a shared response, answer an error, or just run the handler); this module decides whether
  * the request may be coalesced, computes its flight key, runs the flight and answers every caller.
  */
+import * as crypto from 'node:crypto';
 import {
   buildFlightKey,
   FlightExecutionError,
@@ -68,6 +69,14 @@ export interface HttpExchange<Req> {
 
 type Plan = { kind: 'bypass' } | { kind: 'flight'; key: string; fingerprint: string | undefined; conflict: boolean };
 
+const BYPASS: Plan = { kind: 'bypass' };
+
+/** SHA-256 of `text`, base64url, 32 characters (as `hashPart`), with the one-shot `crypto.hash` where Node has it. */
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string }).hash;
+function digest(text: string): string {
+  return (oneShotHash ? oneShotHash('sha256', text, 'base64url') : hashPart(text)).slice(0, 32);
+}
+
 /** A stored failure that tells callers to stop waiting for this request (already answered). */
 class DetachedRequest extends Error {
   readonly failureType = 'OVERLOAD';
@@ -101,6 +110,8 @@ function normalizeSpec(spec: Exclude<FlightKeySpec, null | undefined>): { parts?
 export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (exchange: HttpExchange<Req>) => Promise<void> {
   const options = resolveHttpFlightOptions(input);
   const { singleFlight, stage } = options;
+  /** `stage:http:`, validated once: a coalescing key is this, the method and one digest (all safe key parts). */
+  const httpKeyPrefix = `${buildFlightKey(stage, ['http'])}:`;
   /** Idempotency keys in flight on this node (`inFlight: 'conflict'`). */
   const inFlightHere = new Set<string>();
 
@@ -114,7 +125,11 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
     return spec === null || spec === undefined ? null : normalizeSpec(spec);
   };
 
-  async function plan(exchange: HttpExchange<Req>): Promise<Plan> {
+  /**
+   * Decides how to handle a request: synchronously for the common case, a promise only when an idempotent
+   * request's body has to be read first.
+   */
+  function plan(exchange: HttpExchange<Req>): Plan | Promise<Plan> {
     const { request } = exchange;
     const { headers, method } = request;
     const declared = declaredLength(headers);
@@ -123,52 +138,56 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
         context: { limit: options.maxRequestBodyBytes, size: declared },
       });
     }
-    const idempotency = options.idempotency;
-    if (idempotency?.methods.has(method)) {
-      const raw = headers[idempotency.header];
-      if (raw === undefined) {
-        if (idempotency.required) throw new FlightIdempotencyKeyMissingError(`${method} ${request.path} requires an Idempotency-Key header`);
-        return { kind: 'bypass' };
-      }
-      const idempotencyKey = parseIdempotencyKey(request.headerLines(idempotency.header) ?? raw, idempotency.maxKeyLength);
-      const parsed = exchange.parsedBody();
-      const body =
-        parsed !== undefined
-          ? parsedBodyBytes(parsed)
-          : hasBody(headers)
-            ? await exchange.readBody(options.maxRequestBodyBytes)
-            : Buffer.alloc(0);
-      const spec = keyOf(exchange);
-      // Keys are scoped per identity; without one, per credentials, so one client can never
-      // replay another's response by reusing its key.
-      let identity = spec?.identity;
-      if (identity === undefined) {
-        const credentials = options.credentialHeaders.map((name) => headerValue(headers, name) ?? '');
-        if (credentials.some(Boolean)) identity = `credentials:${JSON.stringify(credentials)}`;
-      }
-      return {
-        kind: 'flight',
-        key: buildFlightKey(stage, ['idem', hashPart(JSON.stringify([hostOf(headers), identity ?? null, idempotencyKey]))]),
-        fingerprint: requestFingerprint(request, body),
-        conflict: idempotency.inFlight === 'conflict',
-      };
-    }
-    if (!options.methods.has(method)) return { kind: 'bypass' };
-    if (headers.range !== undefined || headers['if-range'] !== undefined) return { kind: 'bypass' };
-    if (!options.key && hasBody(headers)) return { kind: 'bypass' };
+    if (options.idempotency?.methods.has(method)) return planIdempotent(exchange, options.idempotency);
+    if (!options.methods.has(method)) return BYPASS;
+    if (headers.range !== undefined || headers['if-range'] !== undefined) return BYPASS;
+    if (!options.key && hasBody(headers)) return BYPASS;
     const spec = keyOf(exchange);
-    if (spec === null) return { kind: 'bypass' };
+    if (spec === null) return BYPASS;
     if (spec.identity === undefined) {
-      for (const name of options.credentialHeaders) if (headers[name] !== undefined) return { kind: 'bypass' };
+      for (const name of options.credentialHeaders) if (headers[name] !== undefined) return BYPASS;
     }
     const parts = spec.parts ?? [request.path, request.query.length === 0 ? '' : canonicalQuery(request.query)];
-    const vary = options.vary.map((name) => headerValue(headers, name) ?? null);
+    const vary: (string | null)[] = [];
+    for (const name of options.vary) vary.push(headerValue(headers, name) ?? null);
     return {
       kind: 'flight',
       // One hash of the whole tuple: JSON keeps the parts apart, so no two tuples share a text.
-      key: buildFlightKey(stage, ['http', method, hashPart(JSON.stringify([parts, vary, hostOf(headers), spec.identity ?? null]))]),
+      key: `${httpKeyPrefix}${method}:${digest(JSON.stringify([parts, vary, hostOf(headers), spec.identity ?? null]))}`,
       fingerprint: undefined,
       conflict: false,
+    };
+  }
+
+  async function planIdempotent(exchange: HttpExchange<Req>, idempotency: NonNullable<typeof options.idempotency>): Promise<Plan> {
+    const { request } = exchange;
+    const { headers, method } = request;
+    const raw = headers[idempotency.header];
+    if (raw === undefined) {
+      if (idempotency.required) throw new FlightIdempotencyKeyMissingError(`${method} ${request.path} requires an Idempotency-Key header`);
+      return BYPASS;
+    }
+    const idempotencyKey = parseIdempotencyKey(request.headerLines(idempotency.header) ?? raw, idempotency.maxKeyLength);
+    const parsed = exchange.parsedBody();
+    const body =
+      parsed !== undefined
+        ? parsedBodyBytes(parsed)
+        : hasBody(headers)
+          ? await exchange.readBody(options.maxRequestBodyBytes)
+          : Buffer.alloc(0);
+    const spec = keyOf(exchange);
+    // Keys are scoped per identity; without one, per credentials, so one client can never
+    // replay another's response by reusing its key.
+    let identity = spec?.identity;
+    if (identity === undefined) {
+      const credentials = options.credentialHeaders.map((name) => headerValue(headers, name) ?? '');
+      if (credentials.some(Boolean)) identity = `credentials:${JSON.stringify(credentials)}`;
+    }
+    return {
+      kind: 'flight',
+      key: buildFlightKey(stage, ['idem', digest(JSON.stringify([hostOf(headers), identity ?? null, idempotencyKey]))]),
+      fingerprint: requestFingerprint(request, body),
+      conflict: idempotency.inFlight === 'conflict',
     };
   }
 
@@ -289,7 +308,8 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
   return async function handle(exchange: HttpExchange<Req>): Promise<void> {
     let decided: Plan;
     try {
-      decided = await plan(exchange);
+      const planned = plan(exchange);
+      decided = planned instanceof Promise ? await planned : planned;
     } catch (error) {
       if (error instanceof FlightHttpError) return exchange.reject(error);
       throw error;

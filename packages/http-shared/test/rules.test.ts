@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   canonicalQuery,
+  eachSharedHeader,
   FlightIdempotencyKeyInvalidError,
   isSharedResponse,
   parseIdempotencyKey,
@@ -146,6 +147,22 @@ describe('sharing rules', () => {
     expect(sharedBody(JSON.parse(JSON.stringify(binary))).equals(bytes)).toBe(true);
     // A response stored by an older node (v1: always base64) still replays.
     expect(sharedBody({ v: 1, status: 200, headers: [], body: Buffer.from('old').toString('base64') }).toString()).toBe('old');
+  });
+
+  it('replays each header name once, repeated values together, whatever their order in the record', () => {
+    const seen = (headers: [string, string][]) => {
+      const out: [string, string | string[]][] = [];
+      eachSharedHeader({ v: 2, status: 200, headers, body: '' }, (name, value) => out.push([name, value]));
+      return out;
+    };
+    expect(seen([['content-type', 'text/plain'], ['link', '<a>'], ['link', '<b>']])).toEqual([
+      ['content-type', 'text/plain'],
+      ['link', ['<a>', '<b>']],
+    ]);
+    expect(seen([['link', '<a>'], ['etag', '"1"'], ['link', '<b>']])).toEqual([
+      ['link', ['<a>', '<b>']],
+      ['etag', '"1"'],
+    ]);
   });
 
   it('reads back unshareable codes', () => {
