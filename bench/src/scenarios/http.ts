@@ -169,3 +169,43 @@ export async function runHttp(ctx: BenchContext, opts: HttpOptions): Promise<Res
   }
   return rows;
 }
+
+/** The scenario's table, in the shape of `report.ts`'s TABLES entries (for the report to list). */
+export const HTTP_TABLE: { title: string; cols: [string, (row: ResultRow) => unknown][] } = {
+  title: 'HTTP — an Express route returning 1 KB of JSON, autocannon with 64 connections (server in its own process)',
+  cols: [
+    ['urls', (r) => r.urls],
+    ['contender', (r) => r.contender],
+    ['req/s', (r) => r.reqPerSec],
+    ['× plain', (r) => r.vsPlain],
+    ['server CPU µs/req', (r) => r.serverCpuUsPerReq],
+    ['handler runs', (r) => r.upstreamCalls],
+    ['p50 ms', (r) => r.p50Ms],
+    ['p99 ms', (r) => r.p99Ms],
+    ['non-2xx', (r) => r.non2xx],
+    ['errors', (r) => r.errors],
+  ],
+};
+
+/** The issue-10 HTTP targets, judged on the rows of one run. */
+export function httpVerdicts(rows: readonly ResultRow[]): { target: string; contender: string; figure: string; met: boolean | null }[] {
+  const row = (urls: UrlPattern, contender: HttpContender) => rows.find((r) => r.scenario === 'http' && r.urls === urls && r.contender === contender);
+  const ratio = (urls: UrlPattern, contender: HttpContender, target: number, label: string) => {
+    const r = row(urls, contender);
+    const vs = typeof r?.vsPlain === 'number' ? r.vsPlain : null;
+    return { target: label, contender, figure: vs === null ? 'not run' : `${vs}× plain`, met: vs === null ? null : vs >= target };
+  };
+  const bursts = (contender: HttpContender) => {
+    const r = row('same', contender);
+    const runs = typeof r?.handlerRunsPerBurst === 'number' ? r.handlerRunsPerBurst : null;
+    return { target: 'HTTP same URL: 1 handler run per burst', contender, figure: runs === null ? 'not run' : `${runs} runs`, met: runs === null ? null : runs <= 1 };
+  };
+  return [
+    ratio('distinct', 'flight-distributed', 0.7, 'HTTP distinct URLs ≥ 0.7× plain'),
+    ratio('distinct', 'flight-local', 0.9, 'HTTP distinct URLs ≥ 0.9× plain'),
+    ratio('same', 'flight-distributed', 1, 'HTTP same URL ≥ 1× plain'),
+    ratio('same', 'flight-local', 1, 'HTTP same URL ≥ 1× plain'),
+    bursts('flight-distributed'),
+    bursts('flight-local'),
+  ];
+}
