@@ -160,6 +160,8 @@ export function parseIdempotencyKey(lines: string | readonly string[], maxLength
  * closed first). Used to detach a waiting follower; it never stops an owner's handler.
  */
 export function disconnectSignal(res: ServerResponse): AbortSignal {
+  // Made late (adapters make it on first use): the client may be gone already.
+  if (!res.writableFinished && (res.destroyed || res.socket?.destroyed === true)) return AbortSignal.abort(new Error('client disconnected'));
   const controller = new AbortController();
   res.once('close', () => {
     if (!res.writableFinished) controller.abort(new Error('client disconnected'));
