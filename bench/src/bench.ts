@@ -12,10 +12,11 @@ import { runThroughput, throughputOptions } from './scenarios/throughput.js';
 import { runWaiters, waitersOptions } from './scenarios/waiters.js';
 import { footprintOptions, runFootprint } from './scenarios/footprint.js';
 import { fanoutOptions, runFanout } from './scenarios/fanout.js';
+import { httpOptions, runHttp } from './scenarios/http.js';
 import { nowMs } from './stats.js';
 import { compareRows } from './targets.js';
 
-export const SCENARIOS = ['herd', 'wakeup', 'distinct-keys', 'many-waiters', 'footprint', 'fan-out'] as const;
+export const SCENARIOS = ['herd', 'wakeup', 'distinct-keys', 'many-waiters', 'footprint', 'fan-out', 'http'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -90,6 +91,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
         if (scenario === 'many-waiters') rows.push(...(await runWaiters(ctx, contenders, waitersOptions(quick))));
         if (scenario === 'footprint') rows.push(...(await runFootprint(ctx, contenders, footprintOptions(quick))));
         if (scenario === 'fan-out') rows.push(...(await runFanout(ctx, contenders, fanoutOptions(quick))));
+        if (scenario === 'http') rows.push(...(await runHttp(ctx, httpOptions(quick))));
         for (const r of rows.filter((x) => x.scenario === scenario && x.kind === 'failed')) failed.push({ scenario, reason: `${r.contender}: ${String(r.reason)}` });
         log(`${scenario} done in ${((nowMs() - t) / 1000).toFixed(1)} s`);
       } catch (error) {

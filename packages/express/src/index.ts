@@ -6,26 +6,33 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import {
   createHttpFlightHandler,
   disconnectSignal,
-  groupedHeaders,
+  errorHeaders,
+  eachSharedHeader,
   problemBody,
   PROBLEM_CONTENT_TYPE,
   readBody,
   recordResponse,
-  sharedBody,
+  sharedPayload,
+  type FlightHttpError,
   type HttpExchange,
   type HttpFlightOptions,
+  type HttpRequestInfo,
+  type OwnerRun,
+  type SharedResponse,
 } from '@flight/http-shared';
 
 export {
   FlightBodyTooLargeError,
   FlightHttpError,
   FlightHttpErrorCodes,
+  FlightHttpTimeoutError,
   FlightHttpUnavailableError,
   FlightIdempotencyConflictError,
   FlightIdempotencyKeyInvalidError,
   FlightIdempotencyKeyMissingError,
   FlightIdempotencyKeyReusedError,
   FlightSharedFailureError,
+  DEFAULT_CREDENTIAL_HEADERS,
   DEFAULT_REPLAY_HEADERS,
   REPRESENTATION_HEADERS,
   type FlightKeySpec,
@@ -37,48 +44,90 @@ export {
 /** Options of the Express middleware; `key` receives the Express request. */
 export type ExpressFlightOptions = HttpFlightOptions<Request>;
 
-function exchangeOf(req: Request, res: Response, next: NextFunction): HttpExchange<Request> {
-  const url = req.originalUrl ?? req.url;
-  const mark = url.indexOf('?');
-  const method = req.method.toUpperCase();
-  return {
-    native: req,
-    request: {
-      method,
-      path: mark === -1 ? url : url.slice(0, mark),
-      query: mark === -1 ? '' : url.slice(mark + 1),
-      headers: req.headers,
-    },
-    signal: disconnectSignal(res),
-    parsedBody: () => req.body,
-    async readBody(limit) {
-      const body = await readBody(req, limit);
-      req.body = body;
-      return body;
-    },
-    setHeader(name, value) {
-      if (!res.headersSent) res.setHeader(name, value);
-    },
-    record: (maxBodyBytes) => recordResponse(res, { maxBodyBytes, head: method === 'HEAD' }, () => next()),
-    passthrough: () => next(),
-    replay(shared) {
-      res.statusCode = shared.status;
-      for (const [name, value] of groupedHeaders(shared)) res.setHeader(name, value);
-      if (method === 'HEAD') {
-        if (shared.length !== undefined) res.setHeader('content-length', shared.length);
-        res.end();
-      } else {
-        res.end(sharedBody(shared));
-      }
-    },
-    reject(error) {
-      if (res.headersSent) return void res.end();
-      res.statusCode = error.status;
-      res.setHeader('content-type', PROBLEM_CONTENT_TYPE);
-      if (error.status === 413) res.setHeader('connection', 'close');
-      res.end(problemBody(error));
-    },
-  };
+/** One Express request as the shared handler sees it (a class: no closures per request). */
+class ExpressExchange implements HttpExchange<Request> {
+  readonly request: HttpRequestInfo;
+  private signalOf: AbortSignal | undefined;
+
+  constructor(
+    readonly native: Request,
+    private readonly res: Response,
+    private readonly next: NextFunction,
+  ) {
+    const url = native.originalUrl ?? native.url;
+    const mark = url.indexOf('?');
+    this.request = new ExpressRequestInfo(
+      native,
+      native.method.toUpperCase(),
+      mark === -1 ? url : url.slice(0, mark),
+      mark === -1 ? '' : url.slice(mark + 1),
+    );
+  }
+
+  get signal(): AbortSignal {
+    return (this.signalOf ??= disconnectSignal(this.res));
+  }
+
+  parsedBody(): unknown {
+    return this.native.body;
+  }
+
+  async readBody(limit: number): Promise<Buffer> {
+    const body = await readBody(this.native, limit);
+    this.native.body = body;
+    return body;
+  }
+
+  setHeader(name: string, value: string): void {
+    if (!this.res.headersSent) this.res.setHeader(name, value);
+  }
+
+  record(maxBodyBytes: number): OwnerRun {
+    return recordResponse(this.res, { maxBodyBytes, head: this.request.method === 'HEAD' }, () => this.next());
+  }
+
+  passthrough(): void {
+    this.next();
+  }
+
+  replay(shared: SharedResponse): void {
+    const { res } = this;
+    res.statusCode = shared.status;
+    eachSharedHeader(shared, (name, value) => res.setHeader(name, value));
+    if (this.request.method === 'HEAD') {
+      if (shared.length !== undefined) res.setHeader('content-length', shared.length);
+      res.end();
+    } else {
+      res.end(sharedPayload(shared));
+    }
+  }
+
+  reject(error: FlightHttpError): void {
+    const { res } = this;
+    if (res.headersSent) return void res.end();
+    res.statusCode = error.status;
+    res.setHeader('content-type', PROBLEM_CONTENT_TYPE);
+    for (const [name, value] of errorHeaders(error)) res.setHeader(name, value);
+    if (error.status === 413) res.setHeader('connection', 'close');
+    res.end(problemBody(error));
+  }
+}
+
+class ExpressRequestInfo implements HttpRequestInfo {
+  readonly headers: Request['headers'];
+
+  constructor(
+    private readonly req: Request,
+    readonly method: string,
+    readonly path: string,
+    readonly query: string,
+  ) {
+    this.headers = req.headers;
+  }
+
+  headerLines(name: string): readonly string[] | undefined {
+    return this.req.headersDistinct[name];
+  }
 }
 
 /**
@@ -93,6 +142,6 @@ function exchangeOf(req: Request, res: Response, next: NextFunction): HttpExchan
 export function createFlightMiddleware(options: ExpressFlightOptions): RequestHandler {
   const handle = createHttpFlightHandler<Request>(options);
   return function flightMiddleware(req: Request, res: Response, next: NextFunction): void {
-    handle(exchangeOf(req, res, next)).catch(next);
+    handle(new ExpressExchange(req, res, next)).catch(next);
   };
 }

@@ -57,10 +57,25 @@ export class FlightSharedFailureError extends FlightHttpError {
   static override readonly status = 502;
 }
 
-/** 503: an idempotent request could not be coordinated (coordinator down, wait timeout…); it was not run. */
+/**
+ * 503: an idempotent request could not be coordinated cluster-wide (coordinator unreachable or in its
+ * fallback cooldown, wait timeout…). It was **not run**; the client may retry after `retryAfterSeconds`.
+ */
 export class FlightHttpUnavailableError extends FlightHttpError {
   static override readonly code = 'E_FLIGHT_HTTP_UNAVAILABLE';
   static override readonly status = 503;
+  /** Sent as `Retry-After`. */
+  readonly retryAfterSeconds: number = 1;
+}
+
+/**
+ * 504: this caller joined a run of the handler that did not finish within the stage's guard timeout (or
+ * waited past `waitTimeoutMs`). The handler is not run again for it; the run's own client still gets the
+ * handler's response when it comes.
+ */
+export class FlightHttpTimeoutError extends FlightHttpError {
+  static override readonly code = 'E_FLIGHT_HTTP_TIMEOUT';
+  static override readonly status = 504;
 }
 
 /** Every HTTP error class by its code. */
@@ -73,12 +88,24 @@ export const FlightHttpErrorCodes = {
   E_FLIGHT_HTTP_IDEMPOTENCY_IN_FLIGHT: FlightIdempotencyConflictError,
   E_FLIGHT_HTTP_SHARED_FAILURE: FlightSharedFailureError,
   E_FLIGHT_HTTP_UNAVAILABLE: FlightHttpUnavailableError,
+  E_FLIGHT_HTTP_TIMEOUT: FlightHttpTimeoutError,
 } as const;
+
+/** Response headers an error is answered with besides its body (`Retry-After` on a 503). */
+export function errorHeaders(error: FlightHttpError): [string, string][] {
+  return error instanceof FlightHttpUnavailableError ? [['retry-after', String(error.retryAfterSeconds)]] : [];
+}
 
 /** The `application/problem+json` body of an error. */
 export function problemBody(error: FlightHttpError): Buffer {
   return Buffer.from(
-    JSON.stringify({ type: 'about:blank', title: error.message, status: error.status, code: error.code }),
+    JSON.stringify({
+      type: 'about:blank',
+      title: error.message,
+      status: error.status,
+      code: error.code,
+      ...(error instanceof FlightHttpUnavailableError ? { notRun: true } : {}),
+    }),
     'utf8',
   );
 }
@@ -86,20 +113,29 @@ export function problemBody(error: FlightHttpError): Buffer {
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
 /**
- * Internal marker thrown by the supplier when the owner's response must not be shared. It is stored
- * as a non-retryable VALIDATION failure whose `code` tells followers why, e.g.
- * `E_FLIGHT_HTTP_UNSHAREABLE_STATUS_500`, `…_PRIVATE`, `…_TOO_LARGE`. Never reaches users.
+ * Internal marker thrown by the supplier when the owner's response must not be shared. It reaches the
+ * callers that joined the run on the owner's node as the `cause` of their `FlightExecutionError` (typed:
+ * reason and status); followers on other nodes see only the stored failure record, whose `code` spells
+ * the same (`E_FLIGHT_HTTP_UNSHAREABLE_STATUS_500`, `…_PRIVATE`, `…_TOO_LARGE`) — `unshareableOf` reads
+ * both. Never reaches users.
+ *
+ * Safe (coalesced) requests throw it as a retryable `OVERLOAD` failure: the next caller starts a fresh
+ * flight instead of having it replayed for `failureTtlMs`, and the guard never retries it. Idempotent
+ * requests throw it as a non-retryable `VALIDATION` failure: their handler ran, so it never runs again
+ * for that key; a retry gets the recorded outcome.
  */
 export class UnshareableResponse extends Error {
-  readonly failureType = 'VALIDATION';
+  readonly failureType: 'OVERLOAD' | 'VALIDATION';
   readonly code: string;
 
   constructor(
     readonly reason: UnshareableReason,
     readonly status: number | undefined,
+    options: { replayable?: boolean } = {},
   ) {
     super(`response not shared (${reason}${status === undefined ? '' : ` ${status}`})`);
     this.name = 'UnshareableResponse';
+    this.failureType = options.replayable ? 'VALIDATION' : 'OVERLOAD';
     this.code = `${UNSHAREABLE_PREFIX}${reason.toUpperCase().replace(/-/g, '_')}${reason === 'status' ? `_${status}` : ''}`;
   }
 }
@@ -108,9 +144,25 @@ export type UnshareableReason = 'status' | 'private' | 'vary' | 'too-large' | 'b
 
 export const UNSHAREABLE_PREFIX = 'E_FLIGHT_HTTP_UNSHAREABLE_';
 
-/** Reads back an unshareable failure code: the owner's status when it was refused for its status. */
-export function parseUnshareableCode(code: string): { reason: 'status'; status: number } | { reason: 'other' } | undefined {
+/** What callers learn of an unshareable outcome: the owner's status, a run past its time, or another reason. */
+export type UnshareableOutcome = { reason: 'status'; status: number } | { reason: 'timeout' } | { reason: 'other' };
+
+/** Reads back an unshareable failure code. */
+export function parseUnshareableCode(code: string): UnshareableOutcome | undefined {
   if (!code.startsWith(UNSHAREABLE_PREFIX)) return undefined;
-  const match = /^STATUS_(\d{3})$/.exec(code.slice(UNSHAREABLE_PREFIX.length));
-  return match ? { reason: 'status', status: Number(match[1]) } : { reason: 'other' };
+  const rest = code.slice(UNSHAREABLE_PREFIX.length);
+  const match = /^STATUS_(\d{3})$/.exec(rest);
+  if (match) return { reason: 'status', status: Number(match[1]) };
+  return rest === 'TIMEOUT' ? { reason: 'timeout' } : { reason: 'other' };
+}
+
+/**
+ * Why a flight failed for unshareability, from the typed cause (callers on the owner's node) or the stored
+ * failure code (followers on other nodes, replays); `undefined` for any other failure.
+ */
+export function unshareableOf(error: { cause?: unknown; errorCode: string }): UnshareableOutcome | undefined {
+  const cause = error.cause;
+  if (!(cause instanceof UnshareableResponse)) return parseUnshareableCode(error.errorCode);
+  if (cause.reason === 'status' && cause.status !== undefined) return { reason: 'status', status: cause.status };
+  return cause.reason === 'timeout' ? { reason: 'timeout' } : { reason: 'other' };
 }

@@ -4,11 +4,14 @@
  * replay a shared response, answer an error, or just run the handler); this module decides whether
  * the request may be coalesced, computes its flight key, runs the flight and answers every caller.
  */
+import * as crypto from 'node:crypto';
 import {
   buildFlightKey,
   FlightExecutionError,
+  FlightWaitTimeoutError,
   hashPart,
   untilAborted,
+  type ExecuteOptions,
   type FlightContext,
   type FlightRole,
   type KeyPart,
@@ -16,12 +19,13 @@ import {
 import {
   FlightBodyTooLargeError,
   FlightHttpError,
+  FlightHttpTimeoutError,
   FlightHttpUnavailableError,
   FlightIdempotencyConflictError,
   FlightIdempotencyKeyMissingError,
   FlightIdempotencyKeyReusedError,
   FlightSharedFailureError,
-  parseUnshareableCode,
+  unshareableOf,
   UnshareableResponse,
 } from './errors.js';
 import { resolveHttpFlightOptions, type FlightKeySpec, type HttpFlightOptions } from './options.js';
@@ -65,12 +69,23 @@ export interface HttpExchange<Req> {
 
 type Plan = { kind: 'bypass' } | { kind: 'flight'; key: string; fingerprint: string | undefined; conflict: boolean };
 
-const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'] as const;
+const BYPASS: Plan = { kind: 'bypass' };
+
+/** SHA-256 of `text`, base64url, 32 characters (as `hashPart`), with the one-shot `crypto.hash` where Node has it. */
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string }).hash;
+function digest(text: string): string {
+  return (oneShotHash ? oneShotHash('sha256', text, 'base64url') : hashPart(text)).slice(0, 32);
+}
 
 /** A stored failure that tells callers to stop waiting for this request (already answered). */
 class DetachedRequest extends Error {
   readonly failureType = 'OVERLOAD';
   readonly code = 'E_FLIGHT_HTTP_DETACHED';
+}
+
+/** True when the flight failed because its run or this caller's wait ran out of time. */
+function isTimeout(error: unknown): boolean {
+  return error instanceof FlightWaitTimeoutError || (error instanceof FlightExecutionError && error.errorType === 'TIMEOUT');
 }
 
 function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
@@ -95,6 +110,8 @@ function normalizeSpec(spec: Exclude<FlightKeySpec, null | undefined>): { parts?
 export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (exchange: HttpExchange<Req>) => Promise<void> {
   const options = resolveHttpFlightOptions(input);
   const { singleFlight, stage } = options;
+  /** `stage:http:`, validated once: a coalescing key is this, the method and one digest (all safe key parts). */
+  const httpKeyPrefix = `${buildFlightKey(stage, ['http'])}:`;
   /** Idempotency keys in flight on this node (`inFlight: 'conflict'`). */
   const inFlightHere = new Set<string>();
 
@@ -108,7 +125,11 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
     return spec === null || spec === undefined ? null : normalizeSpec(spec);
   };
 
-  async function plan(exchange: HttpExchange<Req>): Promise<Plan> {
+  /**
+   * Decides how to handle a request: synchronously for the common case, a promise only when an idempotent
+   * request's body has to be read first.
+   */
+  function plan(exchange: HttpExchange<Req>): Plan | Promise<Plan> {
     const { request } = exchange;
     const { headers, method } = request;
     const declared = declaredLength(headers);
@@ -117,58 +138,61 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
         context: { limit: options.maxRequestBodyBytes, size: declared },
       });
     }
-    const idempotency = options.idempotency;
-    if (idempotency?.methods.has(method)) {
-      const raw = headers[idempotency.header];
-      if (raw === undefined) {
-        if (idempotency.required) throw new FlightIdempotencyKeyMissingError(`${method} ${request.path} requires an Idempotency-Key header`);
-        return { kind: 'bypass' };
-      }
-      const idempotencyKey = parseIdempotencyKey(raw, idempotency.maxKeyLength);
-      const parsed = exchange.parsedBody();
-      const body =
-        parsed !== undefined
-          ? parsedBodyBytes(parsed)
-          : hasBody(headers)
-            ? await exchange.readBody(options.maxRequestBodyBytes)
-            : Buffer.alloc(0);
-      const spec = keyOf(exchange);
-      // Keys are scoped per identity; without one, per credentials, so one client can never
-      // replay another's response by reusing its key.
-      let identity = spec?.identity;
-      if (identity === undefined) {
-        const credentials = CREDENTIAL_HEADERS.map((name) => headerValue(headers, name) ?? '');
-        if (credentials.some(Boolean)) identity = `credentials:${hashPart(credentials.join('\n'))}`;
-      }
-      return {
-        kind: 'flight',
-        key: buildFlightKey(stage, ['idem', identity === undefined ? '-' : hashPart(`id:${identity}`), hashPart(idempotencyKey)]),
-        fingerprint: requestFingerprint(request, body),
-        conflict: idempotency.inFlight === 'conflict',
-      };
-    }
-    if (!options.methods.has(method)) return { kind: 'bypass' };
-    if (headers.range !== undefined || headers['if-range'] !== undefined) return { kind: 'bypass' };
-    if (!options.key && hasBody(headers)) return { kind: 'bypass' };
+    if (options.idempotency?.methods.has(method)) return planIdempotent(exchange, options.idempotency);
+    if (!options.methods.has(method)) return BYPASS;
+    if (headers.range !== undefined || headers['if-range'] !== undefined) return BYPASS;
+    if (!options.key && hasBody(headers)) return BYPASS;
     const spec = keyOf(exchange);
-    if (spec === null) return { kind: 'bypass' };
-    const credentialed = CREDENTIAL_HEADERS.some((name) => headers[name] !== undefined);
-    if (credentialed && spec.identity === undefined) return { kind: 'bypass' };
-    const parts = spec.parts ?? [request.path, canonicalQuery(request.query)];
-    const vary = options.vary.map((name) => headerValue(headers, name) ?? null);
+    if (spec === null) return BYPASS;
+    if (spec.identity === undefined) {
+      for (const name of options.credentialHeaders) if (headers[name] !== undefined) return BYPASS;
+    }
+    const parts = spec.parts ?? [request.path, request.query.length === 0 ? '' : canonicalQuery(request.query)];
+    const vary: (string | null)[] = [];
+    for (const name of options.vary) vary.push(headerValue(headers, name) ?? null);
     return {
       kind: 'flight',
-      key: buildFlightKey(stage, [
-        'http',
-        method,
-        hashPart(JSON.stringify(parts)),
-        hashPart(JSON.stringify(vary)),
-        spec.identity === undefined ? '-' : hashPart(`id:${spec.identity}`),
-      ]),
+      // One hash of the whole tuple: JSON keeps the parts apart, so no two tuples share a text.
+      key: `${httpKeyPrefix}${method}:${digest(JSON.stringify([parts, vary, hostOf(headers), spec.identity ?? null]))}`,
       fingerprint: undefined,
       conflict: false,
     };
   }
+
+  async function planIdempotent(exchange: HttpExchange<Req>, idempotency: NonNullable<typeof options.idempotency>): Promise<Plan> {
+    const { request } = exchange;
+    const { headers, method } = request;
+    const raw = headers[idempotency.header];
+    if (raw === undefined) {
+      if (idempotency.required) throw new FlightIdempotencyKeyMissingError(`${method} ${request.path} requires an Idempotency-Key header`);
+      return BYPASS;
+    }
+    const idempotencyKey = parseIdempotencyKey(request.headerLines(idempotency.header) ?? raw, idempotency.maxKeyLength);
+    const parsed = exchange.parsedBody();
+    const body =
+      parsed !== undefined
+        ? parsedBodyBytes(parsed)
+        : hasBody(headers)
+          ? await exchange.readBody(options.maxRequestBodyBytes)
+          : Buffer.alloc(0);
+    const spec = keyOf(exchange);
+    // Keys are scoped per identity; without one, per credentials, so one client can never
+    // replay another's response by reusing its key.
+    let identity = spec?.identity;
+    if (identity === undefined) {
+      const credentials = options.credentialHeaders.map((name) => headerValue(headers, name) ?? '');
+      if (credentials.some(Boolean)) identity = `credentials:${JSON.stringify(credentials)}`;
+    }
+    return {
+      kind: 'flight',
+      key: buildFlightKey(stage, ['idem', digest(JSON.stringify([hostOf(headers), identity ?? null, idempotencyKey]))]),
+      fingerprint: requestFingerprint(request, body),
+      conflict: idempotency.inFlight === 'conflict',
+    };
+  }
+
+  /** The `Host` the request was sent to, in the key unless `shareAcrossHosts`. */
+  const hostOf = (headers: HttpRequestInfo['headers']): string | null => (options.shareAcrossHosts ? null : (headers.host ?? null));
 
   async function runFlight(exchange: HttpExchange<Req>, flight: Extract<Plan, { kind: 'flight' }>): Promise<void> {
     const { request } = exchange;
@@ -176,8 +200,17 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
     let run: OwnerRun | undefined;
     let answered = false;
     let conflicted = false;
-    const detach = new AbortController();
-    const signal = anySignal(exchange.signal, detach.signal);
+    // Only `inFlight: 'conflict'` detaches a caller itself (to answer 409 instead of following).
+    const detach = flight.conflict ? new AbortController() : undefined;
+    let signal: AbortSignal | undefined;
+    // An unsafe request never runs unless its key is coordinated cluster-wide (no in-process fallback). The
+    // signal is made only when the flight reads it: an L1 hit never does, and a signal costs microseconds.
+    const executeOptions: ExecuteOptions = {
+      get signal() {
+        return (signal ??= detach ? anySignal(exchange.signal, detach.signal) : exchange.signal);
+      },
+      localFallback: !idempotent,
+    };
     let unsubscribe: (() => void) | undefined;
 
     if (flight.conflict) {
@@ -189,22 +222,23 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
       unsubscribe = singleFlight.on('follower', (event) => {
         if (event.stage === stage && event.key === flight.key && !run) {
           conflicted = true;
-          detach.abort(new Error('in flight elsewhere'));
+          detach?.abort(new Error('in flight elsewhere'));
         }
       });
     }
 
     const supplier = async (context: FlightContext): Promise<SharedResponse> => {
+      const replayable = { replayable: idempotent };
       // Never run the handler twice for one request, nor for a request already answered.
-      if (run) throw new UnshareableResponse('timeout', undefined);
+      if (run) throw new UnshareableResponse('timeout', undefined, replayable);
       if (answered || conflicted) throw new DetachedRequest('the request was already answered');
       setRole(exchange, context.role);
       run = exchange.record(options.maxBodyBytes);
       const outcome = await untilAborted(run.result, context.signal);
-      if (outcome.kind === 'overflow') throw new UnshareableResponse('too-large', undefined);
-      if (outcome.kind === 'unrecordable') throw new UnshareableResponse('body', undefined);
-      if (outcome.kind === 'error') throw new UnshareableResponse('status', outcome.status);
-      const refused = unshareableReason(outcome.response, options);
+      if (outcome.kind === 'overflow') throw new UnshareableResponse('too-large', undefined, replayable);
+      if (outcome.kind === 'unrecordable') throw new UnshareableResponse('body', undefined, replayable);
+      if (outcome.kind === 'error') throw new UnshareableResponse('status', outcome.status, replayable);
+      const refused = unshareableReason(outcome.response, options, idempotent);
       if (refused) throw refused;
       return toShared(outcome.response, options, request.method, flight.fingerprint);
     };
@@ -216,8 +250,8 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
     };
 
     try {
-      const result = await singleFlight.execute(stage, flight.key, supplier, { signal });
-      if (run) return run.release();
+      const result = await singleFlight.execute(stage, flight.key, supplier, executeOptions);
+      if (run) return await run.release();
       const shared = result.value;
       if (!isSharedResponse(shared)) throw new TypeError('the shared value is not an HTTP response');
       const role: HttpFlightRole = result.role === 'owner' || result.role === 'local' ? 'follower' : result.role;
@@ -234,8 +268,8 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
           await run.result;
           return;
         }
-        // The owner answers with its own response, whatever happened to sharing it.
-        return run.release();
+        // The owner answers with its own response (when the handler gives it), whatever happened to sharing it.
+        return await run.release();
       }
       if (conflicted) {
         return reject(new FlightIdempotencyConflictError('a request with this Idempotency-Key is still being processed'));
@@ -244,12 +278,16 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
         answered = true;
         return; // the client went away: nobody to answer
       }
-      const unshareable = error instanceof FlightExecutionError ? parseUnshareableCode(error.errorCode) : undefined;
+      const unshareable = error instanceof FlightExecutionError ? unshareableOf(error) : undefined;
       if (unshareable?.reason === 'status' && (idempotent || options.onUnshareable === 'fail')) {
         return reject(
           new FlightSharedFailureError(`the shared request failed with status ${unshareable.status}`, { status: unshareable.status }),
           'follower',
         );
+      }
+      if (unshareable?.reason === 'timeout' || (!unshareable && isTimeout(error))) {
+        // The run it joined is too slow: running the same slow handler again for each caller would only add load.
+        return reject(new FlightHttpTimeoutError('the shared request did not finish in time', { cause: error }), 'follower');
       }
       if (idempotent) {
         if (unshareable) {
@@ -270,7 +308,8 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
   return async function handle(exchange: HttpExchange<Req>): Promise<void> {
     let decided: Plan;
     try {
-      decided = await plan(exchange);
+      const planned = plan(exchange);
+      decided = planned instanceof Promise ? await planned : planned;
     } catch (error) {
       if (error instanceof FlightHttpError) return exchange.reject(error);
       throw error;

@@ -4,4 +4,4 @@ export * from './request.js';
 export * from './response.js';
 export { recordResponse, type OwnerRun, type RecordResult } from './recorder.js';
 export { createHttpFlightHandler, type HttpExchange, type HttpFlightRole } from './handler.js';
-export { groupedHeaders, errorStatus } from './replay.js';
+export { eachSharedHeader, groupedHeaders, errorStatus } from './replay.js';

@@ -13,8 +13,8 @@ export type FlightKeySpec =
       /** Parts replacing the default path + query part. @default path and canonical query */
       parts?: string | readonly KeyPart[];
       /**
-       * Who the response is for (a user or tenant id). Required to coalesce requests that carry
-       * `Authorization` or `Cookie`: requests with different identities never share a response.
+       * Who the response is for (a user or tenant id). Required to coalesce requests that carry a
+       * credential header (`credentialHeaders`): requests with different identities never share a response.
        */
       identity?: string | number;
     };
@@ -81,6 +81,19 @@ export interface HttpFlightOptions<Req> {
   idempotency?: boolean | IdempotencyOptions;
   /** Response header telling how the response was obtained; `false` to omit it. @default 'x-flight-role' */
   roleHeader?: string | false;
+  /**
+   * Request headers that carry credentials. A request with any of them is not coalesced unless `key`
+   * gives an `identity`; under an Idempotency-Key, their values scope the key (one client can never get
+   * another's response by reusing its key).
+   * @default ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-auth-token']
+   */
+  credentialHeaders?: readonly string[];
+  /**
+   * Let requests for different `Host`s share a response. Off by default: virtual hosts and tenants
+   * served by one route never see each other's responses.
+   * @default false
+   */
+  shareAcrossHosts?: boolean;
 }
 
 export interface ResolvedIdempotency {
@@ -104,7 +117,11 @@ export interface ResolvedHttpFlightOptions<Req> {
   vary: readonly string[];
   idempotency: ResolvedIdempotency | undefined;
   roleHeader: string | undefined;
+  credentialHeaders: readonly string[];
+  shareAcrossHosts: boolean;
 }
+
+export const DEFAULT_CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-auth-token'] as const;
 
 export const DEFAULT_REPLAY_HEADERS = [
   'content-type',
@@ -224,6 +241,9 @@ export function resolveHttpFlightOptions<Req>(options: HttpFlightOptions<Req>): 
 
   const roleHeader = options.roleHeader === false ? undefined : headerList('roleHeader', [options.roleHeader ?? 'x-flight-role'])[0];
 
+  const credentialHeaders = headerList('credentialHeaders', options.credentialHeaders ?? DEFAULT_CREDENTIAL_HEADERS);
+  if (options.shareAcrossHosts !== undefined && typeof options.shareAcrossHosts !== 'boolean') fail('shareAcrossHosts must be a boolean');
+
   return {
     singleFlight,
     stage: options.stage,
@@ -237,5 +257,7 @@ export function resolveHttpFlightOptions<Req>(options: HttpFlightOptions<Req>): 
     vary,
     idempotency,
     roleHeader,
+    credentialHeaders: [...new Set(credentialHeaders)],
+    shareAcrossHosts: options.shareAcrossHosts ?? false,
   };
 }

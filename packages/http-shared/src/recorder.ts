@@ -20,21 +20,28 @@ export interface OwnerRun {
   readonly result: Promise<RecordResult>;
   /**
    * Hands the response to the client: the recorded response when complete, otherwise what was
-   * recorded so far followed by the rest as the handler writes it. Call it once the outcome is known.
-   * May throw the handler's own error (Koa) so the framework answers it as usual.
+   * recorded so far followed by the rest as the handler writes it. Call it once the flight is settled,
+   * even when the handler has not finished (the flight gave up on it): an adapter whose framework sends
+   * the response when the middleware returns (Koa) resolves only once the handler has answered, so the
+   * client gets the handler's own response and nothing is written after it was sent.
+   * May reject with the handler's own error (Koa) so the framework answers it as usual.
    */
-  release(): void;
+  release(): Promise<void> | void;
 }
 
 type Patched = 'writeHead' | 'write' | 'end' | 'flushHeaders';
-const PATCHED: readonly Patched[] = ['writeHead', 'write', 'end', 'flushHeaders'];
 
-function toBuffer(chunk: unknown, encoding: unknown): Buffer {
-  if (chunk === undefined || chunk === null) return Buffer.alloc(0);
-  if (typeof chunk === 'string') return Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+/** A written chunk as UTF-8 text (kept as the string it was written as) or bytes. */
+type Piece = string | Buffer;
+
+function toPiece(chunk: unknown, encoding: unknown): Piece {
+  if (chunk === undefined || chunk === null) return '';
+  if (typeof chunk === 'string') {
+    return encoding === undefined || encoding === 'utf8' || encoding === 'utf-8' ? chunk : Buffer.from(chunk, encoding as BufferEncoding);
+  }
   if (Buffer.isBuffer(chunk)) return chunk;
   if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  return Buffer.from(String(chunk));
+  return String(chunk);
 }
 
 function applyHeaders(res: ServerResponse, headers: unknown): void {
@@ -54,108 +61,206 @@ function applyHeaders(res: ServerResponse, headers: unknown): void {
   }
 }
 
+type Patchable = Record<Patched, unknown>;
+const PATCHED: readonly Patched[] = ['writeHead', 'write', 'end', 'flushHeaders'];
+
+/** The recorder of each response being recorded. */
+const RECORDERS = new WeakMap<ServerResponse, ResponseRecorder>();
+
+// The methods a recorded response gets: shared by every response (no closures per request); each finds its
+// recorder by the response it is called on.
+const recordingMethods: Record<Patched, (this: ServerResponse, ...args: any[]) => unknown> = {
+  writeHead(status: number, reason?: unknown, headers?: unknown) {
+    return RECORDERS.get(this)!.writeHead(status, reason, headers);
+  },
+  flushHeaders() {
+    RECORDERS.get(this)!.flushHeaders();
+  },
+  write(chunk: unknown, encoding?: unknown, callback?: unknown) {
+    return RECORDERS.get(this)!.write(chunk, encoding, callback);
+  },
+  end(chunk?: unknown, encoding?: unknown, callback?: unknown) {
+    return RECORDERS.get(this)!.end(chunk, encoding, callback);
+  },
+};
+
+/**
+ * A prototype over `proto` whose methods record, one per prototype. Recording swaps a response's prototype
+ * for it (and back): much cheaper than adding own methods to each response, which costs about 8 µs once
+ * Express has set the response's prototype.
+ */
+const recordingPrototypes = new WeakMap<object, object>();
+function recordingPrototype(proto: object): object {
+  let recording = recordingPrototypes.get(proto);
+  if (!recording) {
+    const descriptors: PropertyDescriptorMap = {};
+    for (const name of PATCHED) descriptors[name] = { value: recordingMethods[name], writable: true, configurable: true };
+    recording = Object.create(proto, descriptors) as object;
+    recordingPrototypes.set(proto, recording);
+  }
+  return recording;
+}
+
+/** A response finished while its recorder still recorded: its prototype was swapped again (a mounted Express sub-app). */
+function onFinish(this: ServerResponse): void {
+  RECORDERS.get(this)?.finishedElsewhere();
+}
+
+class ResponseRecorder implements OwnerRun {
+  readonly result: Promise<RecordResult>;
+  private settle!: (result: RecordResult) => void;
+  private readonly chunks: Piece[] = [];
+  private size = 0;
+  private headWritten = false;
+  private state: 'recording' | 'complete' | 'streaming' | 'released' = 'recording';
+  /** The prototype swapped out, or (when the response has methods of its own, patched by another middleware) undefined. */
+  private readonly proto: object | undefined;
+  /** The response's own methods before recording, when it had any. */
+  private readonly saved: Patchable | undefined;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly maxBodyBytes: number,
+    private readonly head: boolean,
+  ) {
+    this.result = new Promise<RecordResult>((resolve) => (this.settle = resolve));
+    RECORDERS.set(res, this);
+    const target = res as unknown as Patchable;
+    if (PATCHED.some((name) => Object.hasOwn(res, name))) {
+      this.saved = { writeHead: target.writeHead, write: target.write, end: target.end, flushHeaders: target.flushHeaders };
+      for (const name of PATCHED) target[name] = recordingMethods[name];
+    } else {
+      this.proto = Object.getPrototypeOf(res) as object;
+      Object.setPrototypeOf(res, recordingPrototype(this.proto));
+    }
+    res.once('finish', onFinish);
+  }
+
+  /** Puts the response's methods back (its prototype, or its own methods by assignment: `delete` would make it slow). */
+  private restore(): void {
+    const { res } = this;
+    res.off('finish', onFinish);
+    if (this.proto) {
+      if (recordingPrototypes.get(this.proto) === Object.getPrototypeOf(res)) Object.setPrototypeOf(res, this.proto);
+      return;
+    }
+    const target = res as unknown as Patchable;
+    for (const name of PATCHED) target[name] = this.saved![name];
+  }
+
+  /** The response went out without passing through the recorder: nothing to share, nothing left to send. */
+  finishedElsewhere(): void {
+    if (this.state !== 'recording') return;
+    this.restore();
+    this.state = 'released';
+    this.settle({ kind: 'unrecordable' });
+  }
+
+  /** From now on the handler writes to the client directly; flush what it wrote so far. */
+  private streamThrough(): void {
+    const { res } = this;
+    this.state = 'streaming';
+    this.restore();
+    if (this.headWritten && !res.headersSent) res.writeHead(res.statusCode, res.statusMessage);
+    for (const chunk of this.chunks.splice(0)) res.write(chunk);
+  }
+
+  private append(chunk: Piece): void {
+    if (this.state !== 'recording' || chunk.length === 0) return;
+    this.headWritten = true;
+    if (this.head) return; // HEAD: Node drops the body; only the declared length matters.
+    this.chunks.push(chunk);
+    this.size += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+    if (this.size > this.maxBodyBytes) {
+      this.streamThrough();
+      this.settle({ kind: 'overflow' });
+    }
+  }
+
+  /**
+   * The body recorded so far: the chunk itself when there is one — a string stays the string it was
+   * written as (`res.send`/`res.json` write one), sent and shared as text without a copy — else one buffer.
+   */
+  private body(): Piece {
+    const { chunks } = this;
+    if (chunks.length <= 1) return chunks[0] ?? '';
+    return Buffer.concat(
+      chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)),
+      this.size,
+    );
+  }
+
+  writeHead(status: number, reason?: unknown, headers?: unknown): ServerResponse {
+    const { res } = this;
+    if (this.state === 'recording') {
+      res.statusCode = status;
+      if (typeof reason === 'string') res.statusMessage = reason;
+      else headers = reason;
+      applyHeaders(res, headers);
+      this.headWritten = true;
+    }
+    return res;
+  }
+
+  flushHeaders(): void {
+    if (this.state === 'recording') this.headWritten = true;
+  }
+
+  write(chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
+    if (this.state === 'streaming') return (this.res.write as (...args: unknown[]) => boolean)(chunk, encoding, callback);
+    if (typeof encoding === 'function') callback = encoding;
+    this.append(toPiece(chunk, encoding));
+    if (typeof callback === 'function') process.nextTick(callback as () => void);
+    return true;
+  }
+
+  end(chunk?: unknown, encoding?: unknown, callback?: unknown): ServerResponse {
+    const { res } = this;
+    if (this.state === 'streaming') return (res.end as (...args: unknown[]) => ServerResponse)(chunk, encoding, callback);
+    if (typeof chunk === 'function') [callback, chunk] = [chunk, undefined];
+    if (typeof encoding === 'function') [callback, encoding] = [encoding, undefined];
+    this.append(toPiece(chunk, encoding));
+    if (this.state === 'recording') {
+      this.state = 'complete';
+      this.settle({ kind: 'complete', response: { status: res.statusCode, headers: res.getHeaders(), body: this.body() } });
+    }
+    if (typeof callback === 'function') process.nextTick(callback as () => void);
+    return res;
+  }
+
+  /** The handler threw synchronously: nothing was recorded for the client. */
+  fail(error: unknown): void {
+    this.restore();
+    this.state = 'released';
+    this.settle({ kind: 'error', error, status: 500 });
+  }
+
+  release(): void {
+    const { res } = this;
+    if (this.state === 'complete') {
+      this.state = 'released';
+      this.restore();
+      if (res.destroyed) return;
+      if (this.head) res.end();
+      else res.end(this.body());
+      this.chunks.length = 0;
+    } else if (this.state === 'recording') {
+      // The owner gave up waiting (timeout): let the handler's response through as it comes.
+      this.streamThrough();
+    }
+  }
+}
+
 /**
  * Starts recording `res`, then calls `run` (which invokes the downstream handler). Nothing reaches
  * the client until `release()` — or until the body passes `maxBodyBytes`.
  */
 export function recordResponse(res: ServerResponse, options: { maxBodyBytes: number; head: boolean }, run: () => void): OwnerRun {
-  const target = res as unknown as Record<Patched, unknown>;
-  const saved = new Map<Patched, PropertyDescriptor | undefined>();
-  for (const name of PATCHED) saved.set(name, Object.getOwnPropertyDescriptor(res, name));
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let headWritten = false;
-  let state: 'recording' | 'complete' | 'streaming' | 'released' = 'recording';
-  let settle!: (result: RecordResult) => void;
-  const result = new Promise<RecordResult>((resolve) => (settle = resolve));
-
-  const restore = () => {
-    for (const name of PATCHED) {
-      const descriptor = saved.get(name);
-      if (descriptor) Object.defineProperty(res, name, descriptor);
-      else delete target[name];
-    }
-  };
-
-  /** From now on the handler writes to the client directly; flush what it wrote so far. */
-  const streamThrough = () => {
-    state = 'streaming';
-    restore();
-    if (headWritten && !res.headersSent) res.writeHead(res.statusCode, res.statusMessage);
-    for (const chunk of chunks.splice(0)) res.write(chunk);
-  };
-
-  const append = (chunk: Buffer) => {
-    if (state !== 'recording' || chunk.length === 0) return;
-    headWritten = true;
-    if (options.head) return; // HEAD: Node drops the body; only the declared length matters.
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size > options.maxBodyBytes) {
-      streamThrough();
-      settle({ kind: 'overflow' });
-    }
-  };
-
-  target.writeHead = function writeHead(status: number, reason?: unknown, headers?: unknown) {
-    if (state === 'recording') {
-      res.statusCode = status;
-      if (typeof reason === 'string') res.statusMessage = reason;
-      else headers = reason;
-      applyHeaders(res, headers);
-      headWritten = true;
-    }
-    return res;
-  };
-  target.flushHeaders = function flushHeaders() {
-    if (state === 'recording') headWritten = true;
-  };
-  target.write = function write(chunk: unknown, encoding?: unknown, callback?: unknown) {
-    // eslint-disable-next-line prefer-rest-params
-    if (state === 'streaming') return (res.write as (...args: unknown[]) => boolean)(...arguments);
-    if (typeof encoding === 'function') callback = encoding;
-    append(toBuffer(chunk, encoding));
-    if (typeof callback === 'function') process.nextTick(callback as () => void);
-    return true;
-  };
-  target.end = function end(chunk?: unknown, encoding?: unknown, callback?: unknown) {
-    // eslint-disable-next-line prefer-rest-params
-    if (state === 'streaming') return (res.end as (...args: unknown[]) => ServerResponse)(...arguments);
-    if (typeof chunk === 'function') [callback, chunk] = [chunk, undefined];
-    if (typeof encoding === 'function') [callback, encoding] = [encoding, undefined];
-    append(toBuffer(chunk, encoding));
-    if (state === 'recording') {
-      state = 'complete';
-      settle({
-        kind: 'complete',
-        response: { status: res.statusCode, headers: res.getHeaders(), body: Buffer.concat(chunks, size) },
-      });
-    }
-    if (typeof callback === 'function') process.nextTick(callback as () => void);
-    return res;
-  };
-
+  const recorder = new ResponseRecorder(res, options.maxBodyBytes, options.head);
   try {
     run();
   } catch (error) {
-    restore();
-    state = 'released';
-    settle({ kind: 'error', error, status: 500 });
+    recorder.fail(error);
   }
-
-  return {
-    result,
-    release() {
-      if (state === 'complete') {
-        state = 'released';
-        restore();
-        if (res.destroyed) return;
-        if (options.head) res.end();
-        else res.end(Buffer.concat(chunks.splice(0), size));
-      } else if (state === 'recording') {
-        // The owner gave up waiting (timeout): let the handler's response through as it comes.
-        streamThrough();
-      }
-    },
-  };
+  return recorder;
 }

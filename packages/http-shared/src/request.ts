@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { parseItem } from 'structured-headers';
 import { FlightBodyTooLargeError, FlightIdempotencyKeyInvalidError } from './errors.js';
 
 /** The framework-neutral view of a request. */
@@ -15,6 +16,8 @@ export interface HttpRequestInfo {
   /** The raw query string, without `?`. */
   query: string;
   headers: IncomingHttpHeaders;
+  /** The field lines of one header as received, one entry per line (`req.headersDistinct[name]`). */
+  headerLines(name: string): readonly string[] | undefined;
 }
 
 /** One header as a single string (repeated values joined by `, `), or `undefined`. */
@@ -122,32 +125,34 @@ export function requestFingerprint(request: HttpRequestInfo, body: Buffer): stri
     .digest('base64url');
 }
 
-const KEY_CHARS = /^[\x21\x23-\x5b\x5d-\x7e]+$/; // visible ASCII without `"` and `\`
-
 /**
- * Parses an `Idempotency-Key` value: an sf-string (`"…"`, the draft's form) or a bare token of
- * visible ASCII. Throws `FlightIdempotencyKeyInvalidError` when empty, repeated, too long or malformed.
+ * Parses an `Idempotency-Key` strictly as an RFC 8941 sf-string (`"…"`, printable ASCII, `\"` and `\\`
+ * escapes), the form the IETF draft defines; parameters are ignored. `lines` are the header's field
+ * lines as received (`req.headersDistinct`): more than one is a repeated header. Throws
+ * `FlightIdempotencyKeyInvalidError` when repeated, not a single sf-string (a bare token, a list, an
+ * unescaped quote…), empty or too long.
  */
-export function parseIdempotencyKey(raw: string | string[], maxLength: number): string {
-  if (Array.isArray(raw)) {
-    if (raw.length !== 1) throw new FlightIdempotencyKeyInvalidError('the Idempotency-Key header must appear once');
-    raw = raw[0]!;
+export function parseIdempotencyKey(lines: string | readonly string[], maxLength: number): string {
+  if (typeof lines !== 'string') {
+    if (lines.length !== 1) throw new FlightIdempotencyKeyInvalidError('the Idempotency-Key header must appear once');
+    lines = lines[0]!;
   }
-  let value = raw.trim();
-  if (value.startsWith('"')) {
-    if (value.length < 2 || !value.endsWith('"')) throw new FlightIdempotencyKeyInvalidError('the Idempotency-Key is not a valid string');
-    value = value.slice(1, -1).replace(/\\(["\\])/g, '$1');
-    if (!/^[\x20-\x7e]*$/.test(value)) throw new FlightIdempotencyKeyInvalidError('the Idempotency-Key must be printable ASCII');
-  } else if (value.length > 0 && !KEY_CHARS.test(value)) {
-    throw new FlightIdempotencyKeyInvalidError('the Idempotency-Key must be visible ASCII (or a quoted string)');
+  let item: unknown;
+  try {
+    [item] = parseItem(lines);
+  } catch (error) {
+    throw new FlightIdempotencyKeyInvalidError('the Idempotency-Key is not a valid structured field string', { cause: error });
   }
-  if (value.length === 0) throw new FlightIdempotencyKeyInvalidError('the Idempotency-Key is empty');
-  if (value.length > maxLength) {
+  if (typeof item !== 'string') {
+    throw new FlightIdempotencyKeyInvalidError('the Idempotency-Key must be a quoted string (RFC 8941 sf-string), e.g. "8e03978e-40d5"');
+  }
+  if (item.length === 0) throw new FlightIdempotencyKeyInvalidError('the Idempotency-Key is empty');
+  if (item.length > maxLength) {
     throw new FlightIdempotencyKeyInvalidError(`the Idempotency-Key is longer than ${maxLength} characters`, {
-      context: { length: value.length, maxLength },
+      context: { length: item.length, maxLength },
     });
   }
-  return value;
+  return item;
 }
 
 /**
@@ -155,6 +160,8 @@ export function parseIdempotencyKey(raw: string | string[], maxLength: number): 
  * closed first). Used to detach a waiting follower; it never stops an owner's handler.
  */
 export function disconnectSignal(res: ServerResponse): AbortSignal {
+  // Made late (adapters make it on first use): the client may be gone already.
+  if (!res.writableFinished && (res.destroyed || res.socket?.destroyed === true)) return AbortSignal.abort(new Error('client disconnected'));
   const controller = new AbortController();
   res.once('close', () => {
     if (!res.writableFinished) controller.abort(new Error('client disconnected'));

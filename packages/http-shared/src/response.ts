@@ -1,9 +1,11 @@
 /**
  * A captured response, the rules deciding whether it may be shared, and the JSON-safe shape in
- * which it travels through the coordinator (headers filtered by the allow-list, body as base64).
+ * which it travels through the coordinator (headers filtered by the allow-list; the body as text when it
+ * is valid UTF-8, base64 only when it is binary — so it is base64-encoded at most once on its way).
  */
+import { isUtf8 } from 'node:buffer';
 import type { OutgoingHttpHeaders } from 'node:http';
-import { UnshareableResponse } from './errors.js';
+import { UnshareableResponse, type UnshareableReason } from './errors.js';
 import type { ResolvedHttpFlightOptions } from './options.js';
 
 type SharingOptionKeys = 'shareStatus' | 'vary' | 'maxBodyBytes' | 'replayHeaders';
@@ -12,17 +14,26 @@ type SharingOptionKeys = 'shareStatus' | 'vary' | 'maxBodyBytes' | 'replayHeader
 export interface CapturedResponse {
   status: number;
   headers: OutgoingHttpHeaders;
-  body: Buffer;
+  /** The bytes, or the UTF-8 text the handler wrote as a string. */
+  body: Buffer | string;
+}
+
+/** The size of a captured body in bytes. */
+export function bodyLength(body: Buffer | string): number {
+  return typeof body === 'string' ? Buffer.byteLength(body) : body.length;
 }
 
 /** The shared form of a response: JSON-serializable, stored by the coordinator, replayed to followers. */
 export interface SharedResponse {
-  v: 1;
+  /** 2: `body` is text unless `b64`; 1 (older nodes): `body` is always base64. */
+  v: 1 | 2;
   status: number;
   /** Allow-listed headers, lower-case names, one entry per value. */
   headers: [string, string][];
-  /** The body, base64. Empty for HEAD. */
+  /** The body: its UTF-8 text, or base64 when `b64` is set (a binary body). Empty for HEAD. */
   body: string;
+  /** The body is base64 (it was not valid UTF-8). */
+  b64?: 1;
   /** HEAD only: the `Content-Length` the owner declared. */
   length?: number;
   /** Idempotency mode: fingerprint of the method, path and body that produced it. */
@@ -46,18 +57,31 @@ function tokens(value: string): string[] {
     .filter(Boolean);
 }
 
-/** Why `response` must not be shared, or `undefined` when it may be. */
-export function unshareableReason(response: CapturedResponse, options: Pick<ResolvedHttpFlightOptions<unknown>, SharingOptionKeys>): UnshareableResponse | undefined {
-  if (!options.shareStatus(response.status)) return new UnshareableResponse('status', response.status);
-  const cacheControl = tokens(header(response.headers, 'cache-control'));
-  if (cacheControl.includes('private') || cacheControl.includes('no-store')) return new UnshareableResponse('private', response.status);
-  const vary = tokens(header(response.headers, 'vary'));
-  if (vary.some((name) => name === '*' || !options.vary.includes(name))) return new UnshareableResponse('vary', response.status);
-  if (response.body.length > options.maxBodyBytes) return new UnshareableResponse('too-large', response.status);
+/**
+ * Why `response` must not be shared, or `undefined` when it may be. `replayable`: the refusal is recorded
+ * for later callers of the key (idempotency mode), see `UnshareableResponse`.
+ */
+export function unshareableReason(
+  response: CapturedResponse,
+  options: Pick<ResolvedHttpFlightOptions<unknown>, SharingOptionKeys>,
+  replayable = false,
+): UnshareableResponse | undefined {
+  const refuse = (reason: UnshareableReason) => new UnshareableResponse(reason, response.status, { replayable });
+  if (!options.shareStatus(response.status)) return refuse('status');
+  const cacheControl = response.headers['cache-control'];
+  if (cacheControl !== undefined) {
+    const directives = tokens(header(response.headers, 'cache-control'));
+    if (directives.includes('private') || directives.includes('no-store')) return refuse('private');
+  }
+  if (response.headers.vary !== undefined) {
+    const vary = tokens(header(response.headers, 'vary'));
+    if (vary.some((name) => name === '*' || !options.vary.includes(name))) return refuse('vary');
+  }
+  if (bodyLength(response.body) > options.maxBodyBytes) return refuse('too-large');
   return undefined;
 }
 
-/** The shared form of a response: allow-listed headers only, body as base64. */
+/** The shared form of a response: allow-listed headers only, body as text (base64 when binary). */
 export function toShared(
   response: CapturedResponse,
   options: Pick<ResolvedHttpFlightOptions<unknown>, SharingOptionKeys>,
@@ -70,12 +94,17 @@ export function toShared(
     if (!options.replayHeaders.has(name)) continue;
     for (const item of headerValues(value)) headers.push([name, item]);
   }
-  const shared: SharedResponse = { v: 1, status: response.status, headers, body: '' };
+  const shared: SharedResponse = { v: 2, status: response.status, headers, body: '' };
   if (method === 'HEAD') {
     const length = Number(header(response.headers, 'content-length'));
     if (Number.isSafeInteger(length) && length >= 0) shared.length = length;
+  } else if (typeof response.body === 'string') {
+    shared.body = response.body;
+  } else if (isUtf8(response.body)) {
+    shared.body = response.body.toString('utf8');
   } else {
     shared.body = response.body.toString('base64');
+    shared.b64 = 1;
   }
   if (fingerprint !== undefined) shared.fp = fingerprint;
   return shared;
@@ -87,7 +116,7 @@ export function isSharedResponse(value: unknown): value is SharedResponse {
   return (
     typeof v === 'object' &&
     v !== null &&
-    v.v === 1 &&
+    (v.v === 2 || v.v === 1) &&
     Number.isInteger(v.status) &&
     Array.isArray(v.headers) &&
     v.headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string') &&
@@ -95,7 +124,12 @@ export function isSharedResponse(value: unknown): value is SharedResponse {
   );
 }
 
+/** The body of a shared response to send: its text as is (no copy) unless it travels as base64. */
+export function sharedPayload(response: SharedResponse): string | Buffer {
+  return response.v === 1 || response.b64 ? Buffer.from(response.body, 'base64') : response.body;
+}
+
 /** The body bytes of a shared response. */
 export function sharedBody(response: SharedResponse): Buffer {
-  return Buffer.from(response.body, 'base64');
+  return Buffer.from(response.body, response.v === 1 || response.b64 ? 'base64' : 'utf8');
 }

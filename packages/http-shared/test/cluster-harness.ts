@@ -5,6 +5,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { get as httpGet } from 'node:http';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -42,18 +43,35 @@ export function stopServerProcesses(servers: readonly ServerProcess[]): Promise<
   );
 }
 
-/** Sends `count` concurrent GETs of `path`, round-robin over `servers`. */
-export function burst(servers: readonly ServerProcess[], path: string, count: number) {
+/**
+ * Sends `count` concurrent GETs of `path`, round-robin over `servers`, all for one `Host` as behind a load
+ * balancer (node:http: fetch cannot set `Host`), plus `headers`.
+ */
+export function burst(servers: readonly ServerProcess[], path: string, count: number, headers: Record<string, string> = {}) {
   return Promise.all(
-    Array.from({ length: count }, async (_, i) => {
-      const response = await fetch(`${servers[i % servers.length]!.url}${path}`);
-      return {
-        status: response.status,
-        body: await response.text(),
-        role: response.headers.get('x-flight-role'),
-        cookie: response.headers.get('set-cookie'),
-      };
-    }),
+    Array.from(
+      { length: count },
+      (_, i) =>
+        new Promise<{ status: number; body: string; role: string | null; cookie: string | null }>((resolve, reject) => {
+          const req = httpGet(`${servers[i % servers.length]!.url}${path}`, { headers: { host: 'app.example', ...headers } }, (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (body += chunk));
+            res.on('end', () => {
+              const role = res.headers['x-flight-role'];
+              const cookie = res.headers['set-cookie'];
+              resolve({
+                status: res.statusCode!,
+                body,
+                role: typeof role === 'string' ? role : null,
+                cookie: cookie ? cookie.join(', ') : null,
+              });
+            });
+            res.on('error', reject);
+          });
+          req.on('error', reject);
+        }),
+    ),
   );
 }
 
@@ -113,6 +131,19 @@ export function describeClusterBurst(name: string, servers: readonly ServerFixtu
       expect(answers.filter((a) => a.role === 'follower')).toHaveLength(requests - 1);
       // Only the owner's own client gets its Set-Cookie.
       expect(answers.filter((a) => a.cookie !== null)).toHaveLength(1);
+    });
+
+    it(`an error response is not replayed: after a burst whose run failed (503), the next burst across ${servers.length} servers runs the handler at most once`, async () => {
+      const size = 20;
+      const first = await burst(nodes, '/flaky', size, { 'x-burst': 'f1', 'x-expect': String(size) });
+      expect(first.filter((a) => a.role === 'owner' && a.status === 503)).toHaveLength(1);
+      const before = Number(await redis.get(`${prefix}:flaky-calls`));
+      const second = await burst(nodes, '/flaky', size, { 'x-burst': 'f2', 'x-expect': String(size) });
+      // Once, or not at all when the recovery run of the first burst (a follower on another node that took
+      // over the failed flight) was already shared; never once per request, as a replayed failure would make it.
+      expect(Number(await redis.get(`${prefix}:flaky-calls`)) - before).toBeLessThanOrEqual(1);
+      expect(new Set(second.map((a) => a.status))).toEqual(new Set([200]));
+      expect(new Set(second.map((a) => a.body)).size).toBe(1);
     });
   });
 }

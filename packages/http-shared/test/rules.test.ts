@@ -4,11 +4,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   canonicalQuery,
+  eachSharedHeader,
   FlightIdempotencyKeyInvalidError,
   isSharedResponse,
   parseIdempotencyKey,
   parseUnshareableCode,
   resolveHttpFlightOptions,
+  sharedBody,
   stableStringify,
   toShared,
   unshareableReason,
@@ -32,6 +34,8 @@ describe('options', () => {
     expect(options.vary).toEqual(['accept', 'accept-encoding', 'accept-language', 'x-forwarded-host', 'x-forwarded-proto']);
     expect(options.idempotency).toBeUndefined();
     expect(options.roleHeader).toBe('x-flight-role');
+    expect(options.credentialHeaders).toEqual(['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-auth-token']);
+    expect(options.shareAcrossHosts).toBe(false);
     expect(resolve({ idempotency: true }).idempotency).toMatchObject({ header: 'idempotency-key', required: true, maxKeyLength: 255, inFlight: 'wait' });
   });
 
@@ -46,6 +50,8 @@ describe('options', () => {
     [{ idempotency: { methods: ['GET'] } }, /safe method/],
     [{ stage: 'no spaces' }, /invalid stage/],
     [{ singleFlight: {} }, /SingleFlight instance/],
+    [{ credentialHeaders: ['x key'] }, /invalid header name/],
+    [{ shareAcrossHosts: 'yes' }, /shareAcrossHosts/],
   ])('refuses %j with a FlightValidationError', (extra, message) => {
     expect(() => resolve(extra)).toThrow(FlightValidationError);
     expect(() => resolve(extra)).toThrow(message);
@@ -57,13 +63,26 @@ describe('options', () => {
 });
 
 describe('Idempotency-Key', () => {
-  it('accepts sf-strings and bare tokens', () => {
+  it('accepts RFC 8941 sf-strings (escapes resolved, parameters ignored)', () => {
     expect(parseIdempotencyKey('"8e03978e-40d5-43e8-bc93-6894a57f9324"', 255)).toBe('8e03978e-40d5-43e8-bc93-6894a57f9324');
     expect(parseIdempotencyKey('"a \\"quoted\\" key"', 255)).toBe('a "quoted" key');
-    expect(parseIdempotencyKey('plain-key_1', 255)).toBe('plain-key_1');
+    expect(parseIdempotencyKey(' "padded" ', 255)).toBe('padded');
+    expect(parseIdempotencyKey(['"one-line"'], 255)).toBe('one-line');
+    expect(parseIdempotencyKey('"k";v=1', 255)).toBe('k');
   });
 
-  it.each([['""'], ['"open'], ['two words'], ['é'], ['x'.repeat(300)], [['a', 'b']]])('refuses %j', (raw) => {
+  it.each([
+    ['""'],
+    ['"open'],
+    ['"ab"cd"'], // an unescaped quote inside
+    ['"a1", "b2"'], // two values joined on one line (or by Node from two lines)
+    [['"a1"', '"b2"']], // the header repeated
+    ['plain-token'], // a bare token is not an sf-string
+    ['two words'],
+    ['"é"'],
+    [`"${'x'.repeat(300)}"`],
+    [[]],
+  ])('refuses %j', (raw) => {
     expect(() => parseIdempotencyKey(raw as string, 255)).toThrow(FlightIdempotencyKeyInvalidError);
   });
 });
@@ -115,7 +134,35 @@ describe('sharing rules', () => {
     ]);
     const copy = JSON.parse(JSON.stringify(shared));
     expect(isSharedResponse(copy)).toBe(true);
-    expect(Buffer.from(copy.body, 'base64').toString()).toBe('héllo');
+    expect(sharedBody(copy).toString()).toBe('héllo');
+  });
+
+  it('carries a UTF-8 body as its text and only a binary body as base64', () => {
+    const text = toShared(response(200, {}, '{"a":"é"}'), options, 'GET');
+    expect(text).toMatchObject({ v: 2, body: '{"a":"é"}' });
+    expect(text.b64).toBeUndefined();
+    const bytes = Buffer.from([0xff, 0x00, 0xc3]);
+    const binary = toShared({ status: 200, headers: {}, body: bytes }, options, 'GET');
+    expect(binary).toMatchObject({ body: bytes.toString('base64'), b64: 1 });
+    expect(sharedBody(JSON.parse(JSON.stringify(binary))).equals(bytes)).toBe(true);
+    // A response stored by an older node (v1: always base64) still replays.
+    expect(sharedBody({ v: 1, status: 200, headers: [], body: Buffer.from('old').toString('base64') }).toString()).toBe('old');
+  });
+
+  it('replays each header name once, repeated values together, whatever their order in the record', () => {
+    const seen = (headers: [string, string][]) => {
+      const out: [string, string | string[]][] = [];
+      eachSharedHeader({ v: 2, status: 200, headers, body: '' }, (name, value) => out.push([name, value]));
+      return out;
+    };
+    expect(seen([['content-type', 'text/plain'], ['link', '<a>'], ['link', '<b>']])).toEqual([
+      ['content-type', 'text/plain'],
+      ['link', ['<a>', '<b>']],
+    ]);
+    expect(seen([['link', '<a>'], ['etag', '"1"'], ['link', '<b>']])).toEqual([
+      ['link', ['<a>', '<b>']],
+      ['etag', '"1"'],
+    ]);
   });
 
   it('reads back unshareable codes', () => {

@@ -5,7 +5,9 @@
  */
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { createSingleFlight, FlightValidationError, type SingleFlight } from '@flight/core';
+import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
+import { createSingleFlight, FlightValidationError, type SingleFlight, type SingleFlightOptions } from '@flight/core';
+import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FlightKeySpec, HttpFlightOptions } from '../src/index.js';
@@ -62,6 +64,24 @@ interface Answer {
   role: string | null;
 }
 
+/** A request through `node:http`, which can send what fetch cannot: a `Host`, a header line repeated. */
+function rawSend(url: string, options: { method?: string; headers?: OutgoingHttpHeaders; body?: string } = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers ?? {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) if (typeof value === 'string') headers.set(name, value);
+        resolve({ status: res.statusCode!, headers, body: Buffer.concat(chunks), role: headers.get('x-flight-role') });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
 async function send(url: string, init: RequestInit = {}): Promise<Answer> {
   const response = await fetch(url, init);
   const body = Buffer.from(await response.arrayBuffer());
@@ -72,8 +92,10 @@ async function send(url: string, init: RequestInit = {}): Promise<Answer> {
 export function registerMiddlewareSuite(driver: Driver): void {
   describe(driver.name, () => {
     const servers: Array<{ close(): Promise<void> }> = [];
+    const flights: SingleFlight[] = [];
     afterEach(async () => {
       await Promise.all(servers.splice(0).map((server) => server.close()));
+      await Promise.all(flights.splice(0).map((flight) => flight.close()));
     });
 
     /**
@@ -84,8 +106,10 @@ export function registerMiddlewareSuite(driver: Driver): void {
       handler: ServerSetup['handler'],
       options: MiddlewareOptions = {},
       expected = 1,
+      flightOptions?: SingleFlightOptions,
     ): Promise<{ url: string; calls: () => number; singleFlight: SingleFlight }> {
-      const singleFlight = createSingleFlight();
+      const singleFlight = createSingleFlight(flightOptions);
+      flights.push(singleFlight);
       let arrived = 0;
       let calls = 0;
       let wake: (() => void) | undefined;
@@ -254,6 +278,74 @@ export function registerMiddlewareSuite(driver: Driver): void {
       expect(answers.every((a) => a.status === 200 && a.body.equals(body))).toBe(true);
     });
 
+    it('a route slower than the guard timeout: its client gets the handler\'s own response, joined callers a typed 504; never a 404', async () => {
+      const { url, calls } = await serve(
+        async () => {
+          await sleep(800);
+          return { kind: 'json', status: 200, body: { slow: 'done' } };
+        },
+        {},
+        3,
+        { defaults: { guard: { timeoutMs: 300 } } },
+      );
+      const answers = await many(3, `${url}/r/slow`);
+      expect(calls()).toBe(1);
+      const owner = answers.find((a) => a.role === 'owner');
+      expect(owner?.status).toBe(200);
+      expect(JSON.parse(owner!.body.toString())).toEqual({ slow: 'done' });
+      const followers = answers.filter((a) => a !== owner);
+      expect(followers.map((a) => a.status)).toEqual([504, 504]);
+      for (const follower of followers) {
+        expect(follower.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(JSON.parse(follower.body.toString()).code).toBe('E_FLIGHT_HTTP_TIMEOUT');
+      }
+      expect(answers.some((a) => a.status === 404)).toBe(false);
+    });
+
+    for (const onUnshareable of ['run', 'fail'] as const) {
+      it(`an error response is not replayed to later callers (onUnshareable '${onUnshareable}'): the next burst runs the handler once`, async () => {
+        let runs = 0;
+        const { url, calls } = await serve(
+          () => (++runs === 1 ? { kind: 'text', status: 503, body: 'busy' } : { kind: 'text', body: `ok ${runs}` }),
+          { onUnshareable },
+          5,
+        );
+        const first = await many(5, `${url}/r/flaky-${onUnshareable}`);
+        expect(first.filter((a) => a.role === 'owner').map((a) => a.status)).toEqual([503]);
+        const before = calls();
+        const second = await many(5, `${url}/r/flaky-${onUnshareable}`);
+        expect(calls() - before).toBe(1);
+        expect(second.every((a) => a.status === 200)).toBe(true);
+        expect(new Set(second.map((a) => a.body.toString())).size).toBe(1);
+      });
+    }
+
+    it('never shares between different Hosts by default (shareAcrossHosts opts in)', async () => {
+      const { url, calls } = await serve((req) => ({ kind: 'text', body: `host ${req.headers.host}` }), {}, 4);
+      const answers = await Promise.all(
+        [0, 1, 2, 3].map((i) => rawSend(`${url}/r/vhost`, { headers: { host: i % 2 ? 'a.example' : 'b.example' } })),
+      );
+      expect(calls()).toBe(2);
+      for (const [i, answer] of answers.entries()) expect(answer.body.toString()).toBe(`host ${i % 2 ? 'a.example' : 'b.example'}`);
+      const shared = await serve((req) => ({ kind: 'text', body: `host ${req.headers.host}` }), { shareAcrossHosts: true }, 2);
+      await Promise.all([0, 1].map((i) => rawSend(`${shared.url}/r/vhost`, { headers: { host: `h${i}.example` } })));
+      expect(shared.calls()).toBe(1);
+    });
+
+    it('treats X-API-Key and X-Auth-Token as credentials by default; the list is an option', async () => {
+      const { url, calls } = await serve((req) => ({ kind: 'text', body: `for ${req.headers['x-api-key'] ?? req.headers['x-auth-token']}` }), {}, 4);
+      const answers = await many(4, `${url}/r/keyed`, (i): RequestInit => ({
+        headers: i < 2 ? { 'x-api-key': `key-${i}` } : { 'x-auth-token': `token-${i}` },
+      }));
+      expect(calls()).toBe(4);
+      expect(answers.map((a) => a.body.toString())).toEqual(['for key-0', 'for key-1', 'for token-2', 'for token-3']);
+      expect(answers.every((a) => a.role === 'bypass')).toBe(true);
+      const custom = await serve((req) => ({ kind: 'text', body: `t ${req.headers['x-tenant-secret']}` }), { credentialHeaders: ['x-tenant-secret'] }, 2);
+      const customAnswers = await many(2, `${custom.url}/r/tenant`, (i) => ({ headers: { 'x-tenant-secret': `s${i}` } }));
+      expect(custom.calls()).toBe(2);
+      expect(customAnswers.every((a) => a.role === 'bypass')).toBe(true);
+    });
+
     it('never coalesces unsafe methods without an idempotency key', async () => {
       const { url, calls } = await serve(() => ({ kind: 'text', body: 'created', status: 201 }), {}, 3);
       const answers = await many(3, `${url}/r/post`, { method: 'POST', body: 'x' });
@@ -294,8 +386,8 @@ export function registerMiddlewareSuite(driver: Driver): void {
 
       it('answers 422 when a key is reused with a different payload', async () => {
         const { url, calls } = await serve(() => ({ kind: 'json', status: 201, body: { ok: true } }), { idempotency: true });
-        expect((await post(`${url}/r/pay`, 'key-2', '{"amount":1}')).status).toBe(201);
-        const reused = await post(`${url}/r/pay`, 'key-2', '{"amount":2}');
+        expect((await post(`${url}/r/pay`, '"key-2"', '{"amount":1}')).status).toBe(201);
+        const reused = await post(`${url}/r/pay`, '"key-2"', '{"amount":2}');
         expect(reused.status).toBe(422);
         expect(JSON.parse(reused.body.toString()).code).toBe('E_FLIGHT_HTTP_IDEMPOTENCY_KEY_REUSED');
         expect(calls()).toBe(1);
@@ -314,9 +406,53 @@ export function registerMiddlewareSuite(driver: Driver): void {
         expect(calls()).toBe(0);
       });
 
+      it('answers 400 to a repeated Idempotency-Key header and to an invalid sf-string', async () => {
+        const { url, calls } = await serve(() => ({ kind: 'text', status: 201, body: 'x' }), { idempotency: true });
+        const headers = (key: string | string[]) => ({ 'content-type': 'application/json', 'idempotency-key': key });
+        for (const key of [['"a1"', '"b2"'], '"a1", "b2"', '"ab"cd"', 'bare-token']) {
+          const answer = await rawSend(`${url}/r/rep`, { method: 'POST', headers: headers(key), body: '{}' });
+          expect(answer.status, JSON.stringify(key)).toBe(400);
+          expect(JSON.parse(answer.body.toString()).code).toBe('E_FLIGHT_HTTP_IDEMPOTENCY_KEY_INVALID');
+        }
+        expect(calls()).toBe(0);
+        expect((await rawSend(`${url}/r/rep`, { method: 'POST', headers: headers('"a1"'), body: '{}' })).status).toBe(201);
+      });
+
+      it('hybrid mode: a node cut off from Redis never runs an idempotent request (503, Retry-After, not run); one that reaches Redis runs it once', async () => {
+        const prefix = `flight-test:http-idem:${randomBytes(4).toString('hex')}`;
+        const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+        const hybrid = (redis: string): SingleFlightOptions => ({
+          coordinator: createIoredisCoordinator({ redis, prefix, commandTimeoutMs: 300 }),
+          mode: 'hybrid',
+        });
+        let orders = 0;
+        const handler = (req: NeutralRequest): Reply =>
+          req.method === 'POST' ? { kind: 'json', status: 201, body: { order: ++orders } } : { kind: 'text', body: 'safe' };
+        // Port 1 on loopback: nothing listens there, every call is refused.
+        const cutOff = await serve(handler, { idempotency: true }, 1, hybrid('redis://127.0.0.1:1'));
+        const healthy = await serve(handler, { idempotency: true }, 1, hybrid(redisUrl));
+        const body = '{"item":"book"}';
+
+        const refused = await post(`${cutOff.url}/r/orders`, '"order-7"', body);
+        expect(refused.status).toBe(503);
+        expect(refused.headers.get('retry-after')).toBe('1');
+        expect(JSON.parse(refused.body.toString())).toMatchObject({ code: 'E_FLIGHT_HTTP_UNAVAILABLE', notRun: true });
+        expect(orders).toBe(0);
+
+        const created = await post(`${healthy.url}/r/orders`, '"order-7"', body);
+        expect(created.status).toBe(201);
+        // Safe coalescing on the cut-off node still falls back in-process, which starts its fallback cooldown…
+        const safe = await send(`${cutOff.url}/r/catalog`);
+        expect(safe).toMatchObject({ status: 200, role: 'local' });
+        expect(cutOff.singleFlight.degraded).toBe(true);
+        // …during which the retried POST is still refused there, not run a second time.
+        expect((await post(`${cutOff.url}/r/orders`, '"order-7"', body)).status).toBe(503);
+        expect(orders).toBe(1);
+      });
+
       it("answers 409 to an in-flight duplicate with inFlight: 'conflict'", async () => {
         const { url, calls } = await serve(() => ({ kind: 'text', status: 201, body: 'done' }), { idempotency: { inFlight: 'conflict' } }, 2);
-        const answers = await Promise.all([post(`${url}/r/c`, 'k3', '{}'), post(`${url}/r/c`, 'k3', '{}')]);
+        const answers = await Promise.all([post(`${url}/r/c`, '"k3"', '{}'), post(`${url}/r/c`, '"k3"', '{}')]);
         expect(calls()).toBe(1);
         expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
         expect(JSON.parse(answers.find((a) => a.status === 409)!.body.toString()).code).toBe('E_FLIGHT_HTTP_IDEMPOTENCY_IN_FLIGHT');
@@ -326,8 +462,8 @@ export function registerMiddlewareSuite(driver: Driver): void {
         const { url, calls } = await serve((req) => ({ kind: 'text', status: 201, body: `for ${req.headers.authorization}` }), {
           idempotency: true,
         });
-        const a = await post(`${url}/r/s`, 'same', '{}', { authorization: 'Bearer a' });
-        const b = await post(`${url}/r/s`, 'same', '{}', { authorization: 'Bearer b' });
+        const a = await post(`${url}/r/s`, '"same"', '{}', { authorization: 'Bearer a' });
+        const b = await post(`${url}/r/s`, '"same"', '{}', { authorization: 'Bearer b' });
         expect(calls()).toBe(2);
         expect(a.body.toString()).toBe('for Bearer a');
         expect(b.body.toString()).toBe('for Bearer b');
@@ -336,7 +472,7 @@ export function registerMiddlewareSuite(driver: Driver): void {
 
     it('refuses a 10 MB request body cleanly with 413 (declared or streamed)', async () => {
       const { url, calls } = await serve(() => ({ kind: 'text', body: 'never' }), { idempotency: true });
-      const declared = await send(`${url}/r/upload`, { method: 'POST', body: Buffer.alloc(10 * 1024 * 1024, 1), headers: { 'idempotency-key': 'u1' } });
+      const declared = await send(`${url}/r/upload`, { method: 'POST', body: Buffer.alloc(10 * 1024 * 1024, 1), headers: { 'idempotency-key': '"u1"' } });
       expect(declared.status).toBe(413);
       expect(JSON.parse(declared.body.toString()).code).toBe('E_FLIGHT_HTTP_BODY_TOO_LARGE');
       const piece = Buffer.alloc(1024 * 1024, 2);
@@ -350,7 +486,7 @@ export function registerMiddlewareSuite(driver: Driver): void {
       const streamed = await send(`${url}/r/upload`, {
         method: 'POST',
         body: stream,
-        headers: { 'idempotency-key': 'u2' },
+        headers: { 'idempotency-key': '"u2"' },
         duplex: 'half',
       } as RequestInit);
       expect(streamed.status).toBe(413);

@@ -7,6 +7,7 @@ import type { Context, Middleware, Next } from 'koa';
 import {
   createHttpFlightHandler,
   disconnectSignal,
+  errorHeaders,
   errorStatus,
   groupedHeaders,
   problemBody,
@@ -23,12 +24,14 @@ export {
   FlightBodyTooLargeError,
   FlightHttpError,
   FlightHttpErrorCodes,
+  FlightHttpTimeoutError,
   FlightHttpUnavailableError,
   FlightIdempotencyConflictError,
   FlightIdempotencyKeyInvalidError,
   FlightIdempotencyKeyMissingError,
   FlightIdempotencyKeyReusedError,
   FlightSharedFailureError,
+  DEFAULT_CREDENTIAL_HEADERS,
   DEFAULT_REPLAY_HEADERS,
   REPRESENTATION_HEADERS,
   type FlightKeySpec,
@@ -125,7 +128,10 @@ function recordKoa(ctx: Context, next: Next, maxBodyBytes: number): OwnerRun {
   })();
   return {
     result,
-    release() {
+    async release() {
+      // Koa sends the response when the middleware returns: wait for the handler (it may still be running
+      // when the flight gave up on it), or Koa would answer 404 and the handler write after the fact.
+      await result;
       if (thrown) throw thrown.error;
       if (replacement) ctx.body = replacement.body as never;
     },
@@ -137,6 +143,7 @@ function exchangeOf(ctx: Context, next: Next): HttpExchange<Context> {
   const mark = url.indexOf('?');
   const method = ctx.method.toUpperCase();
   const request = ctx.request as typeof ctx.request & { body?: unknown; rawBody?: unknown };
+  let signal: AbortSignal | undefined;
   return {
     native: ctx,
     request: {
@@ -144,8 +151,12 @@ function exchangeOf(ctx: Context, next: Next): HttpExchange<Context> {
       path: mark === -1 ? url : url.slice(0, mark),
       query: mark === -1 ? '' : url.slice(mark + 1),
       headers: ctx.req.headers,
+      headerLines: (name) => ctx.req.headersDistinct[name],
     },
-    signal: disconnectSignal(ctx.res),
+    // Made on first use only (the flight reads it on an L1 miss).
+    get signal() {
+      return (signal ??= disconnectSignal(ctx.res));
+    },
     parsedBody: () => request.body,
     async readBody(limit) {
       const body = await readBody(ctx.req, limit);
@@ -171,6 +182,7 @@ function exchangeOf(ctx: Context, next: Next): HttpExchange<Context> {
     },
     reject(error) {
       ctx.status = error.status;
+      for (const [name, value] of errorHeaders(error)) ctx.set(name, value);
       ctx.body = problemBody(error);
       ctx.type = PROBLEM_CONTENT_TYPE;
       if (error.status === 413) ctx.set('connection', 'close');

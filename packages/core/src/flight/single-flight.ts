@@ -146,11 +146,11 @@ export class SingleFlight {
           return { value: hit.value as T, role, shared, stage, key };
         }
       }
-      const { sessionId } = options;
+      const { sessionId, localFallback } = options;
       const run =
         this.mode === 'local'
           ? () => this.runLocal(stage, key, supplier, policy, sessionId, note)
-          : () => this.runFlight(stage, key, supplier, policy, sessionId, note);
+          : () => this.runFlight(stage, key, supplier, policy, sessionId, note, localFallback);
       const result = await this.local.do(id, span ? () => span.activate(run) : run, {
         signal,
         waitTimeoutMs: policy.waitTimeoutMs,
@@ -237,9 +237,15 @@ export class SingleFlight {
     policy: StagePolicy,
     sessionId: string | undefined,
     note: TraceNote | undefined,
+    localFallback = true,
   ) {
     if (this.mode === 'local') return this.runLocal(stage, key, supplier, policy, sessionId, note);
     if (this.mode === 'distributed') return this.runDistributed(stage, key, supplier, policy, sessionId, note);
+    if (!localFallback) {
+      // The caller asked for cluster-wide coordination or nothing (an unsafe request under an Idempotency-Key).
+      if (this.degraded) throw new FlightCoordinationError('coordinator cooling down; this call may not run in-process', { context: { stage, key } });
+      return this.runDistributed(stage, key, supplier, policy, sessionId, note);
+    }
     if (this.degraded) {
       this.events.emit('fallback', { stage, key, error: 'coordinator cooling down' });
       return this.runLocal(stage, key, supplier, policy, sessionId, note);

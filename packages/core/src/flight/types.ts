@@ -30,6 +30,14 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
   /** Recorded in the flight's metadata, and the session locked by heavy stages. */
   sessionId?: string;
+  /**
+   * Hybrid mode only: whether this call may run in-process when the flight cannot be coordinated
+   * cluster-wide. `false`: a coordination failure (or the cooldown after one) is thrown as
+   * `FlightCoordinationError` and the supplier never runs — for work that must not run twice across
+   * the cluster, such as an unsafe request under an Idempotency-Key. Ignored in other modes.
+   * @default true
+   */
+  localFallback?: boolean;
 }
 
 /** What a caller gets. */

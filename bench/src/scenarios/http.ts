@@ -1,0 +1,211 @@
+/**
+ * Scenario `http` — an Express route returning 1 KB of JSON, driven by autocannon (64 connections), side by
+ * side in one run: without the middleware (`plain`), behind `@flight/express` in distributed mode over the
+ * bench's Redis (`flight-distributed`) and in local mode (`flight-local`). Two URL patterns:
+ * `distinct` — a new URL per request (every request is an owner flight: the middleware's pure overhead);
+ * `same` — every connection hammers one URL (the handler should run once for the whole burst).
+ * Each server runs in its own process, the load generator in this one, so they never share an event loop.
+ * Set HTTP_BENCH_CPU_PROF=<dir> to write a `--cpu-prof` profile of each server process under it.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { prefixOf, type BenchContext, type ResultRow } from '../context.js';
+import { round } from '../stats.js';
+
+export const HTTP_CONTENDERS = ['plain', 'flight-distributed', 'flight-local'] as const;
+/** `http-layer-only` (diagnostic, HTTP_BENCH_LAYER_ONLY=1): the middleware over a stand-in that just runs the handler. */
+export type HttpContender = (typeof HTTP_CONTENDERS)[number] | 'http-layer-only';
+export type UrlPattern = 'distinct' | 'same';
+
+export interface HttpOptions {
+  /** Measured window per row, seconds. */
+  durationS: number;
+  /** Warm-up per server before its window (JIT, connections, scripts), seconds. */
+  warmupS: number;
+  connections: number;
+  /** Rounds over the contenders (interleaved, so a change in machine load hits them alike); rows average them. */
+  rounds: number;
+  urls: readonly UrlPattern[];
+}
+
+export function httpOptions(quick: boolean): HttpOptions {
+  return { durationS: quick ? 2 : 5, warmupS: quick ? 0.5 : 1, connections: 64, rounds: quick ? 1 : 2, urls: ['distinct', 'same'] };
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+const benchDir = join(here, '..', '..');
+
+interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+}
+
+async function startServer(ctx: BenchContext, contender: HttpContender, tag: string): Promise<ServerProcess> {
+  const profileDir = process.env.HTTP_BENCH_CPU_PROF;
+  const child = fork(join(here, 'http-server.ts'), [], {
+    cwd: benchDir,
+    // One directory per server: the main thread's profile is the largest file in it (tsx adds a loader thread).
+    execArgv: ['--import', 'tsx', ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, `${contender}-${tag}`)] : [])],
+    env: {
+      ...process.env,
+      TSX_TSCONFIG_PATH: join(benchDir, 'tsconfig.json'),
+      HTTP_BENCH_CONTENDER: contender,
+      HTTP_BENCH_REDIS_URL: ctx.redis.url,
+      HTTP_BENCH_PREFIX: prefixOf(ctx, 'http', `${contender}-${tag}`),
+    },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const [message] = (await Promise.race([
+    once(child, 'message'),
+    once(child, 'exit').then(([code]) => Promise.reject(new Error(`http bench server exited with ${code}`))),
+  ])) as [{ port: number }];
+  return { child, url: `http://127.0.0.1:${message.port}` };
+}
+
+async function stats(server: ServerProcess): Promise<{ handlerRuns: number; cpuUs: number }> {
+  server.child.send({ cmd: 'stats' });
+  const [reply] = (await once(server.child, 'message')) as [{ handlerRuns: number; cpuUs: number }];
+  return reply;
+}
+
+async function stopServer(server: ServerProcess): Promise<void> {
+  if (server.child.exitCode !== null) return;
+  const exited = once(server.child, 'exit');
+  server.child.send({ cmd: 'exit' });
+  const timer = setTimeout(() => server.child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function load(url: string, path: string, opts: HttpOptions, durationS: number, distinct: boolean): Promise<autocannon.Result> {
+  return autocannon({
+    url: `${url}${path}`,
+    connections: opts.connections,
+    duration: durationS,
+    // `[<id>]` becomes a fresh id in every request: one URL per request.
+    ...(distinct ? { idReplacement: true } : {}),
+  });
+}
+
+interface Sample {
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  non2xx: number;
+  errors: number;
+  handlerRuns: number;
+  /** Server CPU time (user + system) per answered request: steadier than req/s on a shared machine. */
+  cpuUsPerReq: number;
+}
+
+async function measure(ctx: BenchContext, contender: HttpContender, urls: UrlPattern, round_: number, opts: HttpOptions): Promise<Sample> {
+  const server = await startServer(ctx, contender, `${urls}-${round_}`);
+  try {
+    const distinct = urls === 'distinct';
+    await load(server.url, distinct ? '/item/warm-[<id>]' : '/item/warm', opts, opts.warmupS, distinct);
+    const before = await stats(server);
+    const result = await load(server.url, distinct ? '/item/[<id>]' : `/item/same-${round_}`, opts, opts.durationS, distinct);
+    const after = await stats(server);
+    const runs = after.handlerRuns - before.handlerRuns;
+    return {
+      reqPerSec: result.requests.average,
+      p50Ms: result.latency.p50,
+      p99Ms: result.latency.p99,
+      maxMs: result.latency.max,
+      non2xx: result.non2xx,
+      errors: result.errors + result.timeouts,
+      handlerRuns: runs,
+      cpuUsPerReq: (after.cpuUs - before.cpuUs) / Math.max(1, result.requests.total),
+    };
+  } finally {
+    await stopServer(server);
+  }
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
+
+/** Runs every URL pattern against the three contenders, interleaved by round; one row per pattern and contender. */
+export async function runHttp(ctx: BenchContext, opts: HttpOptions): Promise<ResultRow[]> {
+  const rows: ResultRow[] = [];
+  const contenders: HttpContender[] = [...HTTP_CONTENDERS, ...(process.env.HTTP_BENCH_LAYER_ONLY ? (['http-layer-only'] as const) : [])];
+  for (const urls of opts.urls) {
+    const samples = new Map<HttpContender, Sample[]>(contenders.map((c) => [c, []]));
+    for (let r = 0; r < opts.rounds; r++) {
+      for (const contender of contenders) {
+        const sample = await measure(ctx, contender, urls, r, opts);
+        ctx.log(
+          `http ${urls} ${contender} round ${r + 1}: ${Math.round(sample.reqPerSec)} req/s, ` +
+            `${Math.round(sample.cpuUsPerReq)} µs server CPU/req, ${sample.handlerRuns} handler runs`,
+        );
+        samples.get(contender)!.push(sample);
+      }
+    }
+    const plain = mean(samples.get('plain')!.map((s) => s.reqPerSec));
+    for (const contender of contenders) {
+      const these = samples.get(contender)!;
+      const reqPerSec = mean(these.map((s) => s.reqPerSec));
+      rows.push({
+        scenario: 'http',
+        urls,
+        contender,
+        reqPerSec: Math.round(reqPerSec),
+        vsPlain: round(reqPerSec / plain, 2),
+        upstreamCalls: Math.round(mean(these.map((s) => s.handlerRuns))),
+        // `same`: the measured window is one burst on one URL.
+        ...(urls === 'same' ? { handlerRunsPerBurst: Math.round(mean(these.map((s) => s.handlerRuns))) } : {}),
+        serverCpuUsPerReq: Math.round(mean(these.map((s) => s.cpuUsPerReq))),
+        p50Ms: round(mean(these.map((s) => s.p50Ms))),
+        p99Ms: round(mean(these.map((s) => s.p99Ms))),
+        maxMs: round(Math.max(...these.map((s) => s.maxMs))),
+        non2xx: these.reduce((n, s) => n + s.non2xx, 0),
+        errors: these.reduce((n, s) => n + s.errors, 0),
+        connections: opts.connections,
+      });
+    }
+  }
+  return rows;
+}
+
+/** The scenario's table, in the shape of `report.ts`'s TABLES entries (for the report to list). */
+export const HTTP_TABLE: { title: string; cols: [string, (row: ResultRow) => unknown][] } = {
+  title: 'HTTP — an Express route returning 1 KB of JSON, autocannon with 64 connections (server in its own process)',
+  cols: [
+    ['urls', (r) => r.urls],
+    ['contender', (r) => r.contender],
+    ['req/s', (r) => r.reqPerSec],
+    ['× plain', (r) => r.vsPlain],
+    ['server CPU µs/req', (r) => r.serverCpuUsPerReq],
+    ['handler runs', (r) => r.upstreamCalls],
+    ['p50 ms', (r) => r.p50Ms],
+    ['p99 ms', (r) => r.p99Ms],
+    ['non-2xx', (r) => r.non2xx],
+    ['errors', (r) => r.errors],
+  ],
+};
+
+/** The issue-10 HTTP targets, judged on the rows of one run. */
+export function httpVerdicts(rows: readonly ResultRow[]): { target: string; contender: string; figure: string; met: boolean | null }[] {
+  const row = (urls: UrlPattern, contender: HttpContender) => rows.find((r) => r.scenario === 'http' && r.urls === urls && r.contender === contender);
+  const ratio = (urls: UrlPattern, contender: HttpContender, target: number, label: string) => {
+    const r = row(urls, contender);
+    const vs = typeof r?.vsPlain === 'number' ? r.vsPlain : null;
+    return { target: label, contender, figure: vs === null ? 'not run' : `${vs}× plain`, met: vs === null ? null : vs >= target };
+  };
+  const bursts = (contender: HttpContender) => {
+    const r = row('same', contender);
+    const runs = typeof r?.handlerRunsPerBurst === 'number' ? r.handlerRunsPerBurst : null;
+    return { target: 'HTTP same URL: 1 handler run per burst', contender, figure: runs === null ? 'not run' : `${runs} runs`, met: runs === null ? null : runs <= 1 };
+  };
+  return [
+    ratio('distinct', 'flight-distributed', 0.7, 'HTTP distinct URLs ≥ 0.7× plain'),
+    ratio('distinct', 'flight-local', 0.9, 'HTTP distinct URLs ≥ 0.9× plain'),
+    ratio('same', 'flight-distributed', 1, 'HTTP same URL ≥ 1× plain'),
+    ratio('same', 'flight-local', 1, 'HTTP same URL ≥ 1× plain'),
+    bursts('flight-distributed'),
+    bursts('flight-local'),
+  ];
+}
