@@ -19,14 +19,16 @@ export async function createReportRoute(deps: {
   logger: Logger;
   onModelCall: (outcome: 'ok' | 'error') => void;
 }): Promise<((app: Express) => void) | undefined> {
-  let createFlightMiddleware: ((options: { singleFlight: SingleFlight; stage: string }) => (req: Request, res: Response, next: NextFunction) => void) | undefined;
+  let createFlightMiddleware: ((options: { singleFlight: SingleFlight; stage: string; shareAcrossHosts?: boolean }) => (req: Request, res: Response, next: NextFunction) => void) | undefined;
   try {
     ({ createFlightMiddleware } = (await import('@flight/express')) as any);
   } catch (error) {
     deps.logger.warn({ err: (error as Error).message }, '@flight/express could not be loaded: GET /api/sessions/:sessionId/report is left out');
   }
   if (typeof createFlightMiddleware !== 'function') return undefined;
-  const coalesce = createFlightMiddleware({ singleFlight: deps.flight, stage: REPORT_STAGE });
+  // The demo's nodes are one service reached on three ports (each its own Host): say so, as a deployment
+  // whose nodes answer under several host names would. Behind one load balancer the default is right.
+  const coalesce = createFlightMiddleware({ singleFlight: deps.flight, stage: REPORT_STAGE, shareAcrossHosts: true });
   return (app) => {
     app.get('/api/sessions/:sessionId/report', coalesce, async (req: Request, res: Response, next: NextFunction) => {
       const sessionId = String(req.params.sessionId);
