@@ -1,0 +1,162 @@
+/**
+ * One Fastify request as the shared HTTP handler sees it. The owner's response is recorded where Fastify
+ * writes it (the raw `ServerResponse`, after serialization and `onSend` hooks), so what is shared is byte
+ * for byte what the owner's client gets; replays and errors go through `reply.send`, so the route's
+ * `onSend` and `onResponse` hooks run for every caller.
+ */
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  disconnectSignal,
+  eachSharedHeader,
+  errorHeaders,
+  problemBody,
+  PROBLEM_CONTENT_TYPE,
+  readBody,
+  recordResponse,
+  sharedPayload,
+  type FlightHttpError,
+  type HttpExchange,
+  type HttpRequestInfo,
+  type OwnerRun,
+  type SharedResponse,
+} from '@flight/http-shared';
+
+/** A Fastify route handler (bound to its instance by Fastify). */
+export type RouteHandler = (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) => unknown;
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function';
+}
+
+export class FastifyExchange implements HttpExchange<FastifyRequest> {
+  readonly request: HttpRequestInfo;
+  private signalOf: AbortSignal | undefined;
+
+  constructor(
+    private readonly instance: FastifyInstance,
+    private readonly handler: RouteHandler,
+    readonly native: FastifyRequest,
+    private readonly reply: FastifyReply,
+  ) {
+    const { url } = native;
+    const mark = url.indexOf('?');
+    this.request = new FastifyRequestInfo(
+      native,
+      native.method.toUpperCase(),
+      mark === -1 ? url : url.slice(0, mark),
+      mark === -1 ? '' : url.slice(mark + 1),
+    );
+  }
+
+  get signal(): AbortSignal {
+    return (this.signalOf ??= disconnectSignal(this.reply.raw));
+  }
+
+  /** Fastify parses the body before the handler: what its content-type parser produced. */
+  parsedBody(): unknown {
+    return this.native.body;
+  }
+
+  async readBody(limit: number): Promise<Buffer> {
+    // Only reached when no parser produced a body; the stream may already be consumed.
+    const { raw } = this.native;
+    const body = raw.readableEnded ? Buffer.alloc(0) : await readBody(raw, limit);
+    (this.native as { body: unknown }).body = body;
+    return body;
+  }
+
+  setHeader(name: string, value: string): void {
+    if (!this.reply.raw.headersSent) void this.reply.header(name, value);
+  }
+
+  /**
+   * Runs the route's handler as Fastify would: a returned value (or a promise of one) is sent, a thrown
+   * error goes to the error handler. An async handler that sends through `reply` returns `undefined` or the
+   * reply. Returns once the handler returned (or its promise settled).
+   */
+  private invoke(): Promise<void> | void {
+    const { reply } = this;
+    let result: unknown;
+    try {
+      result = this.handler.call(this.instance, this.native, reply);
+    } catch (error) {
+      return this.send(error);
+    }
+    if (isThenable(result)) {
+      return Promise.resolve(result).then(
+        (payload) => {
+          if (payload !== undefined && payload !== reply) this.send(payload);
+        },
+        (error: unknown) => this.send(error),
+      );
+    }
+    if (result !== undefined && result !== reply) this.send(result);
+  }
+
+  /** `reply.send`, never throwing: a payload Fastify cannot send (it throws) is answered as that error. */
+  private send(payload: unknown): void {
+    const { reply } = this;
+    try {
+      void reply.send(payload);
+    } catch (error) {
+      try {
+        void reply.send(error);
+      } catch (fatal) {
+        reply.log.error({ err: fatal }, '@flight/fastify: the response could not be sent');
+        reply.raw.destroy();
+      }
+    }
+  }
+
+  record(maxBodyBytes: number): OwnerRun {
+    return recordResponse(this.reply.raw, { maxBodyBytes, head: this.request.method === 'HEAD' }, () => void this.invoke());
+  }
+
+  passthrough(): Promise<void> | void {
+    return this.invoke();
+  }
+
+  replay(shared: SharedResponse): void {
+    const { reply } = this;
+    void reply.code(shared.status);
+    eachSharedHeader(shared, (name, value) => void reply.header(name, value));
+    if (this.request.method === 'HEAD') {
+      if (shared.length !== undefined) void reply.header('content-length', shared.length);
+      // A stream: Fastify's HEAD handling keeps the declared length for it.
+      void reply.send(Readable.from([]));
+      return;
+    }
+    const payload = sharedPayload(shared);
+    if (payload.length === 0) void reply.send();
+    else if (shared.headers.some(([name]) => name === 'content-type')) void reply.send(payload);
+    // Fastify gives a string or Buffer body without a Content-Type one; a stream keeps the shared headers exact.
+    else void reply.header('content-length', Buffer.byteLength(payload)).send(Readable.from([payload]));
+  }
+
+  reject(error: FlightHttpError): void {
+    const { reply } = this;
+    if (reply.raw.headersSent) return void reply.raw.end();
+    void reply.code(error.status).header('content-type', PROBLEM_CONTENT_TYPE);
+    for (const [name, value] of errorHeaders(error)) void reply.header(name, value);
+    if (error.status === 413) void reply.header('connection', 'close');
+    void reply.send(problemBody(error));
+  }
+}
+
+class FastifyRequestInfo implements HttpRequestInfo {
+  readonly headers: FastifyRequest['headers'];
+
+  constructor(
+    private readonly req: FastifyRequest,
+    readonly method: string,
+    readonly path: string,
+    readonly query: string,
+  ) {
+    this.headers = req.headers;
+  }
+
+  headerLines(name: string): readonly string[] | undefined {
+    return this.req.raw.headersDistinct[name];
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * `@flight/fastify`: a Fastify 4/5 plugin that coalesces identical concurrent requests across a cluster
+ * with distributed single-flight. A thin binding of Fastify over the shared HTTP handler: routes opt in
+ * through their `config.flight`; the plugin wraps their handler (an `onRoute` hook) and adds a route-level
+ * `preParsing` hook that enforces the request body limit before Fastify parses the body.
+ */
+import type { SingleFlight } from '@flight/core';
+import type { FastifyInstance, FastifyPluginCallback, FastifyRequest, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import { createHttpFlightHandler, resolveHttpFlightOptions, type HttpFlightOptions } from '@flight/http-shared';
+import { bodyLimitHook } from './body-limit.js';
+import { FastifyExchange, type RouteHandler } from './exchange.js';
+
+export {
+  FlightBodyTooLargeError,
+  FlightHttpError,
+  FlightHttpErrorCodes,
+  FlightHttpTimeoutError,
+  FlightHttpUnavailableError,
+  FlightIdempotencyConflictError,
+  FlightIdempotencyKeyInvalidError,
+  FlightIdempotencyKeyMissingError,
+  FlightIdempotencyKeyReusedError,
+  FlightSharedFailureError,
+  DEFAULT_CREDENTIAL_HEADERS,
+  DEFAULT_REPLAY_HEADERS,
+  REPRESENTATION_HEADERS,
+  type FlightKeySpec,
+  type HttpFlightRole,
+  type IdempotencyOptions,
+  type SharedResponse,
+} from '@flight/http-shared';
+
+/** The options of one coalesced route (those of the Express and Koa middleware); `key` receives the Fastify request. */
+export type FastifyFlightOptions = HttpFlightOptions<FastifyRequest>;
+
+/**
+ * Options of the plugin: the single-flight instance, plus defaults for every route of its scope (any
+ * route option; a route's own `config.flight` overrides them).
+ */
+export type FlightPluginOptions = { singleFlight: SingleFlight } & Partial<Omit<FastifyFlightOptions, 'singleFlight'>>;
+
+/**
+ * A route's `config.flight`: `true` (the plugin's options), a stage name, or route options merged over the
+ * plugin's. `false` or absent: the route is not coalesced.
+ */
+export type FlightRouteConfig = boolean | string | Partial<Omit<FastifyFlightOptions, 'singleFlight'>>;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Coalesce this route with `@flight/fastify` (the plugin must be registered in its scope). */
+    flight?: FlightRouteConfig;
+  }
+  interface FastifyInstance {
+    /** The single-flight instance given to `@flight/fastify` (its first registration in this scope). */
+    singleFlight: SingleFlight;
+  }
+}
+
+/** The options of a route, or `undefined` when it does not opt in. */
+function routeOptions(plugin: FlightPluginOptions, config: FlightRouteConfig | undefined): FastifyFlightOptions | undefined {
+  if (config === undefined || config === false) return undefined;
+  if (config === true) return plugin as FastifyFlightOptions;
+  if (typeof config === 'string') return { ...plugin, stage: config };
+  return { ...plugin, ...config } as FastifyFlightOptions;
+}
+
+/** Handlers already coalesced (Fastify may pass the same route options to `onRoute` more than once). */
+const wrapped = new WeakSet<RouteHandler>();
+
+/** Wraps a route's handler: the shared handler decides, per request, to run it (recorded), replay or answer. */
+function coalesce(options: FastifyFlightOptions, handler: RouteHandler): RouteHandler {
+  const handle = createHttpFlightHandler<FastifyRequest>(options);
+  const flightHandler: RouteHandler = async function (this: FastifyInstance, request, reply) {
+    await handle(new FastifyExchange(this, handler, request, reply));
+    // Settles once the response went out (a Reply is thenable): Fastify then sends nothing more.
+    return reply;
+  };
+  wrapped.add(flightHandler);
+  return flightHandler;
+}
+
+function addHook<T>(current: T | T[] | undefined, hook: T): T[] {
+  return current === undefined ? [hook] : Array.isArray(current) ? [...current, hook] : [current, hook];
+}
+
+const flightPlugin: FastifyPluginCallback<FlightPluginOptions> = (fastify, options, done) => {
+  if (!fastify.hasDecorator('singleFlight')) fastify.decorate('singleFlight', options.singleFlight);
+  fastify.addHook('onRoute', (route: RouteOptions) => {
+    const config = (route.config as { flight?: FlightRouteConfig } | undefined)?.flight;
+    const resolved = routeOptions(options, config);
+    if (!resolved || wrapped.has(route.handler as RouteHandler)) return;
+    // Validated here, when the route is declared: bad options fail the boot with FlightValidationError.
+    const limits = resolveHttpFlightOptions(resolved);
+    route.handler = coalesce(resolved, route.handler as RouteHandler);
+    route.preParsing = addHook(route.preParsing, bodyLimitHook(limits));
+  });
+  done();
+};
+
+/**
+ * The plugin. Register it (awaited, before the routes) with a single-flight instance, then opt routes in
+ * with `config.flight`:
+ *
+ * ```ts
+ * await app.register(flight, { singleFlight });
+ * app.get('/report', { config: { flight: 'report' } }, handler);
+ * ```
+ * Identical concurrent requests to such a route (same stage and key) run its handler once across the
+ * cluster; the others receive the same response. It respects encapsulation: it applies to the routes of the
+ * scope it is registered in and of that scope's children. Throws `FlightValidationError` on invalid options
+ * when a route is declared.
+ */
+export const fastifyFlight = fp(flightPlugin, { fastify: '4.x || 5.x', name: '@flight/fastify' });
+export default fastifyFlight;

@@ -1,0 +1,4 @@
+declare module 'fastify4' {
+  import fastify from 'fastify';
+  export default fastify;
+}
