@@ -65,35 +65,40 @@ function routeOptions(plugin: FlightPluginOptions, config: FlightRouteConfig | u
   return { ...plugin, ...config } as FastifyFlightOptions;
 }
 
-/** Handlers already coalesced (Fastify may pass the same route options to `onRoute` more than once). */
-const wrapped = new WeakSet<RouteHandler>();
+/**
+ * The registration that governs a scope, set on the instance it is registered in: child scopes inherit it
+ * (their instances derive from their parent's), and a registration in a child scope replaces it there.
+ */
+const kRegistration = Symbol('@flight/fastify registration');
+type Scope = FastifyInstance & { [kRegistration]?: object };
 
 /** Wraps a route's handler: the shared handler decides, per request, to run it (recorded), replay or answer. */
 function coalesce(options: FastifyFlightOptions, handler: RouteHandler): RouteHandler {
   const handle = createHttpFlightHandler<FastifyRequest>(options);
-  const flightHandler: RouteHandler = async function (this: FastifyInstance, request, reply) {
+  return async function flightHandler(this: FastifyInstance, request, reply) {
     await handle(new FastifyExchange(this, handler, request, reply));
     // Settles once the response went out (a Reply is thenable): Fastify then sends nothing more.
     return reply;
   };
-  wrapped.add(flightHandler);
-  return flightHandler;
 }
 
-function addHook<T>(current: T | T[] | undefined, hook: T): T[] {
+function withHook<T>(current: T | T[] | undefined, hook: T): T[] {
   return current === undefined ? [hook] : Array.isArray(current) ? [...current, hook] : [current, hook];
 }
 
 const flightPlugin: FastifyPluginCallback<FlightPluginOptions> = (fastify, options, done) => {
   if (!fastify.hasDecorator('singleFlight')) fastify.decorate('singleFlight', options.singleFlight);
-  fastify.addHook('onRoute', (route: RouteOptions) => {
-    const config = (route.config as { flight?: FlightRouteConfig } | undefined)?.flight;
-    const resolved = routeOptions(options, config);
-    if (!resolved || wrapped.has(route.handler as RouteHandler)) return;
+  const registration = {};
+  (fastify as Scope)[kRegistration] = registration;
+  fastify.addHook('onRoute', function (this: FastifyInstance, route: RouteOptions) {
+    // Registered again in a child scope: the closest registration handles the route, alone.
+    if ((this as Scope)[kRegistration] !== registration) return;
+    const resolved = routeOptions(options, (route.config as { flight?: FlightRouteConfig } | undefined)?.flight);
+    if (!resolved) return;
     // Validated here, when the route is declared: bad options fail the boot with FlightValidationError.
     const limits = resolveHttpFlightOptions(resolved);
     route.handler = coalesce(resolved, route.handler as RouteHandler);
-    route.preParsing = addHook(route.preParsing, bodyLimitHook(limits));
+    route.preParsing = withHook(route.preParsing, bodyLimitHook(limits));
   });
   done();
 };
@@ -103,7 +108,7 @@ const flightPlugin: FastifyPluginCallback<FlightPluginOptions> = (fastify, optio
  * with `config.flight`:
  *
  * ```ts
- * await app.register(flight, { singleFlight });
+ * await app.register(fastifyFlight, { singleFlight });
  * app.get('/report', { config: { flight: 'report' } }, handler);
  * ```
  * Identical concurrent requests to such a route (same stage and key) run its handler once across the

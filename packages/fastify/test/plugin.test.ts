@@ -137,6 +137,25 @@ describe.each([
     expect(answers.slice(3).every((a) => a.role === null && a.body === 'out')).toBe(true);
   });
 
+  it('registered again in a child scope, the closest registration alone governs its routes', async () => {
+    const { app, singleFlight, gate, listen } = setup(3);
+    await app.register(fastifyFlight, { singleFlight, stage: 'outer', roleHeader: 'x-outer' });
+    let calls = 0;
+    await app.register(async (child) => {
+      await child.register(fastifyFlight, { singleFlight, stage: 'inner', roleHeader: 'x-inner' });
+      child.get('/nested', { config: { flight: true } }, async () => {
+        calls++;
+        await gate();
+        return 'nested';
+      });
+    });
+    const url = await listen();
+    const answers = await many(3, `${url}/nested`);
+    expect(calls).toBe(1);
+    expect(answers.map((a) => a.headers.get('x-inner')).sort()).toEqual(['follower', 'follower', 'owner']);
+    expect(answers.every((a) => a.headers.get('x-outer') === null && a.body === 'nested')).toBe(true);
+  });
+
   it("coalesces Fastify's automatic HEAD route separately from GET, with the GET's Content-Length", async () => {
     const { app, singleFlight, gate, listen } = setup(4);
     await app.register(fastifyFlight, { singleFlight, stage: 'head' });
