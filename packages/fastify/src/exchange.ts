@@ -72,11 +72,18 @@ export class FastifyExchange implements HttpExchange<FastifyRequest> {
 
   /**
    * Runs the route's handler as Fastify would: a returned value (or a promise of one) is sent, a thrown
-   * error goes to the error handler. An async handler that sends through `reply` returns `undefined` or the
-   * reply. Returns once the handler returned (or its promise settled).
+   * error goes to the error handler, and an async handler that resolves without sending (`reply.code(204)`
+   * and nothing else) gets an empty response. Returns once the handler returned (or its promise settled).
    */
   private invoke(): Promise<void> | void {
     const { reply } = this;
+    // Whether the handler sent: `reply.sent` cannot tell while the response is being recorded.
+    let sent = false;
+    const send = reply.send;
+    reply.send = function (this: FastifyReply, payload?: unknown) {
+      sent = true;
+      return send.call(this, payload);
+    };
     let result: unknown;
     try {
       result = this.handler.call(this.instance, this.native, reply);
@@ -86,7 +93,9 @@ export class FastifyExchange implements HttpExchange<FastifyRequest> {
     if (isThenable(result)) {
       return Promise.resolve(result).then(
         (payload) => {
-          if (payload !== undefined && payload !== reply) this.send(payload);
+          if (payload === reply) return;
+          if (payload !== undefined) this.send(payload);
+          else if (!sent && !reply.sent && !this.native.raw.destroyed) this.send(undefined);
         },
         (error: unknown) => this.send(error),
       );

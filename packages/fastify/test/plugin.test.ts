@@ -192,6 +192,26 @@ describe.each([
     expect(answers.every((a) => a.status === 201 && a.body === 'late 1' && a.headers.get('content-type') === 'text/plain')).toBe(true);
   });
 
+  it('an async handler that resolves without sending gets an empty response, shared like any other', async () => {
+    const { app, singleFlight, gate, listen } = setup(3);
+    await app.register(fastifyFlight, { singleFlight, stage: 'empty' });
+    let calls = 0;
+    app.get('/nothing', { config: { flight: true } }, async (_request, reply) => {
+      calls++;
+      await gate();
+      void reply.code(204).header('etag', '"e1"');
+    });
+    app.post('/nothing', { config: { flight: true } }, async (_request, reply) => {
+      void reply.code(202);
+    });
+    const url = await listen();
+    const answers = await many(3, `${url}/nothing`);
+    expect(calls).toBe(1);
+    expect(answers.every((a) => a.status === 204 && a.body === '' && a.headers.get('etag') === '"e1"')).toBe(true);
+    // Not coalesced (POST without idempotency): the handler runs as usual.
+    expect(await send(`${url}/nothing`, { method: 'POST' })).toMatchObject({ status: 202, body: '', role: 'bypass' });
+  });
+
   it("runs the route's onSend and onResponse hooks for the owner and every follower", async () => {
     const { app, singleFlight, gate, listen } = setup(4);
     await app.register(fastifyFlight, { singleFlight, stage: 'hooks' });
