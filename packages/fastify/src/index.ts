@@ -38,18 +38,18 @@ export type FastifyFlightOptions = HttpFlightOptions<FastifyRequest>;
  * Options of the plugin: the single-flight instance, plus defaults for every route of its scope (any
  * route option; a route's own `config.flight` overrides them).
  */
-export type FlightPluginOptions = { singleFlight: SingleFlight } & Partial<Omit<FastifyFlightOptions, 'singleFlight'>>;
+export type FastifyFlightPluginOptions = { singleFlight: SingleFlight } & Partial<Omit<FastifyFlightOptions, 'singleFlight'>>;
 
 /**
  * A route's `config.flight`: `true` (the plugin's options), a stage name, or route options merged over the
  * plugin's. `false` or absent: the route is not coalesced.
  */
-export type FlightRouteConfig = boolean | string | Partial<Omit<FastifyFlightOptions, 'singleFlight'>>;
+export type FastifyFlightRouteConfig = boolean | string | Partial<Omit<FastifyFlightOptions, 'singleFlight'>>;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Coalesce this route with `@flight/fastify` (the plugin must be registered in its scope). */
-    flight?: FlightRouteConfig;
+    flight?: FastifyFlightRouteConfig;
   }
   interface FastifyInstance {
     /** The single-flight instance given to `@flight/fastify` (its first registration in this scope). */
@@ -58,7 +58,7 @@ declare module 'fastify' {
 }
 
 /** The options of a route, or `undefined` when it does not opt in. */
-function routeOptions(plugin: FlightPluginOptions, config: FlightRouteConfig | undefined): FastifyFlightOptions | undefined {
+function routeOptions(plugin: FastifyFlightPluginOptions, config: FastifyFlightRouteConfig | undefined): FastifyFlightOptions | undefined {
   if (config === undefined || config === false) return undefined;
   if (config === true) return plugin as FastifyFlightOptions;
   if (typeof config === 'string') return { ...plugin, stage: config };
@@ -86,14 +86,14 @@ function withHook<T>(current: T | T[] | undefined, hook: T): T[] {
   return current === undefined ? [hook] : Array.isArray(current) ? [...current, hook] : [current, hook];
 }
 
-const flightPlugin: FastifyPluginCallback<FlightPluginOptions> = (fastify, options, done) => {
+const flightPlugin: FastifyPluginCallback<FastifyFlightPluginOptions> = (fastify, options, done) => {
   if (!fastify.hasDecorator('singleFlight')) fastify.decorate('singleFlight', options.singleFlight);
   const registration = {};
   (fastify as Scope)[kRegistration] = registration;
   fastify.addHook('onRoute', function (this: FastifyInstance, route: RouteOptions) {
     // Registered again in a child scope: the closest registration handles the route, alone.
     if ((this as Scope)[kRegistration] !== registration) return;
-    const resolved = routeOptions(options, (route.config as { flight?: FlightRouteConfig } | undefined)?.flight);
+    const resolved = routeOptions(options, (route.config as { flight?: FastifyFlightRouteConfig } | undefined)?.flight);
     if (!resolved) return;
     // Validated here, when the route is declared: bad options fail the boot with FlightValidationError.
     const limits = resolveHttpFlightOptions(resolved);
