@@ -9,7 +9,7 @@ import { createSingleFlight, FlightValidationError, type SingleFlight } from '@f
 import fastify5, { type FastifyInstance } from 'fastify';
 import fastify4 from 'fastify4';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fastifyFlight } from '../src/index.js';
+import { fastifyFlight, FlightBodyTooLargeError } from '../src/index.js';
 import type { FastifyFactory } from './driver.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -210,6 +210,45 @@ describe.each([
     expect(answers.every((a) => a.status === 204 && a.body === '' && a.headers.get('etag') === '"e1"')).toBe(true);
     // Not coalesced (POST without idempotency): the handler runs as usual.
     expect(await send(`${url}/nothing`, { method: 'POST' })).toMatchObject({ status: 202, body: '', role: 'bypass' });
+  });
+
+  it('refuses a body above maxRequestBodyBytes before Fastify parses it, through the error handler, with the typed error', async () => {
+    const { app, singleFlight, listen } = setup(1);
+    await app.register(fastifyFlight, { singleFlight, stage: 'upload', idempotency: true, maxRequestBodyBytes: 1000 });
+    const seen: unknown[] = [];
+    app.setErrorHandler((error, _request, reply) => {
+      seen.push(error);
+      return reply.code(413).send({ handledBy: 'app', code: (error as { code?: string }).code });
+    });
+    let runs = 0;
+    app.post('/upload', { config: { flight: true } }, async () => ++runs);
+    const url = await listen();
+    const declared = await send(`${url}/upload`, {
+      method: 'POST',
+      body: 'x'.repeat(2000),
+      headers: { 'content-type': 'text/plain', 'idempotency-key': '"big-1"' },
+    });
+    expect(declared.status).toBe(413);
+    expect(JSON.parse(declared.body)).toEqual({ handledBy: 'app', code: 'E_FLIGHT_HTTP_BODY_TOO_LARGE' });
+    let sent = 0;
+    const streamed = await send(`${url}/upload`, {
+      method: 'POST',
+      body: new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent++ < 5) controller.enqueue(new Uint8Array(500).fill(120));
+          else controller.close();
+        },
+      }),
+      headers: { 'content-type': 'text/plain', 'idempotency-key': '"big-2"' },
+      duplex: 'half',
+    } as RequestInit);
+    expect(streamed.status).toBe(413);
+    expect(seen).toHaveLength(2);
+    expect(seen.every((error) => error instanceof FlightBodyTooLargeError)).toBe(true);
+    // Within the limit, the request runs.
+    const small = await send(`${url}/upload`, { method: 'POST', body: 'ok', headers: { 'content-type': 'text/plain', 'idempotency-key': '"small"' } });
+    expect(small).toMatchObject({ status: 200, body: '1' });
+    expect(runs).toBe(1);
   });
 
   it("runs the route's onSend and onResponse hooks for the owner and every follower", async () => {
