@@ -1,9 +1,11 @@
 /**
- * A minimal OpenAI-compatible chat-completions client (`POST {baseUrl}/chat/completions`).
- *
- * Failures carry an HTTP-like `status` and a `failureType`, which the core classifier reads:
- * 429 → OVERLOAD, 5xx → PROVIDER, 400 and other 4xx → VALIDATION, no answer in time → TIMEOUT.
+ * The model client: the official `openai` SDK (6.x, the last major for Node 20) pointed at any
+ * OpenAI-compatible endpoint (`baseURL`), wrapped so that its failures carry an HTTP-like `status` and a
+ * `failureType`, which the core classifier reads: 429 → OVERLOAD, 5xx → PROVIDER, 400 and other 4xx →
+ * VALIDATION, no answer in time → TIMEOUT. The caller's signal (guard timeout, lost lease, cancel) is
+ * passed to the SDK and its reason comes back unchanged.
  */
+import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { FailureType } from '@flight/core';
 
 export interface ChatMessage {
@@ -28,6 +30,11 @@ export interface ModelClientOptions {
   timeoutMs?: number;
   /** Passed through as `temperature`. @default 0 */
   temperature?: number;
+  /**
+   * Retries of the SDK itself (429, 5xx, connection errors, with its backoff). The stage guard already
+   * retries by failure class, so the SDK's own retries are off unless asked for. @default 0
+   */
+  maxRetries?: number;
 }
 
 /** A failed model call, classified for the single-flight failure record. */
@@ -58,66 +65,55 @@ export interface ModelClient {
 }
 
 export function createModelClient(options: ModelClientOptions): ModelClient {
-  const url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  const sdk = new OpenAI({
+    baseURL: options.baseUrl,
+    // The SDK requires a key; OpenAI-compatible servers without auth ignore it.
+    apiKey: options.apiKey || 'unused',
+    timeout: options.timeoutMs ?? 30_000,
+    maxRetries: options.maxRetries ?? 0,
+  });
   return {
     model: options.model,
     async chat(messages, { signal } = {}) {
-      const timeout = AbortSignal.timeout(timeoutMs);
-      const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
-      let response: Response;
+      let body: OpenAI.Chat.Completions.ChatCompletion;
       try {
-        response = await fetch(url, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
-          },
-          body: JSON.stringify({ model: options.model, messages, temperature: options.temperature ?? 0 }),
-          signal: combined,
-        });
+        body = await sdk.chat.completions.create(
+          { model: options.model, messages, temperature: options.temperature ?? 0 },
+          signal ? { signal } : undefined,
+        );
       } catch (error) {
-        throw fetchFailure(error, timeout.aborted, signal);
-      }
-      let text: string;
-      try {
-        text = await response.text();
-      } catch (error) {
-        throw fetchFailure(error, timeout.aborted, signal);
-      }
-      if (!response.ok) {
-        const { failureType, code } = classifyStatus(response.status);
-        throw new ModelCallError(`model answered ${response.status}: ${text.slice(0, 300)}`, {
-          status: response.status,
-          failureType,
-          code,
-        });
-      }
-      let body: any;
-      try {
-        body = JSON.parse(text);
-      } catch (error) {
-        throw new ModelCallError('model answered malformed JSON', { status: response.status, failureType: 'PROVIDER', code: 'E_MODEL_BAD_JSON', cause: error });
+        throw modelFailure(error, signal);
       }
       const content = body?.choices?.[0]?.message?.content;
       if (typeof content !== 'string') {
         throw new ModelCallError('model answer has no choices[0].message.content', {
-          status: response.status,
+          status: 200,
           failureType: 'PROVIDER',
           code: 'E_MODEL_BAD_ANSWER',
         });
       }
-      return { content, model: String(body.model ?? options.model), usage: body.usage };
+      return { content, model: String(body.model ?? options.model), usage: body.usage ?? undefined };
     },
   };
 }
 
-function fetchFailure(error: unknown, timedOut: boolean, callerSignal: AbortSignal | undefined): Error {
-  if (timedOut) return new ModelCallError('model did not answer in time', { status: 504, failureType: 'TIMEOUT', code: 'E_MODEL_TIMEOUT', cause: error });
-  // The caller's signal (guard timeout, lost lease, cancel): pass its reason through unchanged.
-  if (callerSignal?.aborted) return callerSignal.reason instanceof Error ? callerSignal.reason : new Error(String(callerSignal.reason));
-  const code = (error as any)?.cause?.code ?? (error as any)?.code;
-  return new ModelCallError(`model unreachable: ${(error as Error)?.message ?? error}${code ? ` (${code})` : ''}`, {
+/** The SDK's errors as typed model failures (the caller's own abort passes through unchanged). */
+function modelFailure(error: unknown, callerSignal: AbortSignal | undefined): Error {
+  if (error instanceof APIUserAbortError || callerSignal?.aborted) {
+    if (callerSignal?.aborted) return callerSignal.reason instanceof Error ? callerSignal.reason : new Error(String(callerSignal.reason));
+  }
+  if (error instanceof APIConnectionTimeoutError) {
+    return new ModelCallError('model did not answer in time', { status: 504, failureType: 'TIMEOUT', code: 'E_MODEL_TIMEOUT', cause: error });
+  }
+  if (error instanceof APIError && typeof error.status === 'number') {
+    const { failureType, code } = classifyStatus(error.status);
+    return new ModelCallError(`model answered ${error.status}: ${error.message.slice(0, 300)}`, { status: error.status, failureType, code, cause: error });
+  }
+  if (error instanceof SyntaxError) {
+    return new ModelCallError('model answered malformed JSON', { failureType: 'PROVIDER', code: 'E_MODEL_BAD_JSON', cause: error });
+  }
+  const cause = (error as { cause?: { code?: string } } | undefined)?.cause;
+  return new ModelCallError(`model unreachable: ${(error as Error)?.message ?? error}${cause?.code ? ` (${cause.code})` : ''}`, {
     failureType: 'PROVIDER',
     code: 'E_MODEL_UNREACHABLE',
     cause: error,
