@@ -52,7 +52,7 @@ local function take(prev, outcome, epoch_floor)
     epoch, '0', '0', nonce, math.min(takeovers, 999999), 0, watched)
     .. #owner_id .. ':' .. owner_id .. #owner_token .. ':' .. owner_token .. #session .. ':' .. session .. '0:0:0:'
     .. #traceparent .. ':' .. traceparent
-  redis.call('SET', KEYS[1], rec, 'PX', fmt(lease_ttl))
+  redis.call('SET', KEYS[1], rec, 'PX', ARGV[8])
   -- A fresh record is fully known to the caller but for the epoch, the server time and the nonce: reply
   -- those three (see reply.ts `freshOwnerMeta`), not the record.
   if prev == nil and epoch_floor == 0 then return { outcome, { fmt(epoch), fmt(now), nonce }, false } end

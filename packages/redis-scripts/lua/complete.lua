@@ -37,7 +37,9 @@ if s and #s >= HEADER_BYTES then
     if owner == ARGV[3] and text_field(s, i) == ARGV[4] then
       expire_at = time_at(now + ttl)
       local rec = string.format('S%013.0f%013.0f', now, expire_at) .. string.sub(s, 28, 82) .. '1' .. string.sub(s, 84)
-      redis.call('SET', KEYS[1], rec .. ARGV[6], 'PX', fmt(math.max(1, expire_at - now)))
+      local px = ARGV[7]
+      if expire_at < now + ttl then px = fmt(math.max(1, expire_at - now)) end
+      redis.call('SET', KEYS[1], rec .. ARGV[6], 'PX', px)
       if has_listeners_at(s) then
         local notice = string.sub(s, 85, 100) .. ' ' .. fmt(epoch) .. ' SUCCEEDED'
         if inline ~= nil then notice = notice .. ' ' .. #inline .. ' ' .. inline end
