@@ -80,6 +80,35 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
       });
       const runsOf = (results: { runs: number }[]) => results.reduce((sum, r) => sum + r.runs, 0);
 
+      it('links the follower span in another process to the owner span (traceparent kept in the Redis record)', async () => {
+        const traced = await Promise.all(
+          ['owner', 'follower'].map((role) =>
+            startWorker({ adapter: adapter.kind, module: adapter.module, url, prefix: `${mpPrefix}-trace`, nodeId: `trace-${role}`, tracing: true }),
+          ),
+        );
+        try {
+          const [owner, follower] = traced as [Worker, Worker];
+          const key = `traced-${randomUUID()}`;
+          const started = owner.nextRunning();
+          const ran = owner.burst({ stage: 'trace', key, callers: 1, behavior: 'value', delayMs: 400, value: 'v' });
+          const epoch = await started;
+          const followed = await follower.burst({ stage: 'trace', key, callers: 2, behavior: 'value', delayMs: 0, value: 'never' });
+          expect((await ran).outcomes).toMatchObject([{ ok: true, role: 'owner', value: 'v@trace-owner' }]);
+          expect(followed.outcomes.every((o) => o.ok && o.role === 'follower' && o.value === 'v@trace-owner')).toBe(true);
+          const [ownerSpans, followerSpans] = await Promise.all([owner.spans(), follower.spans()]);
+          const ownerSpan = ownerSpans.find((s) => s.role === 'owner');
+          expect(ownerSpan).toMatchObject({ epoch, links: [] });
+          const followerRoles = followerSpans.map((s) => s.role).sort();
+          expect(followerRoles).toEqual(['follower', 'follower']);
+          for (const span of followerSpans) {
+            expect(span.links).toEqual([ownerSpan!.spanId]);
+            expect(span.traceId).not.toBe(ownerSpan!.traceId);
+          }
+        } finally {
+          await Promise.all(traced.map((w) => w.stop()));
+        }
+      });
+
       it('runs the supplier exactly once and gives all 300 callers the same value', async () => {
         const before = 0;
         const results = await Promise.all(
