@@ -18,7 +18,7 @@
   `followers`; everything is checked first.
 ]]
 --@include common
---@include record
+--@include header
 
 local now = clock_now(ARGV[1])
 local takeover_after = int_arg(ARGV[7])
@@ -32,19 +32,20 @@ end
 local owner_id, owner_token = ARGV[4], ARGV[5]
 local traceparent = ARGV[11] or ''
 
--- A new owner's record (transitions.ts `newOwnerMeta`); `prev` is the live record it replaces, if any.
+-- A new owner's record (transitions.ts `newOwnerMeta`); `prev` is the live record it replaces (as stored),
+-- if any, and `prev_session` its sessionId.
 -- Waiters of `prev`'s run that still listen (it had followers, or was watched) are woken by this run's
 -- notice, so the new record is watched for them.
-local function take(prev, outcome, epoch_floor)
+local function take(prev, prev_session, outcome, epoch_floor)
   local session = ''
-  if ARGV[2] == '1' then session = ARGV[3] elseif prev ~= nil then session = prev.v[SESSION] end
+  if ARGV[2] == '1' then session = ARGV[3] elseif prev ~= nil then session = prev_session end
   local code = 'P'
   if ARGV[10] == '1' then code = 'R' end
   local takeovers, created, watched = 0, now, '0'
   if prev ~= nil then
-    takeovers = (tonumber(prev.v[TAKEOVERS]) or 0) + 1
-    created = tonumber(prev.v[CREATED]) or now
-    if (tonumber(prev.v[FOLLOWERS]) or 0) > 0 or prev.v[WATCHED] == '1' then watched = '1' end
+    takeovers = (tonumber(string.sub(prev, 101, 106)) or 0) + 1
+    created = tonumber(string.sub(prev, 54, 66)) or now
+    if has_listeners_at(prev) then watched = '1' end
   end
   local epoch = math.max(epoch_floor + 1, now * 1000)
   local nonce = string.sub(redis.sha1hex(owner_token), 1, 16)
@@ -59,27 +60,32 @@ local function take(prev, outcome, epoch_floor)
   return { outcome, rec, false }
 end
 
-local rec = load_live(KEYS[1], now)
-if rec == nil then return take(nil, 'OWNER_NEW', 0) end
+-- No flight yet (the common case): created without decoding anything.
+local s = redis.call('GET', KEYS[1])
+if not s then return take(nil, nil, 'OWNER_NEW', 0) end
+
+--@include record
+local rec = load_live(KEYS[1], now, s)
+if rec == nil then return take(nil, nil, 'OWNER_NEW', 0) end
 
 local status = rec.status
 if status == 'SUCCEEDED' then return reply('REPLAY_SUCCESS', rec, rec.result) end
 if status == 'FAILED' then
-  if rec.v[RETRYABLE] == '1' then return take(rec, 'OWNER_TAKEOVER', rec.epoch) end
+  if rec.v[RETRYABLE] == '1' then return take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch) end
   return reply('REPLAY_FAILURE', rec)
 end
 if status == 'CANCELLED' then
   if join_epoch ~= nil and join_epoch == rec.epoch then return reply('REPLAY_FAILURE', rec) end
-  return take(rec, 'OWNER_TAKEOVER', rec.epoch)
+  return take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch)
 end
-if status == 'EXPIRED' then return take(rec, 'OWNER_TAKEOVER', rec.epoch) end
+if status == 'EXPIRED' then return take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch) end
 -- PENDING or RUNNING
 if rec.v[OWNER_TOKEN] == owner_token and rec.v[OWNER_ID] == owner_id then
   if (tonumber(rec.v[TAKEOVERS]) or 0) > 0 then return reply('OWNER_TAKEOVER', rec) end
   return reply('OWNER_NEW', rec)
 end
 if now - rec.heartbeatAt > takeover_after or now >= rec.deadlineAt then
-  return take(rec, 'OWNER_TAKEOVER', rec.epoch)
+  return take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch)
 end
 -- A caller joining this epoch for the first time is counted (in place: the header's followers field, the
 -- TTL kept); its later polls pass joinEpoch.

@@ -13,7 +13,7 @@
   Returns { 'OK' | 'FENCED', the record as stored ('' when there is no live record), false }.
 ]]
 --@include common
---@include record
+--@include header
 
 local now = clock_now(ARGV[1])
 local epoch = int_arg(ARGV[5])
@@ -51,7 +51,8 @@ if s and #s >= HEADER_BYTES then
 end
 
 -- Every other case (fenced, already SUCCEEDED, not live), by the full rules.
-local rec = load_live(KEYS[1], now)
+--@include record
+local rec = load_live(KEYS[1], now, s or false)
 if rec == nil or not fence_matches(rec, ARGV[3], ARGV[4], epoch) then return reply('FENCED', rec) end
 if rec.status == 'SUCCEEDED' then return reply('OK', rec) end
 if not is_active(rec) then return reply('FENCED', rec) end

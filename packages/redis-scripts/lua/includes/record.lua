@@ -1,45 +1,23 @@
--- The flight record and its transitions, inlined into every flight script (`--@include record`, after
--- `--@include common`); the session-lock scripts do not carry it.
--- A flight is ONE string key: a fixed-width ASCII header, then the text fields as `<bytes>:<value>`, then
--- (once SUCCEEDED) the result, verbatim. One GET reads it, one SET ... PX writes it with its TTL. The hot
--- writes (complete, a follower joining) read and patch the header by position, without decoding the rest.
--- Header (1-based positions; numbers zero-padded; times in epoch ms):
---   1 status code (P R S F C E)   2 updatedAt   15 expireAt   28 heartbeatAt   41 deadlineAt   54 createdAt
---   67 epoch (16 digits)   83 result stored '1' | '0'   84 retryable '1' | '0'   85 nonce (16 hex)
---   101 takeovers (6)   107 followers (6)   113 watched '1' | '0' (a waiter that did not join needs the notice)
--- Text fields from 114: ownerId, ownerToken, sessionId, errorType, errorCode, errorMessage, traceparent.
--- Replies carry the record as stored (reply.ts decodes the same layout); stage and requestKey are not
--- stored (they are the flight's ref, which the caller knows).
+-- The flight record's full codec and its transitions (`--@include record`, after `--@include common`);
+-- the session-lock scripts do not carry it. Layout: see header.lua.
+--@include header
 -- Decoded values (`v`, by index, as strings):
 local STATUS, SESSION, OWNER_ID, OWNER_TOKEN, EPOCH, TAKEOVERS, FOLLOWERS = 1, 4, 5, 6, 7, 8, 9
 local CREATED, UPDATED, HEARTBEAT, EXPIRE, DEADLINE, RETRYABLE = 10, 11, 12, 13, 14, 15
 local ERROR_TYPE, ERROR_CODE, ERROR_MESSAGE, RESULT_REF, NONCE, WATCHED, TRACEPARENT = 16, 17, 18, 19, 20, 21, 22
-local HEADER_BYTES = 113
--- The largest time a header holds (13 digits: the year 2286); later times are clamped to it.
-local MAX_TIME = 9999999999999
-local HEADER_FORMAT = '%s%013.0f%013.0f%013.0f%013.0f%013.0f%016.0f%s%s%-16.16s%06.0f%06.0f%s'
-local CODE_OF = { PENDING = 'P', RUNNING = 'R', SUCCEEDED = 'S', FAILED = 'F', CANCELLED = 'C', EXPIRED = 'E' }
-local STATUS_OF = { P = 'PENDING', R = 'RUNNING', S = 'SUCCEEDED', F = 'FAILED', C = 'CANCELLED', E = 'EXPIRED' }
 
-local function time_at(n)
-  if n > MAX_TIME then return MAX_TIME end
-  return n
-end
-
--- A text field at `i`: its value and the position after it; nil when malformed.
-local function text_field(s, i)
-  local j = string.find(s, ':', i, true)
-  if j == nil then return nil end
-  local n = tonumber(string.sub(s, i, j - 1))
-  if n == nil then return nil end
-  return string.sub(s, j + 1, j + n), j + n + 1
+-- The status of a header's code (its first letter); nil for anything else.
+local function status_of(code)
+  if code == 'R' then return 'RUNNING' elseif code == 'S' then return 'SUCCEEDED' elseif code == 'P' then return 'PENDING'
+  elseif code == 'F' then return 'FAILED' elseif code == 'C' then return 'CANCELLED' elseif code == 'E' then return 'EXPIRED' end
+  return nil
 end
 
 -- The values of a stored record, and the offset where the result after them starts; nil when the
 -- string is not a record.
 local function decode(s)
   if #s < HEADER_BYTES then return nil end
-  local status = STATUS_OF[string.sub(s, 1, 1)]
+  local status = status_of(string.sub(s, 1, 1))
   if status == nil then return nil end
   local v = { status, '', '', '', '', '', string.sub(s, 67, 82), string.sub(s, 101, 106), string.sub(s, 107, 112),
     string.sub(s, 54, 66), string.sub(s, 2, 14), string.sub(s, 28, 40), string.sub(s, 15, 27), string.sub(s, 41, 53),
@@ -68,7 +46,7 @@ end
 local function encode(v)
   local result_flag = '0'
   if v[RESULT_REF] ~= '' then result_flag = '1' end
-  local head = string.format(HEADER_FORMAT, CODE_OF[v[STATUS]], time_at(tonumber(v[UPDATED])), time_at(tonumber(v[EXPIRE])),
+  local head = string.format(HEADER_FORMAT, v[STATUS], time_at(tonumber(v[UPDATED])), time_at(tonumber(v[EXPIRE])),
     time_at(tonumber(v[HEARTBEAT])), time_at(tonumber(v[DEADLINE])), time_at(tonumber(v[CREATED])), tonumber(v[EPOCH]),
     result_flag, v[RETRYABLE], v[NONCE], math.min(tonumber(v[TAKEOVERS]) or 0, 999999),
     math.min(tonumber(v[FOLLOWERS]) or 0, 999999), v[WATCHED])
@@ -79,8 +57,7 @@ end
 
 -- A stored record: `v`, its values ('' = default), `result` ('' unless SUCCEEDED), `rec` (the record as
 -- stored, which replies carry) and the numbers the rules read. nil when there is no usable record.
-local function load_meta(key)
-  local s = redis.call('GET', key)
+local function load_from(s)
   if not s then return nil end
   local v, at = decode(s)
   if v == nil then return nil end
@@ -94,8 +71,10 @@ local function load_meta(key)
 end
 
 -- The record as the state machine sees it: nil unless live at `now` (the logical twin of the TTL).
-local function load_live(key, now)
-  local m = load_meta(key)
+-- `s`: the flight's string when the script has read it already.
+local function load_live(key, now, s)
+  if s == nil then s = redis.call('GET', key) end
+  local m = load_from(s)
   if m ~= nil and m.expireAt > now then return m end
   return nil
 end
@@ -124,17 +103,11 @@ local function update(key, m, changes, now)
   m.rec = store(key, v, m.result, now)
 end
 
--- Whether a terminal notice can reach anyone: a caller joined this run (followers), or a waiter that did
--- not join asked for it (watched; carried over to the next run, whose notice also wakes it).
-local function has_listeners_at(s)
-  return string.sub(s, 107, 113) ~= '0000000'
-end
-
 -- The terminal notice, on the flight's own channel (ARGV[2]: same hash tag as its keys, naming the DB).
 -- SPUBLISH: on a cluster it stays on the shard that owns the flight's slot. The notice is
 -- `nonce epoch status`; with `inline` (a small result) it goes on ` <bytes> <result>`, the result
 -- verbatim after its byte count, so any bytes (spaces included) parse back unambiguously. Sent only when
--- somebody can be waiting for it (see has_listeners_at).
+-- somebody can be waiting for it (see has_listeners_at in header.lua).
 local function publish_terminal(channel, v, inline)
   if (tonumber(v[FOLLOWERS]) or 0) == 0 and v[WATCHED] ~= '1' then return end
   local notice = v[NONCE] .. ' ' .. fmt(tonumber(v[EPOCH])) .. ' ' .. v[STATUS]
