@@ -2,7 +2,7 @@
 --[[
   acquire: join a flight or become its owner (transitions.ts `acquire`, the seed's acquireOrJoin).
 
-  KEYS[1] the flight's record (one string: see common.lua)
+  KEYS[1] the flight's record (one string: see includes/header.lua)
   ARGV[1] now in ms, or '' for the server clock
   ARGV[2] '1' when a sessionId is given, else '0'   ARGV[3] sessionId
   ARGV[4] ownerId   ARGV[5] ownerToken   ARGV[6] joinEpoch or ''

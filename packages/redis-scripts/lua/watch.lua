@@ -4,7 +4,7 @@
   (so is not counted in `followers`): marks an active record watched first, so that its terminal notice
   is published (complete, fail, ... publish only when somebody can be listening).
 
-  KEYS[1] the flight's record (one string: see common.lua)
+  KEYS[1] the flight's record (one string: see includes/header.lua)
   ARGV[1] now in ms, or '' for the server clock
 
   Returns { 'OK', the record as stored ('' when there is no live record), result or false }.
