@@ -87,11 +87,11 @@ end
 if now - rec.heartbeatAt > takeover_after or now >= rec.deadlineAt then
   return take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch)
 end
--- A caller joining this epoch for the first time is counted (in place: the header's followers field, the
--- TTL kept); its later polls pass joinEpoch.
+-- A caller joining this epoch for the first time is counted (the header's followers field patched, the TTL
+-- kept; an active record has no result after it); its later polls pass joinEpoch.
 if join_epoch == nil or join_epoch ~= rec.epoch then
   local followers = string.format('%06.0f', math.min((tonumber(rec.v[FOLLOWERS]) or 0) + 1, 999999))
-  redis.call('SETRANGE', KEYS[1], 106, followers)
   rec.rec = string.sub(rec.rec, 1, 106) .. followers .. string.sub(rec.rec, 113)
+  redis.call('SET', KEYS[1], rec.rec, 'KEEPTTL')
 end
 return reply('FOLLOWER_WAIT', rec)

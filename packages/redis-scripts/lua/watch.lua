@@ -17,9 +17,9 @@ if now == nil then return bad_input('watch arguments') end
 local rec = load_live(KEYS[1], now)
 if rec == nil then return reply('OK', nil) end
 if is_active(rec) and rec.v[WATCHED] ~= '1' then
-  -- In place (the TTL kept): the header's watched flag.
-  redis.call('SETRANGE', KEYS[1], HEADER_BYTES - 1, '1')
+  -- The header's watched flag, the TTL kept (an active record has no result after it).
   rec.rec = string.sub(rec.rec, 1, HEADER_BYTES - 1) .. '1' .. string.sub(rec.rec, HEADER_BYTES + 1)
+  redis.call('SET', KEYS[1], rec.rec, 'KEEPTTL')
 end
 local result = false
 if rec.status == 'SUCCEEDED' then result = rec.result end
