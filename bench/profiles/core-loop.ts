@@ -1,20 +1,28 @@
 /**
- * CPU profile / µs-per-call loop of `SingleFlight.execute` in process (no Redis):
- * `node --import tsx [--cpu-prof] bench/profiles/core-loop.ts local|distributed [calls] [telemetry-off]`
- * (`telemetry-off`: `telemetry: false`; otherwise the OpenTelemetry API answers with no-op spans, no SDK).
+ * CPU profile / µs-per-call loop of `SingleFlight.execute`:
+ * `node --import tsx [--cpu-prof] bench/profiles/core-loop.ts local|distributed|ioredis [calls] [telemetry-off]`
+ * (`distributed`: the in-memory coordinator; `ioredis`: the ioredis coordinator on REDIS_URL, default the
+ * shared 127.0.0.1:6379, under a unique prefix; `telemetry-off`: `telemetry: false`; otherwise the
+ * OpenTelemetry API answers with no-op spans, no SDK).
  * Same policy as the bench's `local` contender (L1 off, guard extras off, 60 s timeout), 64 in flight,
  * distinct keys, an instant upstream returning one 1 KB object.
  */
+import { Redis } from 'ioredis';
 import { createSingleFlight } from '../../packages/core/src/index.ts';
+import { createIoredisCoordinator } from '../../packages/redis-ioredis/src/index.ts';
 import { makePayload } from '../src/payload.ts';
 
-const mode = (process.argv[2] ?? 'local') as 'local' | 'distributed';
+const arg = (process.argv[2] ?? 'local') as 'local' | 'distributed' | 'ioredis';
+const mode = arg === 'ioredis' ? 'distributed' : arg;
 const calls = Number(process.argv[3] ?? 400_000);
 const telemetry = process.argv[4] !== 'telemetry-off';
+const client = arg === 'ioredis' ? new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { enableAutoPipelining: process.env.AUTOPIPE === '1' }) : undefined;
+const coordinator = client ? createIoredisCoordinator({ client, prefix: `prof-core-${process.pid}-${Date.now()}` }) : undefined;
 const flight = createSingleFlight({
   mode,
   telemetry,
-  defaults: { l1: { enabled: false }, guard: { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 } },
+  coordinator,
+  defaults: { resultTtlMs: 10_000, failureTtlMs: 10_000, terminalTtlMs: 10_000, l1: { enabled: false }, guard: { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 } },
 });
 const payload = makePayload(1024);
 const supplier = async () => payload;
@@ -39,7 +47,7 @@ for (let i = 0; i < calls; i++) sink += (await supplier()) ? 1 : 0;
 const naiveNs = Number(process.hrtime.bigint() - naiveStart);
 console.log(
   JSON.stringify({
-    mode,
+    mode: arg,
     telemetry,
     calls,
     usPerCall: +(ns / calls / 1000).toFixed(2),
@@ -50,3 +58,5 @@ console.log(
   }),
 );
 await flight.close();
+await coordinator?.close();
+client?.disconnect();

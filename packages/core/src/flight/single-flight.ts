@@ -65,6 +65,13 @@ function failureOf(meta: FlightMeta): FailureRecord {
   };
 }
 
+/** The failure record of a run; never retryable when the caller asked for at most one run. */
+function failureRecord(error: unknown, policy: StagePolicy, options: ExecuteOptions): FailureRecord {
+  const failure = toFailureRecord(error, policy);
+  if (options.atMostOnce === true) failure.retryable = false;
+  return failure;
+}
+
 export class SingleFlight {
   readonly nodeId: string;
   readonly mode: FlightMode;
@@ -146,11 +153,10 @@ export class SingleFlight {
           return { value: hit.value as T, role, shared, stage, key };
         }
       }
-      const { sessionId, localFallback } = options;
       const run =
         this.mode === 'local'
-          ? () => this.runLocal(stage, key, supplier, policy, sessionId, note)
-          : () => this.runFlight(stage, key, supplier, policy, sessionId, note, localFallback);
+          ? () => this.runLocal(stage, key, supplier, policy, options, note)
+          : () => this.runFlight(stage, key, supplier, policy, options, note);
       const result = await this.local.do(id, span ? () => span.activate(run) : run, {
         signal,
         waitTimeoutMs: policy.waitTimeoutMs,
@@ -235,29 +241,28 @@ export class SingleFlight {
     key: string,
     supplier: Supplier<unknown>,
     policy: StagePolicy,
-    sessionId: string | undefined,
+    options: ExecuteOptions,
     note: TraceNote | undefined,
-    localFallback = true,
   ) {
-    if (this.mode === 'local') return this.runLocal(stage, key, supplier, policy, sessionId, note);
-    if (this.mode === 'distributed') return this.runDistributed(stage, key, supplier, policy, sessionId, note);
-    if (!localFallback) {
+    if (this.mode === 'local') return this.runLocal(stage, key, supplier, policy, options, note);
+    if (this.mode === 'distributed') return this.runDistributed(stage, key, supplier, policy, options, note);
+    if (options.localFallback === false) {
       // The caller asked for cluster-wide coordination or nothing (an unsafe request under an Idempotency-Key).
       if (this.degraded) throw new FlightCoordinationError('coordinator cooling down; this call may not run in-process', { context: { stage, key } });
-      return this.runDistributed(stage, key, supplier, policy, sessionId, note);
+      return this.runDistributed(stage, key, supplier, policy, options, note);
     }
     if (this.degraded) {
       this.events.emit('fallback', { stage, key, error: 'coordinator cooling down' });
-      return this.runLocal(stage, key, supplier, policy, sessionId, note);
+      return this.runLocal(stage, key, supplier, policy, options, note);
     }
     try {
-      return await this.runDistributed(stage, key, supplier, policy, sessionId, note);
+      return await this.runDistributed(stage, key, supplier, policy, options, note);
     } catch (error) {
       if (!isCoordinationFailure(error)) throw error;
       this.coordinatorDownUntil = this.options.clock.now() + this.options.fallbackCooldownMs;
       this.options.logger.warn({ stage, key, err: error }, 'coordination failed; serving from the in-process single-flight');
       this.events.emit('fallback', { stage, key, error: (error as Error).message });
-      return this.runLocal(stage, key, supplier, policy, sessionId, note);
+      return this.runLocal(stage, key, supplier, policy, options, note);
     }
   }
 
@@ -281,7 +286,7 @@ export class SingleFlight {
     ref: FlightRef,
     supplier: Supplier<unknown>,
     policy: StagePolicy,
-    sessionId: string | undefined,
+    options: ExecuteOptions,
     run: RunScope,
     context: { role: 'owner' | 'local'; epoch: number | undefined; attempt: number; progress: () => void },
   ): Promise<unknown> {
@@ -291,9 +296,10 @@ export class SingleFlight {
         (signal) =>
           supplier(new SupplierContext(run, signal, ref.stage, ref.key, context.role, context.epoch, context.attempt, context.progress)),
         run,
+        options.atMostOnce !== true,
       );
     };
-    return run.race(this.withSessionLock(policy, sessionId, run, work));
+    return run.race(this.withSessionLock(policy, options.sessionId, run, work));
   }
 
   private guard(policy: StagePolicy): Guard {
@@ -368,7 +374,7 @@ export class SingleFlight {
     key: string,
     supplier: Supplier<unknown>,
     policy: StagePolicy,
-    sessionId: string | undefined,
+    options: ExecuteOptions,
     note: TraceNote | undefined,
   ): Promise<Outcome> {
     const ref = { stage, key };
@@ -378,7 +384,7 @@ export class SingleFlight {
     let value: unknown;
     let size: number;
     try {
-      value = await this.execRun(ref, supplier, policy, sessionId, run, LOCAL_CONTEXT);
+      value = await this.execRun(ref, supplier, policy, options, run, LOCAL_CONTEXT);
       if (this.options.encodeLocalResults) {
         const trip = this.roundTrip(value, policy);
         value = trip.value;
@@ -388,7 +394,7 @@ export class SingleFlight {
         size = deepFreeze(value);
       }
     } catch (error) {
-      throw toExecutionError(toFailureRecord(error, policy), { stage, key, replayed: false, cause: error });
+      throw toExecutionError(failureRecord(error, policy, options), { stage, key, replayed: false, cause: error });
     } finally {
       run.end(this.deadlines);
     }
@@ -401,7 +407,7 @@ export class SingleFlight {
     key: string,
     supplier: Supplier<unknown>,
     policy: StagePolicy,
-    sessionId: string | undefined,
+    options: ExecuteOptions,
     note: TraceNote | undefined,
   ): Promise<Outcome> {
     const { coordinator, clock } = this.options;
@@ -414,6 +420,7 @@ export class SingleFlight {
     let lastError: Error | undefined;
     for (;;) {
       // An owner that takes its session lock first starts PENDING; every other owner runs at once.
+      const { sessionId } = options;
       const startRunning = !(policy.sessionLock.enabled && sessionId);
       const input = {
         ...ref,
@@ -442,7 +449,7 @@ export class SingleFlight {
             this.events.emit('corrupt', { ...ref, error: (error as Error).message, action });
             this.options.logger.error({ ...ref, err: error, action }, 'stored result failed verification');
             if (action === 'error') throw error;
-            return await this.runLocal(stage, key, supplier, policy, sessionId, note);
+            return await this.runLocal(stage, key, supplier, policy, options, note);
           }
           this.remember(ref, value, policy, payload.length);
           const role: FlightRole = joinEpoch === undefined ? 'replay' : 'follower';
@@ -499,10 +506,11 @@ export class SingleFlight {
         }
         case 'OWNER_NEW':
         case 'OWNER_TAKEOVER': {
-          if (ownerAttempts >= policy.maxAttempts) {
+          // A call that must not run twice never takes over after its own run was fenced.
+          if (ownerAttempts >= (options.atMostOnce ? 1 : policy.maxAttempts)) {
             // This call holds the lease it was just given: hand it on at once instead of leaving it PENDING
             // until `takeoverAfterMs`.
-            await this.releaseLease(meta, policy);
+            await this.releaseLease(meta, policy, ownerAttempts);
             throw lastError ?? new FlightFencedError('too many ownership attempts', { context: ref });
           }
           ownerAttempts++;
@@ -510,7 +518,7 @@ export class SingleFlight {
           if (reply.outcome === 'OWNER_TAKEOVER') {
             this.events.emit('takeover', { ...ref, epoch: meta.epoch, previousEpoch: joinEpoch ?? 0, previousStatus: 'taken-over' });
           }
-          const result = await this.ownerRun(meta, supplier, policy, ownerAttempts, reply.outcome === 'OWNER_TAKEOVER', sessionId);
+          const result = await this.ownerRun(meta, supplier, policy, ownerAttempts, reply.outcome === 'OWNER_TAKEOVER', options);
           if (result.kind === 'value') return { value: result.value, role: 'owner', epoch: meta.epoch, trace: note };
           lastError = result.error;
           joinEpoch = meta.epoch;
@@ -521,13 +529,13 @@ export class SingleFlight {
   }
 
   /** Gives up a lease this call holds but will not run: FAILED and retryable, so the next caller takes over. */
-  private async releaseLease(meta: FlightMeta, policy: StagePolicy): Promise<void> {
+  private async releaseLease(meta: FlightMeta, policy: StagePolicy, attempts: number): Promise<void> {
     const ref = { stage: meta.stage, key: meta.requestKey };
     const fence = { ...ref, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch };
     const failure: FailureRecord = {
       type: 'OVERLOAD',
       code: FlightFencedError.code,
-      message: `owner gave up after ${policy.maxAttempts} attempts; released for the next caller`,
+      message: `owner gave up after ${attempts} attempts; released for the next caller`,
       retryable: true,
     };
     try {
@@ -551,7 +559,7 @@ export class SingleFlight {
     policy: StagePolicy,
     attempt: number,
     takeover: boolean,
-    sessionId: string | undefined,
+    options: ExecuteOptions,
   ): Promise<OwnerResult> {
     const { coordinator, logger, clock } = this.options;
     const ref = { stage: meta.stage, key: meta.requestKey };
@@ -615,7 +623,7 @@ export class SingleFlight {
       let value: unknown;
       try {
         // Raced with the lease: once it is lost the run stops counting, even if the supplier ignores its signal.
-        const raw = await this.execRun(ref, supplier, policy, sessionId, run, {
+        const raw = await this.execRun(ref, supplier, policy, options, run, {
           role: 'owner',
           epoch: meta.epoch,
           attempt,
@@ -629,8 +637,8 @@ export class SingleFlight {
         const lost = run.aborted && !(run.reason instanceof FlightRunTimeoutError) ? (run.reason as Error) : undefined;
         if (lost instanceof FlightCancelledError) return { kind: 'fenced', error: lost };
         const failure: FailureRecord = lost
-          ? { type: 'TIMEOUT', code: FlightLeaseLostError.code, message: lost.message, retryable: true }
-          : toFailureRecord(error, policy);
+          ? { type: 'TIMEOUT', code: FlightLeaseLostError.code, message: lost.message, retryable: options.atMostOnce !== true }
+          : failureRecord(error, policy, options);
         let written;
         try {
           written = await this.callIdempotent('fail', () => coordinator.fail(fence, { failure, ttlMs: policy.failureTtlMs }), ref);
