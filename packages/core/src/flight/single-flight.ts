@@ -30,7 +30,7 @@ import { assertStageName, leaseTerms, resolveStagePolicy, type StagePolicy } fro
 import { deepFreeze } from '../results/deep-freeze.js';
 import { DeadlineQueue } from '../run/deadline-queue.js';
 import { RunScope } from '../run/run-scope.js';
-import type { FailureRecord, FlightMeta, FlightRef } from '../state/types.js';
+import type { AcquireInput, FailureRecord, FlightMeta, FlightRef } from '../state/types.js';
 import { FlightTelemetry, type TraceNote } from '../telemetry/flight-telemetry.js';
 import { withSessionLock } from './session-lock-scope.js';
 import { SupplierContext } from './supplier-context.js';
@@ -93,8 +93,8 @@ export class SingleFlight {
     this.nodeId = this.options.nodeId;
     this.mode = this.options.mode;
     this.events = new FlightEvents(this.options.logger);
-    this.heartbeats = new HeartbeatManager(this.options.clock, this.options.logger);
     this.deadlines = new DeadlineQueue(this.options.clock, this.options.logger);
+    this.heartbeats = new HeartbeatManager(this.options.clock, this.options.logger, this.deadlines);
     this.local = new LocalSingleFlight(this.deadlines);
     this.telemetry = FlightTelemetry.create(this.options.telemetry, this.options.logger);
     for (const stage of Object.keys(this.options.stages)) this.policy(stage);
@@ -320,12 +320,16 @@ export class SingleFlight {
     );
   }
 
-  private async call<T>(fn: () => Promise<T>, ref: FlightRef): Promise<T> {
+  private call<T>(fn: () => Promise<T>, ref: FlightRef): Promise<T> {
+    let pending: Promise<T>;
     try {
-      return await fn();
+      pending = fn();
     } catch (error) {
-      throw toCoordinationError(error, { ...ref });
+      return Promise.reject(toCoordinationError(error, { ...ref }));
     }
+    return pending.catch((error: unknown) => {
+      throw toCoordinationError(error, { ...ref });
+    });
   }
 
   /**
@@ -333,14 +337,12 @@ export class SingleFlight {
    * have landed). Safe because every coordinator operation is idempotent for the same arguments (the same
    * owner token or fence): a landed acquire answers the same epoch again, a landed complete answers OK.
    */
-  private async callIdempotent<T>(operation: string, fn: () => Promise<T>, ref: FlightRef): Promise<T> {
-    try {
-      return await this.call(fn, ref);
-    } catch (error) {
+  private callIdempotent<T>(operation: string, fn: () => Promise<T>, ref: FlightRef): Promise<T> {
+    return this.call(fn, ref).catch((error: unknown) => {
       if (!(error instanceof FlightCoordinationError) || !error.outcomeUnknown) throw error;
       this.options.logger.warn({ ...ref, operation, err: error }, 'no reply by the deadline; repeating the idempotent call once');
       return this.call(fn, ref);
-    }
+    });
   }
 
   /** Fills L1 with a deep-frozen value; `sizeBytes` is its encoded length or estimate. */
@@ -422,9 +424,12 @@ export class SingleFlight {
       // An owner that takes its session lock first starts PENDING; every other owner runs at once.
       const { sessionId } = options;
       const startRunning = !(policy.sessionLock.enabled && sessionId);
-      const input = {
-        ...ref,
-        ...lease,
+      const input: AcquireInput = {
+        stage,
+        key,
+        takeoverAfterMs: lease.takeoverAfterMs,
+        leaseTtlMs: lease.leaseTtlMs,
+        maxRunMs: lease.maxRunMs,
         sessionId,
         ownerId: this.nodeId,
         ownerToken: randomUUID(),
@@ -436,7 +441,7 @@ export class SingleFlight {
       const { meta } = reply;
       const waitedMs = () => (waitStartedAt === undefined ? undefined : clock.now() - waitStartedAt);
       const waited = () => {
-        if (waitStartedAt !== undefined) this.events.emit('waited', { ...ref, waitedMs: clock.now() - waitStartedAt, woken });
+        if (waitStartedAt !== undefined && this.events.wants('waited')) this.events.emit('waited', { ...ref, waitedMs: clock.now() - waitStartedAt, woken });
       };
       switch (reply.outcome) {
         case 'REPLAY_SUCCESS': {
@@ -453,7 +458,7 @@ export class SingleFlight {
           }
           this.remember(ref, value, policy, payload.length);
           const role: FlightRole = joinEpoch === undefined ? 'replay' : 'follower';
-          if (role === 'replay') this.events.emit('replay', { ...ref, outcome: 'success' });
+          if (role === 'replay' && this.events.wants('replay')) this.events.emit('replay', { ...ref, outcome: 'success' });
           waited();
           noteWork(note, role, meta.epoch, meta.traceparent, waitedMs());
           return { value, role, epoch: meta.epoch, trace: note };
@@ -468,7 +473,7 @@ export class SingleFlight {
           throw toExecutionError(failureOf(meta), { ...ref, replayed: true });
         }
         case 'FOLLOWER_WAIT': {
-          if (joinEpoch !== meta.epoch) this.events.emit('follower', { ...ref, epoch: meta.epoch, ownerId: meta.ownerId });
+          if (joinEpoch !== meta.epoch && this.events.wants('follower')) this.events.emit('follower', { ...ref, epoch: meta.epoch, ownerId: meta.ownerId });
           joinEpoch = meta.epoch;
           waitStartedAt ??= clock.now();
           noteWork(note, 'follower', meta.epoch, meta.traceparent, waitedMs());
@@ -570,7 +575,7 @@ export class SingleFlight {
       logger.warn({ ...ref, epoch: meta.epoch, operation }, 'owner write fenced: a newer owner holds the flight');
       return { kind: 'fenced', error: new FlightFencedError(`${operation} refused: epoch ${meta.epoch} no longer owns the flight`, { context: ref }) };
     };
-    this.events.emit('owner', { ...ref, epoch: meta.epoch, takeover });
+    if (this.events.wants('owner')) this.events.emit('owner', { ...ref, epoch: meta.epoch, takeover });
     if (meta.status !== 'RUNNING') {
       const running = await this.callIdempotent('markRunning', () => coordinator.markRunning(fence, lease), ref);
       if (!running.ok) return fencedResult('markRunning');
@@ -659,7 +664,7 @@ export class SingleFlight {
           ref,
         );
         if (!written.ok && !degraded) return fencedResult('complete');
-        if (written.ok) this.events.emit('completed', { ...ref, epoch: meta.epoch, followers: written.meta.followers });
+        if (written.ok && this.events.wants('completed')) this.events.emit('completed', { ...ref, epoch: meta.epoch, followers: written.meta.followers });
         else logger.warn({ ...ref, epoch: meta.epoch }, 'result refused after the lease lapsed; returning it to local callers only');
       } catch (error) {
         // The value is right; only sharing it failed. This node's callers still get it.
