@@ -75,7 +75,11 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
     const id = flightId(ref);
     const { reply, next, event } = step(read(ref), clock.now());
     if (next) records.set(id, copyRecord(next));
-    if (++writes % 1000 === 0) sweep();
+    // A sweep walks every record: spaced by at least as many writes as there are records, it costs O(1) per write.
+    if (++writes >= Math.max(1000, records.size)) {
+      writes = 0;
+      sweep();
+    }
     if (event) {
       const set = waiters.get(id);
       if (set) {
