@@ -1,22 +1,24 @@
 /**
  * CPU profile / µs-per-call loop of `SingleFlight.execute`:
- * `node --import tsx [--cpu-prof] bench/profiles/core-loop.ts local|distributed|ioredis [calls] [telemetry-off]`
+ * `node --import tsx [--cpu-prof] bench/profiles/core-loop.ts local|distributed|ioredis|ioredis-raw [calls] [telemetry-off]`
  * (`distributed`: the in-memory coordinator; `ioredis`: the ioredis coordinator on REDIS_URL, default the
- * shared 127.0.0.1:6379, under a unique prefix; `telemetry-off`: `telemetry: false`; otherwise the
+ * shared 127.0.0.1:6379, under a unique prefix; `ioredis-raw`: the owner's acquire + encode + complete on
+ * that coordinator without SingleFlight, the floor the rest is measured against; `telemetry-off`: `telemetry: false`; otherwise the
  * OpenTelemetry API answers with no-op spans, no SDK).
  * Same policy as the bench's `local` contender (L1 off, guard extras off, 60 s timeout), 64 in flight,
  * distinct keys, an instant upstream returning one 1 KB object.
  */
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { createSingleFlight } from '../../packages/core/src/index.ts';
+import { createEnvelopeCodec, createSingleFlight } from '../../packages/core/src/index.ts';
 import { createIoredisCoordinator } from '../../packages/redis-ioredis/src/index.ts';
 import { makePayload } from '../src/payload.ts';
 
-const arg = (process.argv[2] ?? 'local') as 'local' | 'distributed' | 'ioredis';
-const mode = arg === 'ioredis' ? 'distributed' : arg;
+const arg = (process.argv[2] ?? 'local') as 'local' | 'distributed' | 'ioredis' | 'ioredis-raw';
+const mode = arg === 'ioredis' || arg === 'ioredis-raw' ? 'distributed' : arg;
 const calls = Number(process.argv[3] ?? 400_000);
 const telemetry = process.argv[4] !== 'telemetry-off';
-const client = arg === 'ioredis' ? new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { enableAutoPipelining: process.env.AUTOPIPE === '1' }) : undefined;
+const client = arg.startsWith('ioredis') ? new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : undefined;
 const coordinator = client ? createIoredisCoordinator({ client, prefix: `prof-core-${process.pid}-${Date.now()}` }) : undefined;
 const flight = createSingleFlight({
   mode,
@@ -27,10 +29,20 @@ const flight = createSingleFlight({
 const payload = makePayload(1024);
 const supplier = async () => payload;
 
+const codec = createEnvelopeCodec();
+const LEASE = { takeoverAfterMs: 9000, leaseTtlMs: 18_000, maxRunMs: 60_000 };
+/** `ioredis-raw`: the owner's two coordinator calls (acquire, complete) and the codec, without SingleFlight: the floor. */
+async function raw(key: string) {
+  const { meta } = await coordinator!.acquire({ stage: 'bench', key, ...LEASE, ownerId: 'raw', ownerToken: randomUUID(), startRunning: true });
+  const result = codec.encode(await supplier(), { maxBytes: 1 << 20 });
+  await coordinator!.complete({ stage: 'bench', key, ownerId: 'raw', ownerToken: meta.ownerToken, epoch: meta.epoch }, { result, resultTtlMs: 10_000 });
+}
+
 async function loop(prefix: string, n: number) {
   let next = 0;
   const worker = async () => {
-    while (next < n) await flight.execute('bench', `${prefix}${next++}`, supplier);
+    if (arg === 'ioredis-raw') while (next < n) await raw(`${prefix}${next++}`);
+    else while (next < n) await flight.execute('bench', `${prefix}${next++}`, supplier);
   };
   await Promise.all(Array.from({ length: 64 }, worker));
 }

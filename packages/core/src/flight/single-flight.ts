@@ -30,7 +30,7 @@ import { assertStageName, leaseTerms, resolveStagePolicy, type StagePolicy } fro
 import { deepFreeze } from '../results/deep-freeze.js';
 import { DeadlineQueue } from '../run/deadline-queue.js';
 import { RunScope } from '../run/run-scope.js';
-import type { AcquireInput, FailureRecord, FlightMeta, FlightRef } from '../state/types.js';
+import type { AcquireInput, FailureRecord, Fence, FlightMeta, FlightRef } from '../state/types.js';
 import { FlightTelemetry, type TraceNote } from '../telemetry/flight-telemetry.js';
 import { withSessionLock } from './session-lock-scope.js';
 import { SupplierContext } from './supplier-context.js';
@@ -568,7 +568,7 @@ export class SingleFlight {
   ): Promise<OwnerResult> {
     const { coordinator, logger, clock } = this.options;
     const ref = { stage: meta.stage, key: meta.requestKey };
-    const fence = { ...ref, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch };
+    const fence: Fence = { stage: ref.stage, key: ref.key, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch };
     const lease = leaseTerms(policy);
     const fencedResult = (operation: string): OwnerResult => {
       this.events.emit('fenced', { ...ref, epoch: meta.epoch, operation });
@@ -591,7 +591,7 @@ export class SingleFlight {
     const task = this.heartbeats.start({
       requestKey: `${ref.stage}|${ref.key}`,
       ownerToken: meta.ownerToken,
-      logFields: { ...ref, epoch: meta.epoch },
+      logFields: () => ({ ...ref, epoch: meta.epoch }),
       intervalMs: policy.heartbeatIntervalMs,
       takeoverAfterMs: policy.takeoverAfterMs,
       maxRunMs: policy.maxRunMs,
@@ -664,8 +664,8 @@ export class SingleFlight {
           ref,
         );
         if (!written.ok && !degraded) return fencedResult('complete');
-        if (written.ok && this.events.wants('completed')) this.events.emit('completed', { ...ref, epoch: meta.epoch, followers: written.meta.followers });
-        else logger.warn({ ...ref, epoch: meta.epoch }, 'result refused after the lease lapsed; returning it to local callers only');
+        if (!written.ok) logger.warn({ ...ref, epoch: meta.epoch }, 'result refused after the lease lapsed; returning it to local callers only');
+        else if (this.events.wants('completed')) this.events.emit('completed', { ...ref, epoch: meta.epoch, followers: written.meta.followers });
       } catch (error) {
         // The value is right; only sharing it failed. This node's callers still get it.
         logger.warn({ ...ref, err: error }, 'could not store the result; returning it to local callers only');

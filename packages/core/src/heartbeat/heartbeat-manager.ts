@@ -32,8 +32,11 @@ export interface HeartbeatSpec {
   renew: () => Promise<RenewResult>;
   /** Called once, when the lease is lost. */
   onLost: (reason: LeaseLossReason) => void;
-  /** Fields added to this task's log lines (e.g. stage, key, epoch). @default { key: requestKey } */
-  logFields?: object;
+  /**
+   * Fields added to this task's log lines (e.g. stage, key, epoch), or a function that builds them only when a
+   * line is logged. @default { key: requestKey }
+   */
+  logFields?: object | (() => object);
 }
 
 export interface HeartbeatTask {
@@ -71,7 +74,8 @@ class Task implements HeartbeatTask {
   }
 }
 
-const fieldsOf = (spec: HeartbeatSpec): object => spec.logFields ?? { key: spec.requestKey };
+const fieldsOf = ({ logFields, requestKey }: HeartbeatSpec): object =>
+  typeof logFields === 'function' ? logFields() : (logFields ?? { key: requestKey });
 
 export class HeartbeatManager {
   private readonly tasks = new Map<string, Task>();
