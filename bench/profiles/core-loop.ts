@@ -10,9 +10,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { createEnvelopeCodec, createSingleFlight } from '../../packages/core/src/index.ts';
+import type * as Core from '../../packages/core/src/index.ts';
 import { createIoredisCoordinator } from '../../packages/redis-ioredis/src/index.ts';
 import { makePayload } from '../src/payload.ts';
+
+// CORE_ENTRY: a built bundle of core to profile instead of the source (what the bench and users run: no
+// keep-names helpers, which tsx adds to every closure of the source).
+const { createEnvelopeCodec, createSingleFlight }: typeof Core = await import(process.env.CORE_ENTRY ?? '../../packages/core/src/index.ts');
 
 const arg = (process.argv[2] ?? 'local') as 'local' | 'distributed' | 'ioredis' | 'ioredis-raw';
 const mode = arg === 'ioredis' || arg === 'ioredis-raw' ? 'distributed' : arg;

@@ -439,10 +439,6 @@ export class SingleFlight {
       };
       const reply = await this.callIdempotent('acquire', () => coordinator.acquire(input), ref);
       const { meta } = reply;
-      const waitedMs = () => (waitStartedAt === undefined ? undefined : clock.now() - waitStartedAt);
-      const waited = () => {
-        if (waitStartedAt !== undefined && this.events.wants('waited')) this.events.emit('waited', { ...ref, waitedMs: clock.now() - waitStartedAt, woken });
-      };
       switch (reply.outcome) {
         case 'REPLAY_SUCCESS': {
           let value: unknown;
@@ -459,13 +455,13 @@ export class SingleFlight {
           this.remember(ref, value, policy, payload.length);
           const role: FlightRole = joinEpoch === undefined ? 'replay' : 'follower';
           if (role === 'replay' && this.events.wants('replay')) this.events.emit('replay', { ...ref, outcome: 'success' });
-          waited();
-          noteWork(note, role, meta.epoch, meta.traceparent, waitedMs());
+          this.emitWaited(ref, waitStartedAt, woken);
+          noteWork(note, role, meta.epoch, meta.traceparent, this.sinceMs(waitStartedAt));
           return { value, role, epoch: meta.epoch, trace: note };
         }
         case 'REPLAY_FAILURE': {
-          waited();
-          noteWork(note, joinEpoch === undefined ? 'replay' : 'follower', meta.epoch, meta.traceparent, waitedMs());
+          this.emitWaited(ref, waitStartedAt, woken);
+          noteWork(note, joinEpoch === undefined ? 'replay' : 'follower', meta.epoch, meta.traceparent, this.sinceMs(waitStartedAt));
           if (meta.status === 'CANCELLED') {
             throw new FlightCancelledError(`flight cancelled: ${meta.errorMessage}`, { context: { ...ref, epoch: meta.epoch } });
           }
@@ -476,10 +472,10 @@ export class SingleFlight {
           if (joinEpoch !== meta.epoch && this.events.wants('follower')) this.events.emit('follower', { ...ref, epoch: meta.epoch, ownerId: meta.ownerId });
           joinEpoch = meta.epoch;
           waitStartedAt ??= clock.now();
-          noteWork(note, 'follower', meta.epoch, meta.traceparent, waitedMs());
+          noteWork(note, 'follower', meta.epoch, meta.traceparent, this.sinceMs(waitStartedAt));
           const remaining = policy.waitTimeoutMs - (clock.now() - waitStartedAt);
           if (remaining <= 0) {
-            if (note) note.waitedMs = waitedMs();
+            if (note) note.waitedMs = this.sinceMs(waitStartedAt);
             this.events.emit('waited', { ...ref, waitedMs: clock.now() - waitStartedAt, woken: 'timeout' });
             throw new FlightWaitTimeoutError(`waited ${policy.waitTimeoutMs} ms for the owner of ${stage}`, {
               context: { ...ref, epoch: meta.epoch, ownerId: meta.ownerId },
@@ -502,8 +498,8 @@ export class SingleFlight {
             }
             if (decoded) {
               this.remember(ref, value, policy, event.result.length);
-              waited();
-              noteWork(note, 'follower', meta.epoch, meta.traceparent, waitedMs());
+              this.emitWaited(ref, waitStartedAt, woken);
+              noteWork(note, 'follower', meta.epoch, meta.traceparent, this.sinceMs(waitStartedAt));
               return { value, role: 'follower', epoch: meta.epoch, trace: note };
             }
           }
@@ -519,7 +515,7 @@ export class SingleFlight {
             throw lastError ?? new FlightFencedError('too many ownership attempts', { context: ref });
           }
           ownerAttempts++;
-          noteWork(note, 'owner', meta.epoch, note?.traceparent, waitedMs());
+          noteWork(note, 'owner', meta.epoch, note?.traceparent, this.sinceMs(waitStartedAt));
           if (reply.outcome === 'OWNER_TAKEOVER') {
             this.events.emit('takeover', { ...ref, epoch: meta.epoch, previousEpoch: joinEpoch ?? 0, previousStatus: 'taken-over' });
           }
@@ -530,6 +526,18 @@ export class SingleFlight {
           continue;
         }
       }
+    }
+  }
+
+  /** Milliseconds since `startedAt`, or undefined when the call never waited. */
+  private sinceMs(startedAt: number | undefined): number | undefined {
+    return startedAt === undefined ? undefined : this.options.clock.now() - startedAt;
+  }
+
+  /** Emits `waited` for a call that waited (as a follower) and was woken by `woken`. */
+  private emitWaited(ref: FlightRef, startedAt: number | undefined, woken: 'event' | 'poll'): void {
+    if (startedAt !== undefined && this.events.wants('waited')) {
+      this.events.emit('waited', { ...ref, waitedMs: this.options.clock.now() - startedAt, woken });
     }
   }
 
