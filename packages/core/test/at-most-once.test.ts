@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryCoordinator, createSingleFlight, type SingleFlight, type SingleFlightOptions } from '@flight/core';
-import { sleep } from './helpers.js';
+import { figure, sleep } from './helpers.js';
 
 const created: SingleFlight[] = [];
 const make = (options: SingleFlightOptions) => {
@@ -39,11 +39,13 @@ describe('atMostOnce', () => {
     const sf = make({ coordinator: createMemoryCoordinator(), defaults: SLOW_STAGE });
     const key = randomUUID();
     const handler = slowHandler();
+    const started = Date.now();
     await expect(sf.execute('idem', key, handler.supplier, { atMostOnce: true })).rejects.toMatchObject({
       errorType: 'TIMEOUT',
       retryable: false,
       replayed: false,
     });
+    const firstMs = Date.now() - started;
     await expect(sf.execute('idem', key, handler.supplier, { atMostOnce: true })).rejects.toMatchObject({
       errorType: 'TIMEOUT',
       retryable: false,
@@ -51,6 +53,7 @@ describe('atMostOnce', () => {
     });
     await sleep(150);
     expect(handler.runs()).toBe(1);
+    figure('atMostOnce guard timeout', { firstMs, runs: handler.runs(), secondReplayed: true });
   });
 
   it('without the flag the same TIMEOUT stays retryable and the next caller runs the handler again', async () => {
@@ -82,10 +85,13 @@ describe('atMostOnce', () => {
       ctx.progress();
       await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
     };
+    const started = Date.now();
     await expect(sf.execute('idem', key, stalls, { atMostOnce: true })).rejects.toMatchObject({ errorType: 'TIMEOUT', retryable: false });
+    figure('atMostOnce stalled lease', { lostAfterMs: Date.now() - started });
     expect(await coordinator.readMeta({ stage: 'idem', key })).toMatchObject({ status: 'FAILED', retryable: false });
     await expect(sf.execute('idem', key, stalls, { atMostOnce: true })).rejects.toMatchObject({ replayed: true });
     expect(runs).toBe(1);
+    figure('atMostOnce stalled lease runs', { runs });
   });
 
   it("the guard does not retry an atMostOnce run, but still retries other calls of the stage", async () => {
