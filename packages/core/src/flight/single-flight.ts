@@ -236,21 +236,36 @@ export class SingleFlight {
     if (this.options.ownsCoordinator) await this.options.coordinator.close();
   }
 
-  private async runFlight(
+  /** The run of a distributed or hybrid call (no `async` frame of its own on the distributed path). */
+  private runFlight(
     stage: string,
     key: string,
     supplier: Supplier<unknown>,
     policy: StagePolicy,
     options: ExecuteOptions,
     note: TraceNote | undefined,
-  ) {
+  ): Promise<Outcome> {
     if (this.mode === 'local') return this.runLocal(stage, key, supplier, policy, options, note);
     if (this.mode === 'distributed') return this.runDistributed(stage, key, supplier, policy, options, note);
     if (options.localFallback === false) {
       // The caller asked for cluster-wide coordination or nothing (an unsafe request under an Idempotency-Key).
-      if (this.degraded) throw new FlightCoordinationError('coordinator cooling down; this call may not run in-process', { context: { stage, key } });
+      if (this.degraded) {
+        return Promise.reject(new FlightCoordinationError('coordinator cooling down; this call may not run in-process', { context: { stage, key } }));
+      }
       return this.runDistributed(stage, key, supplier, policy, options, note);
     }
+    return this.runHybrid(stage, key, supplier, policy, options, note);
+  }
+
+  /** Hybrid mode: distributed while the coordinator answers, the in-process single-flight while it does not. */
+  private async runHybrid(
+    stage: string,
+    key: string,
+    supplier: Supplier<unknown>,
+    policy: StagePolicy,
+    options: ExecuteOptions,
+    note: TraceNote | undefined,
+  ): Promise<Outcome> {
     if (this.degraded) {
       this.events.emit('fallback', { stage, key, error: 'coordinator cooling down' });
       return this.runLocal(stage, key, supplier, policy, options, note);
