@@ -153,7 +153,7 @@ export function createEnvelopeCodec(options: EnvelopeCodecOptions = {}): ResultC
     // holds exactly `text` (deflate and base64 are lossless), so parsing `text` gives the same value.
     encodeWithCopy(value, { maxBytes }) {
       const { payload, text } = encodeText(value, maxBytes);
-      return { payload, value: text === undefined ? undefined : parse(text) };
+      return { payload, value: text === undefined ? undefined : unchangedByJson(value) ? value : parse(text) };
     },
 
     decode(payload, { maxBytes }) {

@@ -27,7 +27,7 @@ import { HeartbeatManager } from '../heartbeat/heartbeat-manager.js';
 import { assertRequestKey, flightId } from '../keys/key-builder.js';
 import { LocalSingleFlight } from '../local/local-single-flight.js';
 import { assertStageName, leaseTerms, resolveStagePolicy, type StagePolicy } from '../policy/stage-policy.js';
-import { deepFreeze } from '../results/deep-freeze.js';
+import { deepFreeze, deepFreezeParsedJson } from '../results/deep-freeze.js';
 import { DeadlineQueue } from '../run/deadline-queue.js';
 import { RunScope } from '../run/run-scope.js';
 import type { AcquireInput, FailureRecord, Fence, FlightMeta, FlightRef } from '../state/types.js';
@@ -368,8 +368,13 @@ export class SingleFlight {
   /** Decodes a stored or carried payload into the deep-frozen value callers share. */
   private decode(payload: string, policy: StagePolicy): unknown {
     const value = this.options.codec.decode(payload, { maxBytes: policy.maxResultBytes });
-    deepFreeze(value);
+    this.freezeDecoded(value);
     return value;
+  }
+
+  /** Deep-freezes a value the codec decoded (faster when it is known to be fresh from `JSON.parse`). */
+  private freezeDecoded(value: unknown): number {
+    return this.options.decodesFreshJson ? deepFreezeParsedJson(value) : deepFreeze(value);
   }
 
   /** Encodes then decodes, so every role returns the same shape of value and the size cap holds everywhere. */
@@ -405,7 +410,7 @@ export class SingleFlight {
       if (this.options.encodeLocalResults) {
         const trip = this.roundTrip(value, policy);
         value = trip.value;
-        deepFreeze(value);
+        this.freezeDecoded(value);
         size = trip.payload.length;
       } else {
         size = deepFreeze(value);
@@ -658,7 +663,7 @@ export class SingleFlight {
           progress: () => task.progress(),
         });
         ({ payload, value } = this.roundTrip(raw, policy));
-        deepFreeze(value);
+        this.freezeDecoded(value);
       } catch (error) {
         // No renewal may race the write below (a late renewal refused after it is not a lost lease).
         this.heartbeats.stop(task.taskKey);
