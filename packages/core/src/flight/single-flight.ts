@@ -338,7 +338,8 @@ export class SingleFlight {
   private call<T>(fn: () => Promise<T>, ref: FlightRef): Promise<T> {
     let pending: Promise<T>;
     try {
-      pending = fn();
+      // Promise.resolve returns a native promise as is; it only wraps a coordinator that answers otherwise.
+      pending = Promise.resolve(fn());
     } catch (error) {
       return Promise.reject(toCoordinationError(error, { ...ref }));
     }
