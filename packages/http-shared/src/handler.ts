@@ -83,6 +83,21 @@ class DetachedRequest extends Error {
   readonly code = 'E_FLIGHT_HTTP_DETACHED';
 }
 
+/**
+ * Releases an owner's recorded response, as a promise whose rejection (Koa hands the handler's own error
+ * to the framework this way) is handled until the caller awaits it.
+ */
+function releaseOwner(run: OwnerRun): Promise<void> {
+  let released: Promise<void>;
+  try {
+    released = Promise.resolve(run.release());
+  } catch (error) {
+    released = Promise.reject(error);
+  }
+  released.catch(() => {});
+  return released;
+}
+
 /** True when the flight failed because its run or this caller's wait ran out of time. */
 function isTimeout(error: unknown): boolean {
   return error instanceof FlightWaitTimeoutError || (error instanceof FlightExecutionError && error.errorType === 'TIMEOUT');
@@ -198,6 +213,8 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
     const { request } = exchange;
     const idempotent = flight.fingerprint !== undefined;
     let run: OwnerRun | undefined;
+    /** The owner's response handed to its client, as soon as it is known to be shareable. */
+    let released: Promise<void> | undefined;
     let answered = false;
     let conflicted = false;
     // Only `inFlight: 'conflict'` detaches a caller itself (to answer 409 instead of following).
@@ -240,7 +257,11 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
       if (outcome.kind === 'error') throw new UnshareableResponse('status', outcome.status, replayable);
       const refused = unshareableReason(outcome.response, options, idempotent);
       if (refused) throw refused;
-      return toShared(outcome.response, options, request.method, flight.fingerprint);
+      const shared = toShared(outcome.response, options, request.method, flight.fingerprint);
+      // The owner's client gets its response now, not after the flight's bookkeeping (storing the result,
+      // waking followers) settles: that changes nothing it receives, only when.
+      released = releaseOwner(run);
+      return shared;
     };
 
     const reject = (error: FlightHttpError, role?: HttpFlightRole) => {
@@ -251,7 +272,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
 
     try {
       const result = await singleFlight.execute(stage, flight.key, supplier, executeOptions);
-      if (run) return await run.release();
+      if (run) return await (released ?? run.release());
       const shared = result.value;
       if (!isSharedResponse(shared)) throw new TypeError('the shared value is not an HTTP response');
       const role: HttpFlightRole = result.role === 'owner' || result.role === 'local' ? 'follower' : result.role;
@@ -269,7 +290,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
           return;
         }
         // The owner answers with its own response (when the handler gives it), whatever happened to sharing it.
-        return await run.release();
+        return await (released ?? run.release());
       }
       if (conflicted) {
         return reject(new FlightIdempotencyConflictError('a request with this Idempotency-Key is still being processed'));
