@@ -111,6 +111,8 @@ for await (const line of createInterface({ input: process.stdin })) {
   if (message.kind === 'slow' || message.kind === 'post') void handleHttp({ ...message, kind: message.kind });
   else void handle(message);
 }
+// Input ended (the run is over, or the runner is gone): exit even if closing hangs on an unreachable Redis.
+setTimeout(() => process.exit(0), 3000).unref();
 server.closeAllConnections();
 server.close();
 await flight.close();
