@@ -65,6 +65,12 @@ export interface HttpExchange<Req> {
   replay(response: SharedResponse): void;
   /** Answers with an error of the middleware (problem+json). */
   reject(error: FlightHttpError): void;
+  /**
+   * Optional: called once an owner's response has been handed to its client (`OwnerRun.release()` settled),
+   * while the flight's bookkeeping (storing the result, waking followers) may still run. An adapter whose
+   * framework sends the response when the middleware returns (Koa) returns from the middleware then.
+   */
+  ownerReleased?(): void;
 }
 
 type Plan = { kind: 'bypass' } | { kind: 'flight'; key: string; fingerprint: string | undefined; conflict: boolean };
@@ -260,6 +266,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
       // The owner's client gets its response now, not after the flight's bookkeeping (storing the result,
       // waking followers) settles: that changes nothing it receives, only when.
       this.released = releaseOwner(run);
+      if (exchange.ownerReleased) this.released.then(() => exchange.ownerReleased!(), () => {});
       return shared;
     }
 
