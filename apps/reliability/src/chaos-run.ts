@@ -1,8 +1,12 @@
 /**
- * The bounded chaos run: 3 node processes (chaos-worker.ts), a stream of requests over many keys, and
- * random faults — kill and restart a node, pause a node (SIGSTOP/SIGCONT), restart Redis (empty),
+ * The bounded chaos run: 3 node processes (chaos-worker.ts), a stream of requests over many keys — direct
+ * calls, a slow HTTP route that runs past its guard timeout, and idempotent POSTs (each key sent to every
+ * node at once, as a client's retries) — and random faults — kill and restart a node, pause a node
+ * (SIGSTOP/SIGCONT), cut a node off from Redis (its proxy swallows everything), restart Redis (empty),
  * pause Redis (CLIENT PAUSE) — for a fixed time, on a Redis of its own. Ends by itself and returns one
- * summary; `wrong` and `unhandled` must be 0.
+ * summary; `wrong` and `unhandled` must be 0. An idempotent POST run twice is wrong, unless the node of
+ * its earlier run was killed, paused or cut off since that run started, or Redis was restarted (empty):
+ * those reruns are counted apart (`idempotentRerunsAfterOwnerLoss`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -11,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 // The servers module alone: the rest of the testing entry imports vitest, which this CLI does not run under.
 import { startRedisServer, type RedisServer } from '@flight/redis-scripts/servers';
 import { sleep } from './figures.js';
+import { startTcpProxy, type TcpProxy } from './proxy.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -38,6 +43,10 @@ export interface ChaosSummary {
   lostWithKilledNode: number;
   /** Requests that got no answer at all within the drain deadline from a live node (must be 0). */
   unanswered: number;
+  /** Requests by kind: direct `call`, `slow` HTTP route, idempotent `post`. */
+  requestsByKind: Record<string, number>;
+  /** Idempotent POSTs run again after the node of their earlier run was lost to a fault (see above). */
+  idempotentRerunsAfterOwnerLoss: number;
   upstreamCalls: number;
   distinctKeys: number;
   faults: number;
@@ -51,6 +60,10 @@ interface Node {
   alive: boolean;
   paused: boolean;
   pending: Map<number, string>;
+  /** Its own way to Redis, which the `cut-node` fault blackholes. */
+  proxy: TcpProxy;
+  /** When this node was last killed, paused or cut off from Redis. */
+  lostAt: number;
 }
 
 /** Mulberry32: a small seeded PRNG, so a run can be repeated with --seed. */
@@ -79,6 +92,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     unhandled: 0,
     lostWithKilledNode: 0,
     unanswered: 0,
+    requestsByKind: {},
+    idempotentRerunsAfterOwnerLoss: 0,
     upstreamCalls: 0,
     distinctKeys: 0,
     faults: 0,
@@ -88,15 +103,42 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   const requestedKeys = new Set<string>();
   const upstreamKeys = new Map<string, number>();
   let seq = 0;
+  /** When Redis was last restarted (empty). */
+  let redisLostAt = 0;
+  /** The last run of each idempotent key: when it started and on which node. */
+  const idempotentRuns = new Map<string, { at: number; node: string }>();
+  const proxies = new Map<string, TcpProxy>();
+  const nodesByName = new Map<string, Node>();
 
-  const startNode = (name: string): Promise<Node> =>
+  const idempotentRun = (node: Node, key: string) => {
+    const now = Date.now();
+    const earlier = idempotentRuns.get(key);
+    idempotentRuns.set(key, { at: now, node: node.name });
+    if (!earlier) return;
+    const lost = Math.max(nodesByName.get(earlier.node)?.lostAt ?? 0, redisLostAt);
+    if (lost >= earlier.at) summary.idempotentRerunsAfterOwnerLoss++;
+    else {
+      summary.wrong++;
+      log(`WRONG: idempotent POST ${key} ran again on ${node.name} (earlier on ${earlier.node}, ${now - earlier.at} ms before) at ${now - started} ms`);
+    }
+  };
+
+  const startNode = async (name: string): Promise<Node> => {
+    let proxy = proxies.get(name);
+    if (!proxy) proxies.set(name, (proxy = await startTcpProxy({ port: redis.port })));
+    proxy.mode = 'pass';
+    return startWorker(name, proxy);
+  };
+
+  const startWorker = (name: string, proxy: TcpProxy): Promise<Node> =>
     new Promise((resolve, reject) => {
       const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'chaos-worker.ts')], {
-        env: { ...process.env, TSX_TSCONFIG_PATH: join(here, '..', 'tsconfig.json'), FLIGHT_CHAOS_NODE: JSON.stringify({ url: redis.url, nodeId: name, prefix }) },
+        env: { ...process.env, TSX_TSCONFIG_PATH: join(here, '..', 'tsconfig.json'), FLIGHT_CHAOS_NODE: JSON.stringify({ url: proxy.url, nodeId: name, prefix }) },
         cwd: join(here, '..'),
         stdio: ['pipe', 'pipe', 'inherit'],
       });
-      const node: Node = { name, child, alive: true, paused: false, pending: new Map() };
+      const node: Node = { name, child, alive: true, paused: false, pending: new Map(), proxy, lostAt: nodesByName.get(name)?.lostAt ?? 0 };
+      nodesByName.set(name, node);
       child.stdin!.on('error', () => undefined);
       child.once('exit', () => {
         node.alive = false;
@@ -112,6 +154,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
           return;
         }
         if (m.event === 'ready') resolve(node);
+        else if (m.event === 'idempotent-run') idempotentRun(node, m.key!);
         else if (m.event === 'upstream') {
           summary.upstreamCalls++;
           upstreamKeys.set(m.key!, (upstreamKeys.get(m.key!) ?? 0) + 1);
@@ -138,15 +181,32 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
 
   const nodes: Node[] = await Promise.all(['n1', 'n2', 'n3'].map(startNode));
 
-  const request = (node: Node, key: string) => {
+  type Kind = 'call' | 'slow' | 'post';
+  const request = (node: Node, key: string, kind: Kind, workMs: number) => {
     const id = ++seq;
     summary.requests++;
-    requestedKeys.add(key);
+    summary.requestsByKind[kind] = (summary.requestsByKind[kind] ?? 0) + 1;
+    requestedKeys.add(`${kind}:${key}`);
     node.pending.set(id, key);
-    node.child.stdin!.write(`${JSON.stringify({ op: 'request', id, key, workMs: 30 + Math.floor(random() * 250) })}\n`);
+    node.child.stdin!.write(`${JSON.stringify({ op: 'request', id, key, workMs, kind })}\n`);
   };
 
-  const faultKinds = ['kill-node', 'pause-node', 'restart-redis', 'pause-redis'] as const;
+  let posts = 0;
+  /** One tick's request: mostly direct calls, some slow-route GETs, and now and then an idempotent POST sent to every live node at once. */
+  const requestSome = (live: Node[]) => {
+    const pick = random();
+    const workMs = 30 + Math.floor(random() * 250);
+    if (pick < 0.04) {
+      // A fresh Idempotency-Key each time: one client's POST, retried against every node.
+      const key = `p${++posts}`;
+      for (const node of live) request(node, key, 'post', workMs);
+      return;
+    }
+    const key = `k${Math.floor(random() * options.keys)}`;
+    request(live[Math.floor(random() * live.length)]!, key, pick < 0.2 ? 'slow' : 'call', workMs);
+  };
+
+  const faultKinds = ['kill-node', 'pause-node', 'cut-node', 'restart-redis', 'pause-redis'] as const;
   const faultTasks: Promise<void>[] = [];
   const faultOffset = Math.floor(random() * faultKinds.length);
   const injectFault = async () => {
@@ -161,6 +221,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       case 'kill-node': {
         if (!node.alive || node.paused) return;
         node.alive = false;
+        node.lostAt = Date.now();
         node.child.kill('SIGKILL');
         await sleep(800);
         nodes[index] = await startNode(node.name);
@@ -169,14 +230,28 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       case 'pause-node': {
         if (!node.alive || node.paused) return;
         node.paused = true;
+        node.lostAt = Date.now();
         process.kill(node.child.pid!, 'SIGSTOP');
         await sleep(2000 + Math.floor(random() * 1000));
         process.kill(node.child.pid!, 'SIGCONT');
         node.paused = false;
         return;
       }
+      case 'cut-node': {
+        // The node stays up and keeps taking requests; every byte to and from Redis is swallowed.
+        if (!node.alive || node.proxy.mode !== 'pass') return;
+        node.lostAt = Date.now();
+        node.proxy.mode = 'blackhole';
+        await sleep(2000 + Math.floor(random() * 1000));
+        node.lostAt = Date.now();
+        node.proxy.mode = 'pass';
+        node.proxy.resetAll();
+        return;
+      }
       case 'restart-redis':
+        redisLostAt = Date.now();
         await redis.restart();
+        redisLostAt = Date.now();
         return;
       case 'pause-redis':
         await redis.command('CLIENT', 'PAUSE', String(1000 + Math.floor(random() * 1000)), 'ALL').catch(() => '');
@@ -186,12 +261,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
 
   try {
     let nextFault = Date.now() + options.faultEveryMs;
-    while (Date.now() - started < options.durationMs) {
+    // The window of faults and requests starts once the nodes are ready (starting them is not part of it).
+    const window = Date.now();
+    while (Date.now() - window < options.durationMs) {
       for (let i = 0; i < options.perTick; i++) {
         const live = nodes.filter((n) => n.alive && !n.paused);
         if (live.length === 0) break;
-        const key = `k${Math.floor(random() * options.keys)}`;
-        request(live[Math.floor(random() * live.length)]!, key);
+        requestSome(live);
       }
       if (Date.now() >= nextFault) {
         nextFault = Date.now() + options.faultEveryMs;
@@ -215,6 +291,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
         clearTimeout(timer);
       }),
     );
+    await Promise.all([...proxies.values()].map((proxy) => proxy.close()));
     await redis.stop();
   }
   summary.distinctKeys = requestedKeys.size;
@@ -230,9 +307,12 @@ export function formatSummary(s: ChaosSummary): string {
   const faults = Object.entries(s.faultsByKind)
     .map(([kind, n]) => `${kind}:${n}`)
     .join(',');
+  const kinds = Object.entries(s.requestsByKind)
+    .map(([kind, n]) => `${kind}:${n}`)
+    .join(',');
   return (
-    `chaos requests=${s.requests} answered=${s.answered} typedErrors={${errors}} wrong=${s.wrong} unhandled=${s.unhandled} ` +
-    `unanswered=${s.unanswered} lostWithKilledNode=${s.lostWithKilledNode} upstreamCalls=${s.upstreamCalls} ` +
+    `chaos requests=${s.requests} {${kinds}} answered=${s.answered} typedErrors={${errors}} wrong=${s.wrong} unhandled=${s.unhandled} ` +
+    `unanswered=${s.unanswered} lostWithKilledNode=${s.lostWithKilledNode} idempotentRerunsAfterOwnerLoss=${s.idempotentRerunsAfterOwnerLoss} upstreamCalls=${s.upstreamCalls} ` +
     `distinctKeys+faults=${s.distinctKeys}+${s.faults} faults={${faults}} durationMs=${s.durationMs}`
   );
 }

@@ -1,11 +1,20 @@
 /**
  * One node of the chaos run: createSingleFlight (hybrid) over the ioredis coordinator, with an upstream
- * whose only right answer is `v:<key>`. JSON lines in (requests) and out (replies, upstream calls,
- * unhandled rejections). Started by chaos-run.ts with `node --import tsx`.
+ * whose only right answer is `v:<key>`, called directly (`call`) and through two Express routes behind
+ * `@flight/express`: a slow route whose stage times out before the handler answers (`slow`), and an
+ * idempotent POST under `Idempotency-Key` (`post`). JSON lines in (requests) and out (replies, upstream
+ * calls, idempotent runs, unhandled rejections). Started by chaos-run.ts with `node --import tsx`.
  */
+import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { createSingleFlight, FlightError } from '@flight/core';
+import { createFlightMiddleware } from '@flight/express';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
+import express from 'express';
+
+const SLOW_STAGE = 'chaos-slow';
+/** The slow stage's guard timeout: the slow route's handler takes longer than this. */
+const SLOW_GUARD_MS = 150;
 
 const config = JSON.parse(process.env.FLIGHT_CHAOS_NODE ?? '{}') as { url: string; nodeId: string; prefix: string };
 const send = (message: object) => process.stdout.write(`${JSON.stringify(message)}\n`);
@@ -29,6 +38,10 @@ const flight = createSingleFlight({
     maxRunMs: 20_000,
     l1: { enabled: true, ttlMs: 5000 },
     guard: { retry: false, timeoutMs: 10_000, circuitBreaker: false, bulkhead: false },
+  },
+  stages: {
+    // The slow route's runs are cut off by the guard well before its handler answers.
+    [SLOW_STAGE]: { guard: { retry: false, timeoutMs: SLOW_GUARD_MS, circuitBreaker: false, bulkhead: false }, l1: { enabled: false } },
   },
 });
 
@@ -57,12 +70,51 @@ async function handle(request: { id: number; key: string; workMs: number }) {
   }
 }
 
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+// The three nodes are one service on three ports (as behind a load balancer): they share across hosts.
+const app = express();
+app.get('/slow/:key', createFlightMiddleware({ singleFlight: flight, stage: SLOW_STAGE, shareAcrossHosts: true }), async (req, res) => {
+  send({ event: 'upstream', key: `slow:${req.params.key}` });
+  await wait(SLOW_GUARD_MS + Number(req.query.workMs ?? 0));
+  res.type('text').send(`v:${req.params.key}`);
+});
+app.post('/order/:key', createFlightMiddleware({ singleFlight: flight, stage: 'chaos-order', idempotency: { required: true }, shareAcrossHosts: true }), async (req, res) => {
+  send({ event: 'idempotent-run', key: req.params.key });
+  await wait(Number(req.query.workMs ?? 0));
+  res.type('text').send(`v:${req.params.key}`);
+});
+const server = app.listen(0, '127.0.0.1');
+await new Promise((resolve) => server.once('listening', resolve));
+const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+/** An HTTP request to this node's own routes; a 2xx must carry `v:<key>`, anything else a typed error code. */
+async function handleHttp(request: { id: number; key: string; workMs: number; kind: 'slow' | 'post' }) {
+  try {
+    const response =
+      request.kind === 'slow'
+        ? await fetch(`${base}/slow/${request.key}?workMs=${request.workMs}`)
+        : await fetch(`${base}/order/${request.key}?workMs=${request.workMs}`, { method: 'POST', headers: { 'idempotency-key': `"${request.key}"` } });
+    const body = await response.text();
+    if (response.ok) return send({ id: request.id, ok: true, value: body, role: response.headers.get('x-flight-role') });
+    const code = response.headers.get('content-type')?.includes('problem+json') ? (JSON.parse(body) as { code?: string }).code : undefined;
+    send({ id: request.id, ok: false, code: code ?? `untyped:http ${response.status}` });
+  } catch (error) {
+    send({ id: request.id, ok: false, code: `untyped:${String(error)}` });
+  }
+}
+
+type Request = { op: 'request'; id: number; key: string; workMs: number; kind?: 'call' | 'slow' | 'post' };
 send({ event: 'ready' });
 for await (const line of createInterface({ input: process.stdin })) {
-  const message = JSON.parse(line) as { op: 'request'; id: number; key: string; workMs: number } | { op: 'exit' };
+  const message = JSON.parse(line) as Request | { op: 'exit' };
   if (message.op === 'exit') break;
-  void handle(message);
+  if (message.kind === 'slow' || message.kind === 'post') void handleHttp({ ...message, kind: message.kind });
+  else void handle(message);
 }
+// Input ended (the run is over, or the runner is gone): exit even if closing hangs on an unreachable Redis.
+setTimeout(() => process.exit(0), 3000).unref();
+server.closeAllConnections();
+server.close();
 await flight.close();
 await coordinator.close();
 process.exit(0);

@@ -1,7 +1,9 @@
 /**
- * A short in-process variant of `pnpm chaos --quick`: 3 node processes, requests over many keys,
- * random faults (kill/restart a node, SIGSTOP/SIGCONT a node, restart Redis empty, CLIENT PAUSE) on a
- * Redis of its own. Nothing wrong, nothing unhandled, nothing left unanswered by a live node.
+ * A short in-process variant of `pnpm chaos --quick`: 3 node processes, requests over many keys (direct
+ * calls, a slow HTTP route past its guard timeout, idempotent POSTs sent to every node), random faults
+ * (kill/restart a node, SIGSTOP/SIGCONT a node, cut a node off from Redis, restart Redis empty, CLIENT
+ * PAUSE) on a Redis of its own. Nothing wrong (an idempotent POST run twice without its earlier run's node
+ * or Redis being lost counts as wrong), nothing unhandled, nothing left unanswered by a live node.
  */
 import { describe, expect, it } from 'vitest';
 import { formatSummary, recordFigure, runChaos } from '../src/index.js';
@@ -17,6 +19,8 @@ describe('chaos (bounded)', () => {
     expect(summary.unanswered).toBe(0);
     expect(Object.keys(summary.typedErrors).filter((code) => code.startsWith('untyped'))).toEqual([]);
     expect(summary.faults).toBeGreaterThanOrEqual(8);
+    expect(summary.faultsByKind['cut-node']).toBeGreaterThanOrEqual(1);
+    expect(summary.requestsByKind).toMatchObject({ slow: expect.any(Number), post: expect.any(Number) });
     expect(summary.answered).toBeGreaterThan(summary.requests * 0.5);
   });
 });

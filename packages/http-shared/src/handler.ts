@@ -65,6 +65,12 @@ export interface HttpExchange<Req> {
   replay(response: SharedResponse): void;
   /** Answers with an error of the middleware (problem+json). */
   reject(error: FlightHttpError): void;
+  /**
+   * Optional: called once an owner's response has been handed to its client (`OwnerRun.release()` settled),
+   * while the flight's bookkeeping (storing the result, waking followers) may still run. An adapter whose
+   * framework sends the response when the middleware returns (Koa) returns from the middleware then.
+   */
+  ownerReleased?(): void;
 }
 
 type Plan = { kind: 'bypass' } | { kind: 'flight'; key: string; fingerprint: string | undefined; conflict: boolean };
@@ -81,6 +87,21 @@ function digest(text: string): string {
 class DetachedRequest extends Error {
   readonly failureType = 'OVERLOAD';
   readonly code = 'E_FLIGHT_HTTP_DETACHED';
+}
+
+/**
+ * Releases an owner's recorded response, as a promise whose rejection (Koa hands the handler's own error
+ * to the framework this way) is handled until the caller awaits it.
+ */
+function releaseOwner(run: OwnerRun): Promise<void> {
+  let released: Promise<void>;
+  try {
+    released = Promise.resolve(run.release());
+  } catch (error) {
+    released = Promise.reject(error);
+  }
+  released.catch(() => {});
+  return released;
 }
 
 /** True when the flight failed because its run or this caller's wait ran out of time. */
@@ -194,23 +215,74 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
   /** The `Host` the request was sent to, in the key unless `shareAcrossHosts`. */
   const hostOf = (headers: HttpRequestInfo['headers']): string | null => (options.shareAcrossHosts ? null : (headers.host ?? null));
 
+  /**
+   * One coalesced request: its state, its supplier and, as its own `ExecuteOptions`, the signal the flight
+   * reads (made only then: an L1 hit never does, and a signal costs microseconds). A class, so a request
+   * allocates one object instead of a closure per step.
+   */
+  class FlightCall implements ExecuteOptions {
+    run: OwnerRun | undefined;
+    /** The owner's response handed to its client, as soon as it is known to be shareable. */
+    released: Promise<void> | undefined;
+    answered = false;
+    conflicted = false;
+    /** Only `inFlight: 'conflict'` detaches a caller itself (to answer 409 instead of following). */
+    readonly detach: AbortController | undefined;
+    readonly idempotent: boolean;
+    /** An unsafe request never runs unless its key is coordinated cluster-wide (no in-process fallback). */
+    readonly localFallback: boolean;
+    /** An unsafe request's run is never repeated automatically: its failures are stored non-retryable. */
+    readonly atMostOnce: boolean;
+    readonly supplier: (context: FlightContext) => Promise<SharedResponse>;
+    private signalOf: AbortSignal | undefined;
+
+    constructor(
+      readonly exchange: HttpExchange<Req>,
+      readonly flight: Extract<Plan, { kind: 'flight' }>,
+    ) {
+      this.idempotent = flight.fingerprint !== undefined;
+      this.localFallback = !this.idempotent;
+      this.atMostOnce = this.idempotent;
+      this.detach = flight.conflict ? new AbortController() : undefined;
+      this.supplier = this.supply.bind(this);
+    }
+
+    get signal(): AbortSignal {
+      return (this.signalOf ??= this.detach ? anySignal(this.exchange.signal, this.detach.signal) : this.exchange.signal);
+    }
+
+    async supply(context: FlightContext): Promise<SharedResponse> {
+      const { exchange, idempotent } = this;
+      const replayable = { replayable: idempotent };
+      // Never run the handler twice for one request, nor for a request already answered.
+      if (this.run) throw new UnshareableResponse('timeout', undefined, replayable);
+      if (this.answered || this.conflicted) throw new DetachedRequest('the request was already answered');
+      setRole(exchange, context.role);
+      const run = (this.run = exchange.record(options.maxBodyBytes));
+      const outcome = await untilAborted(run.result, context.signal);
+      if (outcome.kind === 'overflow') throw new UnshareableResponse('too-large', undefined, replayable);
+      if (outcome.kind === 'unrecordable') throw new UnshareableResponse('body', undefined, replayable);
+      if (outcome.kind === 'error') throw new UnshareableResponse('status', outcome.status, replayable);
+      const refused = unshareableReason(outcome.response, options, idempotent);
+      if (refused) throw refused;
+      const shared = toShared(outcome.response, options, exchange.request.method, this.flight.fingerprint);
+      // The owner's client gets its response now, not after the flight's bookkeeping (storing the result,
+      // waking followers) settles: that changes nothing it receives, only when.
+      this.released = releaseOwner(run);
+      if (exchange.ownerReleased) this.released.then(() => exchange.ownerReleased!(), () => {});
+      return shared;
+    }
+
+    reject(error: FlightHttpError, role?: HttpFlightRole): void {
+      this.answered = true;
+      if (role) setRole(this.exchange, role);
+      this.exchange.reject(error);
+    }
+  }
+
   async function runFlight(exchange: HttpExchange<Req>, flight: Extract<Plan, { kind: 'flight' }>): Promise<void> {
-    const { request } = exchange;
-    const idempotent = flight.fingerprint !== undefined;
-    let run: OwnerRun | undefined;
-    let answered = false;
-    let conflicted = false;
-    // Only `inFlight: 'conflict'` detaches a caller itself (to answer 409 instead of following).
-    const detach = flight.conflict ? new AbortController() : undefined;
-    let signal: AbortSignal | undefined;
-    // An unsafe request never runs unless its key is coordinated cluster-wide (no in-process fallback). The
-    // signal is made only when the flight reads it: an L1 hit never does, and a signal costs microseconds.
-    const executeOptions: ExecuteOptions = {
-      get signal() {
-        return (signal ??= detach ? anySignal(exchange.signal, detach.signal) : exchange.signal);
-      },
-      localFallback: !idempotent,
-    };
+    const call = new FlightCall(exchange, flight);
+    const { idempotent } = call;
     let unsubscribe: (() => void) | undefined;
 
     if (flight.conflict) {
@@ -220,83 +292,61 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
       inFlightHere.add(flight.key);
       // Another node runs it: this call became a follower. Answer 409 instead of waiting.
       unsubscribe = singleFlight.on('follower', (event) => {
-        if (event.stage === stage && event.key === flight.key && !run) {
-          conflicted = true;
-          detach?.abort(new Error('in flight elsewhere'));
+        if (event.stage === stage && event.key === flight.key && !call.run) {
+          call.conflicted = true;
+          call.detach?.abort(new Error('in flight elsewhere'));
         }
       });
     }
 
-    const supplier = async (context: FlightContext): Promise<SharedResponse> => {
-      const replayable = { replayable: idempotent };
-      // Never run the handler twice for one request, nor for a request already answered.
-      if (run) throw new UnshareableResponse('timeout', undefined, replayable);
-      if (answered || conflicted) throw new DetachedRequest('the request was already answered');
-      setRole(exchange, context.role);
-      run = exchange.record(options.maxBodyBytes);
-      const outcome = await untilAborted(run.result, context.signal);
-      if (outcome.kind === 'overflow') throw new UnshareableResponse('too-large', undefined, replayable);
-      if (outcome.kind === 'unrecordable') throw new UnshareableResponse('body', undefined, replayable);
-      if (outcome.kind === 'error') throw new UnshareableResponse('status', outcome.status, replayable);
-      const refused = unshareableReason(outcome.response, options, idempotent);
-      if (refused) throw refused;
-      return toShared(outcome.response, options, request.method, flight.fingerprint);
-    };
-
-    const reject = (error: FlightHttpError, role?: HttpFlightRole) => {
-      answered = true;
-      if (role) setRole(exchange, role);
-      exchange.reject(error);
-    };
-
     try {
-      const result = await singleFlight.execute(stage, flight.key, supplier, executeOptions);
-      if (run) return await run.release();
+      const result = await singleFlight.execute(stage, flight.key, call.supplier, call);
+      if (call.run) return await (call.released ?? call.run.release());
       const shared = result.value;
       if (!isSharedResponse(shared)) throw new TypeError('the shared value is not an HTTP response');
       const role: HttpFlightRole = result.role === 'owner' || result.role === 'local' ? 'follower' : result.role;
       if (idempotent && shared.fp !== flight.fingerprint) {
-        return reject(new FlightIdempotencyKeyReusedError('this Idempotency-Key was used with a different request'), role);
+        return call.reject(new FlightIdempotencyKeyReusedError('this Idempotency-Key was used with a different request'), role);
       }
-      answered = true;
+      call.answered = true;
       setRole(exchange, role);
       return exchange.replay(shared);
     } catch (error) {
-      if (run) {
+      if (call.run) {
         // An owner whose client went away still finishes, so the others get the response.
         if (exchange.signal.aborted) {
-          await run.result;
+          await call.run.result;
           return;
         }
         // The owner answers with its own response (when the handler gives it), whatever happened to sharing it.
-        return await run.release();
+        return await (call.released ?? call.run.release());
       }
-      if (conflicted) {
-        return reject(new FlightIdempotencyConflictError('a request with this Idempotency-Key is still being processed'));
+      if (call.conflicted) {
+        return call.reject(new FlightIdempotencyConflictError('a request with this Idempotency-Key is still being processed'));
       }
       if (exchange.signal.aborted) {
-        answered = true;
+        call.answered = true;
         return; // the client went away: nobody to answer
       }
       const unshareable = error instanceof FlightExecutionError ? unshareableOf(error) : undefined;
       if (unshareable?.reason === 'status' && (idempotent || options.onUnshareable === 'fail')) {
-        return reject(
+        return call.reject(
           new FlightSharedFailureError(`the shared request failed with status ${unshareable.status}`, { status: unshareable.status }),
           'follower',
         );
       }
       if (unshareable?.reason === 'timeout' || (!unshareable && isTimeout(error))) {
         // The run it joined is too slow: running the same slow handler again for each caller would only add load.
-        return reject(new FlightHttpTimeoutError('the shared request did not finish in time', { cause: error }), 'follower');
+        return call.reject(new FlightHttpTimeoutError('the shared request did not finish in time', { cause: error }), 'follower');
       }
       if (idempotent) {
         if (unshareable) {
-          return reject(new FlightIdempotencyConflictError('the response to this Idempotency-Key cannot be replayed'), 'follower');
+          return call.reject(new FlightIdempotencyConflictError('the response to this Idempotency-Key cannot be replayed'), 'follower');
         }
-        return reject(new FlightHttpUnavailableError('the idempotent request could not be coordinated; it was not run', { cause: error }));
+        return call.reject(new FlightHttpUnavailableError('the idempotent request could not be coordinated; it was not run', { cause: error }));
       }
       // A safe request: when it cannot be shared (or coordination failed), run it here.
-      answered = true;
+      call.answered = true;
       setRole(exchange, 'bypass');
       return exchange.passthrough();
     } finally {

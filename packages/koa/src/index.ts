@@ -138,7 +138,7 @@ function recordKoa(ctx: Context, next: Next, maxBodyBytes: number): OwnerRun {
   };
 }
 
-function exchangeOf(ctx: Context, next: Next): HttpExchange<Context> {
+function exchangeOf(ctx: Context, next: Next, ownerReleased: () => void): HttpExchange<Context> {
   const url = ctx.originalUrl ?? ctx.url;
   const mark = url.indexOf('?');
   const method = ctx.method.toUpperCase();
@@ -167,6 +167,7 @@ function exchangeOf(ctx: Context, next: Next): HttpExchange<Context> {
     setHeader: (name, value) => ctx.set(name, value),
     record: (maxBodyBytes) => recordKoa(ctx, next, maxBodyBytes),
     passthrough: () => next(),
+    ownerReleased,
     replay(shared) {
       ctx.status = shared.status;
       for (const [name, value] of groupedHeaders(shared)) ctx.set(name, value);
@@ -201,7 +202,10 @@ function exchangeOf(ctx: Context, next: Next): HttpExchange<Context> {
  */
 export function createFlightMiddleware(options: KoaFlightOptions): Middleware {
   const handle = createHttpFlightHandler<Context>(options);
-  return async function flightMiddleware(ctx: Context, next: Next): Promise<void> {
-    await handle(exchangeOf(ctx, next));
+  return function flightMiddleware(ctx: Context, next: Next): Promise<void> {
+    // Returns as soon as an owner's response is set (Koa sends it then), or when the request is handled.
+    return new Promise<void>((resolve, reject) => {
+      handle(exchangeOf(ctx, next, resolve)).then(resolve, reject);
+    });
   };
 }
