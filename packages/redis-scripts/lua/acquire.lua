@@ -18,6 +18,7 @@
 ]]
 --@include common
 --@include record
+--@include forgotten
 
 local now = clock_now(ARGV[1])
 local takeover_after = int_arg(ARGV[7])
@@ -46,8 +47,9 @@ local function take(prev, outcome, epoch_floor)
   local values = {
     status, '', '', session, owner_id, owner_token, fmt(math.max(epoch_floor + 1, now * 1000)), takeovers, '0',
     created, at, at, fmt(now + lease_ttl), fmt(now + max_run), '0', '', '', '', '',
-    string.sub(redis.sha1hex(owner_token), 1, 16),
+    string.sub(redis.sha1hex(owner_token), 1, 16), '',
   }
+  if prev ~= nil then values[FORGOTTEN] = prev.v[FORGOTTEN] end
   local rec = store(KEYS[1], values, '', now)
   -- A fresh record is fully known to the caller but for the epoch, the server time and the nonce: reply
   -- those three (see reply.ts `freshOwnerMeta`), not its 20 values.
@@ -57,6 +59,19 @@ end
 
 local rec = load_live(KEYS[1], now)
 if rec == nil then return take(nil, 'OWNER_NEW', 0) end
+
+-- A forgotten run is neither joined nor replayed by new callers; its owner and its own followers
+-- (joinEpoch) keep waiting for it while it is active (transitions.ts `acquire`).
+if forgotten_epoch(rec, rec.epoch) then
+  local active = is_active(rec)
+  if active and rec.v[OWNER_TOKEN] == owner_token and rec.v[OWNER_ID] == owner_id then
+    if (tonumber(rec.v[TAKEOVERS]) or 0) > 0 then return reply('OWNER_TAKEOVER', rec) end
+    return reply('OWNER_NEW', rec)
+  end
+  local stale = now - rec.heartbeatAt > takeover_after or now >= rec.deadlineAt
+  if active and not stale and join_epoch == rec.epoch then return reply('FOLLOWER_WAIT', rec) end
+  return take(rec, 'OWNER_TAKEOVER', rec.epoch)
+end
 
 local status = rec.status
 if status == 'SUCCEEDED' then return reply('REPLAY_SUCCESS', rec, rec.result) end

@@ -20,7 +20,7 @@ export interface ScriptReply {
 }
 
 /** The number of fields of a record (FIELDS in common.lua). */
-export const META_FIELD_COUNT = 20;
+export const META_FIELD_COUNT = 21;
 
 function text(value: unknown): string {
   if (typeof value === 'string') return value;
@@ -73,6 +73,7 @@ export function decodeMeta(raw: unknown, ref: FlightRef): FlightMeta | null {
     errorMessage: values[17]!,
     resultRef: values[18]!,
     nonce: values[19]!,
+    forgottenEpoch: num(values[20]),
   };
 }
 
@@ -136,6 +137,7 @@ export function freshOwnerMeta(values: unknown[], input: AcquireInput): FlightMe
     errorMessage: '',
     resultRef: '',
     nonce: text(values[2]),
+    forgottenEpoch: 0,
   };
 }
 

@@ -49,4 +49,4 @@ export interface FlightEventMap {
 
 export type FlightEventName = keyof FlightEventMap;
 
-export type LeaseLossReason = 'fenced' | 'expired' | 'renewal-failed' | 'stalled' | 'max-run-time' | 'cancelled';
+export type LeaseLossReason = 'fenced' | 'expired' | 'renewal-failed' | 'stalled' | 'max-run-time' | 'cancelled' | 'forgotten';

@@ -84,6 +84,7 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
     fail: (fence, input) => apply(fence, (r, now) => machine.fail(r, fence, input, now)),
     cancel: (ref, input) => apply(ref, (r, now) => machine.cancel(r, ref, input, now)),
     expire: (ref, input) => apply(ref, (r, now) => machine.expire(r, ref, input, now)),
+    forget: (ref) => apply(ref, (r, now) => machine.forget(r, ref, now)),
     readMeta: async (ref) => structuredClone(read(ref)?.meta ?? null),
     readResult: async (ref) => {
       const record = read(ref);

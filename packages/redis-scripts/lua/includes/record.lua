@@ -7,8 +7,8 @@
 -- FIELDS (by index; a comment, not a table built on every call):
 --   1 status  2 stage  3 requestKey  4 sessionId  5 ownerId  6 ownerToken  7 epoch  8 takeovers  9 followers
 --   10 createdAt  11 updatedAt  12 heartbeatAt  13 expireAt  14 deadlineAt  15 retryable  16 errorType
---   17 errorCode  18 errorMessage  19 resultRef  20 nonce
-local N_FIELDS = 20
+--   17 errorCode  18 errorMessage  19 resultRef  20 nonce  21 forgottenEpoch ('' = none; see forgotten.lua)
+local N_FIELDS = 21
 local STATUS, SESSION, OWNER_ID, OWNER_TOKEN, EPOCH, TAKEOVERS, FOLLOWERS = 1, 4, 5, 6, 7, 8, 9
 local CREATED, UPDATED, HEARTBEAT, EXPIRE, DEADLINE, RETRYABLE = 10, 11, 12, 13, 14, 15
 local ERROR_TYPE, ERROR_CODE, ERROR_MESSAGE, RESULT_REF, NONCE = 16, 17, 18, 19, 20
