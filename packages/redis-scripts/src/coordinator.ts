@@ -7,6 +7,7 @@ import {
   flightId,
   FlightResultTooLargeError,
   FlightValidationError,
+  transitions,
   type AcquireReply,
   type CancelReply,
   type ExpireReply,
@@ -264,7 +265,8 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
     async readResult(ref) {
       const reply = await read(ref, true);
-      return reply.meta?.status === 'SUCCEEDED' ? (reply.result ?? null) : null;
+      const { meta } = reply;
+      return meta?.status === 'SUCCEEDED' && !transitions.isForgotten(meta) ? (reply.result ?? null) : null;
     },
 
     waitForTerminal(ref, options) {

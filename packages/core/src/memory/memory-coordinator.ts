@@ -88,7 +88,7 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
     readMeta: async (ref) => structuredClone(read(ref)?.meta ?? null),
     readResult: async (ref) => {
       const record = read(ref);
-      return record?.meta.status === 'SUCCEEDED' ? (record.result ?? null) : null;
+      return record?.meta.status === 'SUCCEEDED' && !machine.isForgotten(record.meta) ? (record.result ?? null) : null;
     },
     waitForTerminal(ref, { epoch, timeoutMs, signal }) {
       const record = read(ref);

@@ -55,7 +55,7 @@ export interface FlightCoordinator {
   forget(ref: FlightRef): Promise<ForgetReply>;
   /** Reads the metadata, or null when there is no live record. */
   readMeta(ref: FlightRef): Promise<FlightMeta | null>;
-  /** Reads the stored result of a SUCCEEDED flight, or null. */
+  /** Reads the stored result of a SUCCEEDED flight, or null (also for a forgotten one). */
   readResult(ref: FlightRef): Promise<string | null>;
   /**
    * Resolves with the first terminal event of `ref` at or after `epoch`, or `null` when `timeoutMs`

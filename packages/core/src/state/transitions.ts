@@ -57,9 +57,9 @@ export function fenceMatches(meta: FlightMeta, fence: Fence): boolean {
   return meta.ownerId === fence.ownerId && meta.ownerToken === fence.ownerToken && meta.epoch === fence.epoch;
 }
 
-/** True when `forget` was called on the record's current run. */
-export function isForgotten(meta: FlightMeta): boolean {
-  return meta.forgottenEpoch === meta.epoch;
+/** True when `forget` was called on the run of `epoch` (by default the record's current run). */
+export function isForgotten(meta: FlightMeta, epoch = meta.epoch): boolean {
+  return meta.forgottenEpoch > 0 && meta.forgottenEpoch === epoch;
 }
 
 /** The refusal of an owner write of a forgotten run (`fence.epoch` is the record's `forgottenEpoch`). */
@@ -122,6 +122,7 @@ function newOwnerMeta(input: AcquireInput, previous: FlightMeta | null, now: num
  */
 export function acquire(stored: FlightRecord | null, input: AcquireInput, now: number): Transition<AcquireReply> {
   const record = isLive(stored, now) ? stored : null;
+  if (record && isForgotten(record.meta)) return acquireForgotten(record.meta, input, now);
   if (!record || (record.meta.status === 'SUCCEEDED' && record.result === undefined)) {
     // A lost record keeps no epoch to build on; the clock-based floor of nextEpoch keeps epochs growing.
     const meta = newOwnerMeta(input, null, now);
@@ -136,17 +137,6 @@ export function acquire(stored: FlightRecord | null, input: AcquireInput, now: n
     const meta = newOwnerMeta(input, current, now);
     return { reply: { outcome: 'OWNER_TAKEOVER', meta }, next: { meta } };
   };
-  if (isForgotten(current)) {
-    // A forgotten run is neither joined nor replayed by new callers; its owner and its own followers
-    // (joinEpoch) keep waiting for it while it is active.
-    const active = isActive(current.status);
-    if (active && current.ownerToken === input.ownerToken && current.ownerId === input.ownerId) {
-      return { reply: { outcome: current.takeovers > 0 ? 'OWNER_TAKEOVER' : 'OWNER_NEW', meta: current } };
-    }
-    const stale = now - current.heartbeatAt > input.takeoverAfterMs || now >= current.deadlineAt;
-    if (active && !stale && input.joinEpoch === current.epoch) return { reply: { outcome: 'FOLLOWER_WAIT', meta: current } };
-    return takeover();
-  }
   switch (current.status) {
     case 'SUCCEEDED':
       return { reply: { outcome: 'REPLAY_SUCCESS', meta: current, result: record.result } };
@@ -171,6 +161,22 @@ export function acquire(stored: FlightRecord | null, input: AcquireInput, now: n
   }
 }
 
+/**
+ * `acquire` on a forgotten record: it is neither joined nor replayed by new callers (they take over with a
+ * new epoch); while it is active and fresh, its owner's repeated acquire and its own followers (`joinEpoch`)
+ * keep the run they had.
+ */
+function acquireForgotten(current: FlightMeta, input: AcquireInput, now: number): Transition<AcquireReply> {
+  const active = isActive(current.status);
+  if (active && current.ownerToken === input.ownerToken && current.ownerId === input.ownerId) {
+    return { reply: { outcome: current.takeovers > 0 ? 'OWNER_TAKEOVER' : 'OWNER_NEW', meta: current } };
+  }
+  const stale = now - current.heartbeatAt > input.takeoverAfterMs || now >= current.deadlineAt;
+  if (active && !stale && input.joinEpoch === current.epoch) return { reply: { outcome: 'FOLLOWER_WAIT', meta: current } };
+  const meta = newOwnerMeta(input, current, now);
+  return { reply: { outcome: 'OWNER_TAKEOVER', meta }, next: { meta } };
+}
+
 /** Renew the lease; shared by markRunning and heartbeat. Past the deadline the run becomes EXPIRED. */
 function renew(
   stored: FlightRecord | null,
@@ -180,7 +186,7 @@ function renew(
   allowPending: boolean,
 ): Transition<WriteReply> {
   const record = isLive(stored, now) ? stored : null;
-  if (record && fence.epoch === record.meta.forgottenEpoch) return { reply: forgottenReply(record) };
+  if (record && isForgotten(record.meta, fence.epoch)) return { reply: forgottenReply(record) };
   if (!record || !fenceMatches(record.meta, fence) || !isActive(record.meta.status)) return fenced(record);
   if (record.meta.status === 'PENDING' && !allowPending) return fenced(record);
   if (now >= record.meta.deadlineAt) {
@@ -249,7 +255,7 @@ export function complete(
   now: number,
 ): Transition<WriteReply> {
   const record = isLive(stored, now) ? stored : null;
-  if (record && fence.epoch === record.meta.forgottenEpoch) return endForgotten(record, fence, 'SUCCEEDED', { ttlMs: input.resultTtlMs }, now);
+  if (record && isForgotten(record.meta, fence.epoch)) return endForgotten(record, fence, 'SUCCEEDED', { ttlMs: input.resultTtlMs }, now);
   if (!record || !fenceMatches(record.meta, fence)) return fenced(record);
   if (record.meta.status === 'SUCCEEDED') return { reply: { ok: true, meta: record.meta } };
   if (!isActive(record.meta.status)) return fenced(record);
@@ -271,7 +277,7 @@ export function fail(
   now: number,
 ): Transition<WriteReply> {
   const record = isLive(stored, now) ? stored : null;
-  if (record && fence.epoch === record.meta.forgottenEpoch) return endForgotten(record, fence, 'FAILED', input, now);
+  if (record && isForgotten(record.meta, fence.epoch)) return endForgotten(record, fence, 'FAILED', input, now);
   if (!record || !fenceMatches(record.meta, fence)) return fenced(record);
   if (record.meta.status === 'FAILED') return { reply: { ok: true, meta: record.meta } };
   if (!isActive(record.meta.status)) return fenced(record);

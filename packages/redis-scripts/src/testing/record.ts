@@ -6,6 +6,7 @@
 const FIELDS = [
   'status', 'stage', 'requestKey', 'sessionId', 'ownerId', 'ownerToken', 'epoch', 'takeovers', 'followers', 'createdAt',
   'updatedAt', 'heartbeatAt', 'expireAt', 'deadlineAt', 'retryable', 'errorType', 'errorCode', 'errorMessage', 'resultRef', 'nonce',
+  'forgottenEpoch',
 ] as const;
 
 export type RecordField = (typeof FIELDS)[number];
