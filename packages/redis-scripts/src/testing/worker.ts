@@ -27,6 +27,14 @@ export interface BurstCommand {
   value: string;
 }
 
+/** Forgets a flight cluster-wide (`flights.forget`); answers `{ id, forgotten }`. */
+export interface ForgetCommand {
+  id: number;
+  op: 'forget';
+  stage: string;
+  key: string;
+}
+
 export interface CallOutcome {
   ok: boolean;
   value?: string;
@@ -87,9 +95,14 @@ async function burst(command: BurstCommand): Promise<void> {
 
 send({ event: 'ready' });
 for await (const line of createInterface({ input: process.stdin })) {
-  const command = JSON.parse(line) as BurstCommand | { op: 'exit' };
+  const command = JSON.parse(line) as BurstCommand | ForgetCommand | { op: 'exit' };
   if (command.op === 'exit') break;
-  void burst(command);
+  if (command.op === 'forget') {
+    flight.forget(command.stage, command.key).then(
+      (forgotten) => send({ id: command.id, forgotten }),
+      (error: unknown) => send({ id: command.id, error: String(error) }),
+    );
+  } else void burst(command);
 }
 await flight.close();
 await coordinator.close();
