@@ -614,6 +614,8 @@ export class SingleFlight {
         if (reason === 'forgotten') {
           // Forgotten cluster-wide: no lease to keep, but this node's callers still get the run's value.
           forgotten = true;
+          // Callers arriving on this node from now on start a new run instead of joining this one in-process.
+          this.local.forget(id);
           logger.info({ ...ref, epoch: meta.epoch }, 'run forgotten cluster-wide; finishing it for this node\'s callers only');
           this.limitRun(run, ref, policy, policy.maxRunMs - (clock.now() - startedAt));
           return;
