@@ -15,10 +15,10 @@ const FAST: StagePolicyInput = {
 };
 const instances: SingleFlight[] = [];
 
-function cluster(n: number) {
+function cluster(n: number, stage: StagePolicyInput = {}) {
   const coordinator = createMemoryCoordinator();
   const nodes = Array.from({ length: n }, (_, i) =>
-    createSingleFlight({ coordinator, mode: 'distributed', nodeId: `node-${i}`, defaults: FAST }),
+    createSingleFlight({ coordinator, mode: 'distributed', nodeId: `node-${i}`, defaults: { ...FAST, ...stage } }),
   );
   instances.push(...nodes);
   return { coordinator, nodes };
@@ -46,8 +46,11 @@ afterEach(async () => {
 
 describe('forget across the cluster (memory coordinator)', () => {
   it("follows Go's Forget sequence; the forgotten run's callers get its value, nobody after the forget does", async () => {
-    const { coordinator, nodes } = cluster(3);
+    // A lease far longer than the test: the second run can only start because of the forget, not a takeover.
+    const { coordinator, nodes } = cluster(3, { heartbeatIntervalMs: 20_000, takeoverAfterMs: 40_000 });
     const [a, b, c] = nodes as [SingleFlight, SingleFlight, SingleFlight];
+    const joinedOnB: number[] = [];
+    b.on('follower', (event) => joinedOnB.push(event.epoch));
     const first = gated('first');
     const firstCalls = [a.execute('s', 'k', first.supplier), a.execute('s', 'k', first.supplier)];
     await first.running;
@@ -56,6 +59,7 @@ describe('forget across the cluster (memory coordinator)', () => {
     const second = gated('second');
     const secondCall = b.execute('s', 'k', second.supplier);
     await second.running;
+    expect(joinedOnB).toEqual([]);
     first.release();
     const firstResults = await Promise.all(firstCalls);
     expect(firstResults.map((r) => [r.value, r.role])).toEqual([

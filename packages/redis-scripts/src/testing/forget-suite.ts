@@ -28,6 +28,8 @@ export function registerForgetSuite(adapter: Pick<RedisAdapterUnderTest, 'name' 
         // 1. The first call is running on process A (3 callers there).
         const firstRunning = a.nextRunning();
         const first = a.burst({ stage: 'forget', key, callers: 3, behavior: 'value', delayMs: 1500, value: 'first' });
+        let firstFinished = false;
+        void first.then(() => (firstFinished = true));
         const firstEpoch = await firstRunning;
         // 2. Process C forgets it; it resolves once Redis recorded it.
         expect(await c.forget('forget', key)).toBe(true);
@@ -36,6 +38,8 @@ export function registerForgetSuite(adapter: Pick<RedisAdapterUnderTest, 'name' 
         const second = b.burst({ stage: 'forget', key, callers: 2, behavior: 'value', delayMs: 3000, value: 'second' });
         const secondEpoch = await secondRunning;
         expect(secondEpoch).toBeGreaterThan(firstEpoch);
+        // It started while the first still ran (not after it, nor after a takeover of its lease).
+        expect(firstFinished).toBe(false);
         // The first call's callers still get the first run's value.
         const firstDone = await first;
         expect(firstDone.runs).toBe(1);
@@ -50,7 +54,10 @@ export function registerForgetSuite(adapter: Pick<RedisAdapterUnderTest, 'name' 
         ]);
         const secondDone = await second;
         expect(secondDone.runs).toBe(1);
-        expect(secondDone.outcomes.map((o) => o.value)).toEqual(['second@second', 'second@second']);
+        expect(secondDone.outcomes.map((o) => [o.value, o.role])).toEqual([
+          ['second@second', 'owner'],
+          ['second@second', 'follower'],
+        ]);
         // The first run's late completion was not stored: a later caller replays the second value.
         const replay = await a.burst({ stage: 'forget', key, callers: 1, behavior: 'value', delayMs: 10, value: 'late' });
         expect(replay.outcomes[0]).toMatchObject({ ok: true, value: 'second@second', role: 'replay', epoch: secondEpoch });
