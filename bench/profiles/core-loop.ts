@@ -1,28 +1,52 @@
 /**
- * CPU profile / µs-per-call loop of `SingleFlight.execute` in process (no Redis):
- * `node --import tsx [--cpu-prof] bench/profiles/core-loop.ts local|distributed [calls] [telemetry-off]`
- * (`telemetry-off`: `telemetry: false`; otherwise the OpenTelemetry API answers with no-op spans, no SDK).
+ * CPU profile / µs-per-call loop of `SingleFlight.execute`:
+ * `node --import tsx [--cpu-prof] bench/profiles/core-loop.ts local|distributed|ioredis|ioredis-raw [calls] [telemetry-off]`
+ * (`distributed`: the in-memory coordinator; `ioredis`: the ioredis coordinator on REDIS_URL, default the
+ * shared 127.0.0.1:6379, under a unique prefix; `ioredis-raw`: the owner's acquire + encode + complete on
+ * that coordinator without SingleFlight, the floor the rest is measured against; `telemetry-off`: `telemetry: false`; otherwise the
+ * OpenTelemetry API answers with no-op spans, no SDK).
  * Same policy as the bench's `local` contender (L1 off, guard extras off, 60 s timeout), 64 in flight,
  * distinct keys, an instant upstream returning one 1 KB object.
  */
-import { createSingleFlight } from '../../packages/core/src/index.ts';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type * as Core from '../../packages/core/src/index.ts';
+import { createIoredisCoordinator } from '../../packages/redis-ioredis/src/index.ts';
 import { makePayload } from '../src/payload.ts';
 
-const mode = (process.argv[2] ?? 'local') as 'local' | 'distributed';
+// CORE_ENTRY: a built bundle of core to profile instead of the source (what the bench and users run: no
+// keep-names helpers, which tsx adds to every closure of the source).
+const { createEnvelopeCodec, createSingleFlight }: typeof Core = await import(process.env.CORE_ENTRY ?? '../../packages/core/src/index.ts');
+
+const arg = (process.argv[2] ?? 'local') as 'local' | 'distributed' | 'ioredis' | 'ioredis-raw';
+const mode = arg === 'ioredis' || arg === 'ioredis-raw' ? 'distributed' : arg;
 const calls = Number(process.argv[3] ?? 400_000);
 const telemetry = process.argv[4] !== 'telemetry-off';
+const client = arg.startsWith('ioredis') ? new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : undefined;
+const coordinator = client ? createIoredisCoordinator({ client, prefix: `prof-core-${process.pid}-${Date.now()}` }) : undefined;
 const flight = createSingleFlight({
   mode,
   telemetry,
-  defaults: { l1: { enabled: false }, guard: { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 } },
+  coordinator,
+  defaults: { resultTtlMs: 10_000, failureTtlMs: 10_000, terminalTtlMs: 10_000, l1: { enabled: false }, guard: { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 } },
 });
 const payload = makePayload(1024);
 const supplier = async () => payload;
 
+const codec = createEnvelopeCodec();
+const LEASE = { takeoverAfterMs: 9000, leaseTtlMs: 18_000, maxRunMs: 60_000 };
+/** `ioredis-raw`: the owner's two coordinator calls (acquire, complete) and the codec, without SingleFlight: the floor. */
+async function raw(key: string) {
+  const { meta } = await coordinator!.acquire({ stage: 'bench', key, ...LEASE, ownerId: 'raw', ownerToken: randomUUID(), startRunning: true });
+  const result = codec.encode(await supplier(), { maxBytes: 1 << 20 });
+  await coordinator!.complete({ stage: 'bench', key, ownerId: 'raw', ownerToken: meta.ownerToken, epoch: meta.epoch }, { result, resultTtlMs: 10_000 });
+}
+
 async function loop(prefix: string, n: number) {
   let next = 0;
   const worker = async () => {
-    while (next < n) await flight.execute('bench', `${prefix}${next++}`, supplier);
+    if (arg === 'ioredis-raw') while (next < n) await raw(`${prefix}${next++}`);
+    else while (next < n) await flight.execute('bench', `${prefix}${next++}`, supplier);
   };
   await Promise.all(Array.from({ length: 64 }, worker));
 }
@@ -39,7 +63,7 @@ for (let i = 0; i < calls; i++) sink += (await supplier()) ? 1 : 0;
 const naiveNs = Number(process.hrtime.bigint() - naiveStart);
 console.log(
   JSON.stringify({
-    mode,
+    mode: arg,
     telemetry,
     calls,
     usPerCall: +(ns / calls / 1000).toFixed(2),
@@ -50,3 +74,5 @@ console.log(
   }),
 );
 await flight.close();
+await coordinator?.close();
+client?.disconnect();

@@ -148,7 +148,7 @@ function need(): Contender {
   return contender;
 }
 
-process.on('message', async (message: { id: number; cmd: string; args: unknown }) => {
+async function onMessage(message: { id: number; cmd: string; args: unknown }): Promise<void> {
   if (message.cmd === 'exit') {
     await dropContender().catch(() => {});
     counter?.disconnect();
@@ -162,6 +162,11 @@ process.on('message', async (message: { id: number; cmd: string; args: unknown }
   } catch (error) {
     process.send!({ id: message.id, ok: false, error: (error as Error).stack ?? String(error) });
   }
+}
+
+process.on('message', (message: { id: number; cmd: string; args: unknown }) => {
+  // onMessage answers every failure itself; a send that throws (parent gone) ends the worker.
+  onMessage(message).catch(() => process.exit(1));
 });
 
 process.on('disconnect', () => process.exit(0));

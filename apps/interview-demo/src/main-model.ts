@@ -8,7 +8,8 @@ const model = await startFakeModel({ port, latencyMs, host: process.env.MODEL_HO
 console.log(JSON.stringify({ level: 30, time: Date.now(), msg: 'fake model listening', url: `${model.url}/v1`, latencyMs }));
 
 const stop = () => {
-  model.close().finally(() => process.exit(0));
+  const exit = () => process.exit(0);
+  model.close().then(exit, exit);
 };
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

@@ -10,7 +10,8 @@ const stop = (signal: string) => {
   node.logger.info({ signal }, 'stopping');
   const force = setTimeout(() => process.exit(0), 3000);
   force.unref();
-  node.close().finally(() => process.exit(0));
+  const exit = () => process.exit(0);
+  node.close().then(exit, exit);
 };
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));

@@ -10,7 +10,7 @@ const cap = { maxBytes: 1024 * 1024 };
 
 describe('envelope codec', () => {
   it('encodeWithCopy gives the payload of encode and the value decode would give back for it', () => {
-    const values = [undefined, null, 0, 'text', 'lone \ud800 surrogate', { a: [1, 2, { b: 'ü✓' }], d: new Date(0) }, 'x'.repeat(5000), [undefined]];
+    const values = [undefined, null, 0, -0, 1.5, NaN, Infinity, true, false, 'text', '"quoted"\n', 'lone \ud800 surrogate', { a: [1, 2, { b: 'ü✓' }], d: new Date(0) }, 'x'.repeat(5000), [undefined]];
     for (const value of values) {
       const copy = codec.encodeWithCopy!(value, cap);
       const payload = codec.encode(value, cap);

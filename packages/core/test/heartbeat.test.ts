@@ -91,4 +91,33 @@ describe('HeartbeatManager', () => {
     });
     await expect(clock.advance(2000)).resolves.toBeUndefined();
   });
+
+  it('keeps tasks of one interval on one timer, and a task stopped before its first tick costs no timer', async () => {
+    const clock = createManualClock();
+    const manager = new HeartbeatManager(clock, silentLogger);
+    let renewals = 0;
+    const start = (i: number) =>
+      manager.start({
+        requestKey: `k${i}`,
+        ownerToken: 't',
+        intervalMs: 1000,
+        takeoverAfterMs: 3000,
+        maxRunMs: 60_000,
+        stallTimeoutMs: 5000,
+        renew: async () => {
+          renewals++;
+          return 'ok';
+        },
+        onLost: () => {},
+      });
+    const tasks = Array.from({ length: 100 }, (_, i) => start(i));
+    expect(clock.pending).toBe(1); // one timer for the 100 tasks (before: 100)
+    for (const task of tasks.slice(0, 99)) manager.stop(task.taskKey); // runs that ended before their first tick
+    await clock.advance(1000);
+    expect(renewals).toBe(1); // only the task still running renewed
+    expect(clock.pending).toBe(1);
+    manager.stop(tasks[99]!.taskKey);
+    await clock.advance(1000);
+    expect(clock.pending).toBe(0);
+  });
 });

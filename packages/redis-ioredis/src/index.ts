@@ -30,6 +30,13 @@ export interface IoredisClient {
   readonly options?: object;
 }
 
+/** The socket of a standalone ioredis client, as far as the driver uses it. */
+interface CorkableStream {
+  readonly writable?: boolean;
+  cork(): void;
+  uncork(): void;
+}
+
 interface ClusterShape {
   slots: string[][];
   nodes(role: 'master'): { options: { host?: string; port?: number }; call: IoredisClient['call'] }[];
@@ -50,6 +57,26 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
   const isCluster = client.isCluster === true;
   let subscriber: IoredisClient | undefined;
 
+  /**
+   * Scripts sent in one tick leave in one socket write: the connection is corked at the first and uncorked
+   * on the next tick (ioredis writes each command on its own otherwise; node-redis batches per tick by
+   * itself). Standalone only (a Cluster client writes to one connection per node).
+   */
+  let corked: CorkableStream | undefined;
+  const uncork = () => {
+    const stream = corked;
+    corked = undefined;
+    stream?.uncork();
+  };
+  function corkForThisTick(): void {
+    if (corked || isCluster) return;
+    const stream = (client as { stream?: CorkableStream }).stream;
+    if (!stream?.writable) return;
+    corked = stream;
+    stream.cork();
+    process.nextTick(uncork);
+  }
+
   const evalArgs = (head: string, keys: readonly string[], args: readonly string[]) => [head, keys.length, ...keys, ...args];
 
   /** On a cluster, one SSUBSCRIBE per slot (ioredis routes each command by its channels' slot). */
@@ -68,7 +95,10 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
   return {
     isCluster,
     db: isCluster ? 0 : ((client.options as { db?: number } | undefined)?.db ?? 0),
-    evalsha: (sha, keys, args) => client.call('EVALSHA', ...evalArgs(sha, keys, args)),
+    evalsha: (sha, keys, args) => {
+      corkForThisTick();
+      return client.call('EVALSHA', ...evalArgs(sha, keys, args));
+    },
     eval: (source, keys, args) => client.call('EVAL', ...evalArgs(source, keys, args)),
     createSubscriber(handlers) {
       // One duplicate for the coordinator's life. Standalone: it queues commands while it connects, and

@@ -35,6 +35,7 @@ for (const major of ['ioredis 5', 'ioredis 6'] as const) {
         return { coordinator, cleanup: () => coordinator.close() };
       },
       modelRuns: 50,
+      storesTraceparent: true,
     });
 
     it('wakes followers through sharded pub/sub: each channel lives, and each notice is delivered, on its slot\'s master only', async () => {

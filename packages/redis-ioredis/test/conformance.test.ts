@@ -29,6 +29,7 @@ for (const major of ['ioredis 5', 'ioredis 6'] as const) {
         return { coordinator, cleanup: () => coordinator.close() };
       },
       modelRuns: 100,
+      storesTraceparent: true,
     });
 
     it('leaves no key without a TTL', async () => {

@@ -32,6 +32,7 @@ for (const major of ['redis 5', 'redis 6'] as const) {
         return { coordinator, cleanup: () => coordinator.close() };
       },
       modelRuns: 100,
+      storesTraceparent: true,
     });
 
     it('leaves no key without a TTL', async () => {

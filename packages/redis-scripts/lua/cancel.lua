@@ -3,7 +3,7 @@
   cancel: cancel an active flight cluster-wide (no fence: an operator action), publishing the
   terminal notice (transitions.ts `cancel`). With an epoch, only that run.
 
-  KEYS[1] the flight's record (one string: see common.lua)
+  KEYS[1] the flight's record (one string: see includes/header.lua)
   ARGV[1] now in ms, or '' for the server clock
   ARGV[2] the flight's notice channel
   ARGV[3] reason   ARGV[4] ttlMs   ARGV[5] epoch, or '' for whatever run is active

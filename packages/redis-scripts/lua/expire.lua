@@ -3,7 +3,7 @@
   expire: mark an active flight that is past its run deadline EXPIRED, publishing the terminal notice
   (transitions.ts `expire`).
 
-  KEYS[1] the flight's record (one string: see common.lua)
+  KEYS[1] the flight's record (one string: see includes/header.lua)
   ARGV[1] now in ms, or '' for the server clock
   ARGV[2] the flight's notice channel
   ARGV[3] ttlMs

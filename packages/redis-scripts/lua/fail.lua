@@ -3,7 +3,7 @@
   fail: move to FAILED with the failure's class, code, message and retryability, and publish the
   terminal notice (transitions.ts `fail`). Idempotent for the same fence.
 
-  KEYS[1] the flight's record (one string: see common.lua)
+  KEYS[1] the flight's record (one string: see includes/header.lua)
   ARGV[1] now in ms, or '' for the server clock
   ARGV[2] the flight's notice channel
   ARGV[3] ownerId   ARGV[4] ownerToken   ARGV[5] epoch

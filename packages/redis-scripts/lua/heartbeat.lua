@@ -3,7 +3,7 @@
   heartbeat: renews a RUNNING owner's lease; past the run deadline the run becomes EXPIRED.
   (transitions.ts `heartbeat`)
 
-  KEYS[1] the flight's record (one string: see common.lua)
+  KEYS[1] the flight's record (one string: see includes/header.lua)
   ARGV[1] now in ms, or '' for the server clock
   ARGV[2] the flight's notice channel
   ARGV[3] ownerId   ARGV[4] ownerToken   ARGV[5] epoch

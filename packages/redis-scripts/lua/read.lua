@@ -3,7 +3,7 @@
   read: the live metadata of a flight and, when asked and SUCCEEDED, its result. Read-only.
   Liveness is judged at `now` (the logical twin of the TTL), like every other script.
 
-  KEYS[1] the flight's record (one string: see common.lua)
+  KEYS[1] the flight's record (one string: see includes/header.lua)
   ARGV[1] now in ms, or '' for the server clock
   ARGV[2] '1' to return the result too
 

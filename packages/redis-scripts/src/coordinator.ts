@@ -169,6 +169,8 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
         ms('maxRunMs', input.maxRunMs),
         input.startRunning ? '1' : '0',
       ];
+      // Stored only by a record this call creates; not sent at all without one.
+      if (input.traceparent) args.push(input.traceparent);
       // Taken before the command is sent: see `Ticket` in notifications.ts.
       const ticket = notifications.beginAcquire(keys.channel);
       let reply: ScriptReply;
@@ -272,8 +274,12 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     waitForTerminal(ref, options) {
       if (closed) return Promise.resolve(null);
       const keys = keysOf(ref);
-      const nonce = keys.followed?.epoch === options.epoch ? keys.followed.nonce : undefined;
-      return notifications.wait(ref, keys.channel, { ...options, nonce }, () => read(ref, true));
+      // A caller of this process joined the run by `acquire` (counted in `followers`): its notice is
+      // published. Any other waiter marks the record watched when it re-reads it, so that it is.
+      const joined = keys.followed?.epoch === options.epoch;
+      const nonce = joined ? keys.followed!.nonce : undefined;
+      const reread = joined ? () => read(ref, true) : () => script('watch', ref, [nowArg()], false, keys);
+      return notifications.wait(ref, keys.channel, { ...options, nonce }, reread);
     },
 
     async close() {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { flightId, type FlightRef } from '@flight/core';
 
 /**
@@ -14,9 +14,13 @@ export interface FlightKeys {
   list: readonly [string];
 }
 
+/** The one-shot `crypto.hash` (Node >= 20.12): no Hash object per digest. */
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string }).hash;
+
 /** 22 base64url characters (132 bits) of SHA-256: safe in any key, never an empty `{}`. */
 export function digest(text: string): string {
-  return createHash('sha256').update(text).digest('base64url').slice(0, 22);
+  const full = oneShotHash ? oneShotHash('sha256', text, 'base64url') : crypto.createHash('sha256').update(text).digest('base64url');
+  return full.slice(0, 22);
 }
 
 export function flightKeys(prefix: string, ref: FlightRef): FlightKeys {

@@ -1,10 +1,9 @@
 /**
  * Decodes the scripts' replies `{ code, record, result | false }` into core's types. The record is the
- * flight's record as stored (its fields length-prefixed in the order of FIELDS in
- * `lua/includes/common.lua`), one bulk string: far cheaper for Redis to send than 20 values.
+ * flight's record as stored (a fixed-width header, then length-prefixed text fields: see
+ * `lua/includes/record.lua`), one bulk string: far cheaper for Redis to send than 20 values.
  */
 import {
-  FLIGHT_STATUSES,
   FlightCoordinationError,
   type AcquireInput,
   type FailureType,
@@ -19,9 +18,6 @@ export interface ScriptReply {
   result: string | undefined;
 }
 
-/** The number of fields of a record (FIELDS in common.lua). */
-export const META_FIELD_COUNT = 21;
-
 function text(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === null || value === undefined || value === false) return '';
@@ -35,7 +31,19 @@ function num(value: unknown): number {
   return Number(text(value));
 }
 
-const STATUSES = new Set<string>(FLIGHT_STATUSES);
+/** Bytes of a record's fixed-width header (lua/includes/record.lua); its text fields follow. */
+export const RECORD_HEADER_BYTES = 129;
+/** The text fields after the header, in order (lua/includes/record.lua). */
+export const RECORD_TEXT_FIELDS = ['ownerId', 'ownerToken', 'sessionId', 'errorType', 'errorCode', 'errorMessage', 'traceparent'] as const;
+
+const STATUS_OF: Record<string, FlightStatus> = {
+  P: 'PENDING',
+  R: 'RUNNING',
+  S: 'SUCCEEDED',
+  F: 'FAILED',
+  C: 'CANCELLED',
+  E: 'EXPIRED',
+};
 
 /**
  * `ref` gives stage and requestKey, which the record does not store (they are the flight's identity); for
@@ -47,60 +55,62 @@ export function decodeMeta(raw: unknown, ref: FlightRef): FlightMeta | null {
     if (raw.length === 3 && 'ownerToken' in ref) return freshOwnerMeta(raw, ref as AcquireInput);
     throw new FlightCoordinationError(`unexpected meta of ${raw.length} values`);
   }
-  const values = splitRecord(raw);
-  if (!values) return null;
-  const status = values[0]!;
-  if (!STATUSES.has(status)) throw new FlightCoordinationError(`unexpected flight status ${status}`);
+  if (raw === null || raw === undefined || raw === false || raw === '') return null;
+  const record = typeof raw === 'string' ? raw : Buffer.isBuffer(raw) ? raw.toString('utf8') : undefined;
+  if (record === undefined) throw new FlightCoordinationError(`unexpected script reply element ${typeof raw}`);
+  const status = STATUS_OF[record[0]!];
+  if (status === undefined || record.length < RECORD_HEADER_BYTES) throw new FlightCoordinationError('malformed flight record');
+  const texts = splitTextFields(record);
   // One object literal in FlightMeta's field order: one hidden class for every decoded record.
-  return {
-    status: status as FlightStatus,
+  const meta: FlightMeta = {
+    status,
     stage: ref.stage,
     requestKey: ref.key,
-    sessionId: values[3]!,
-    ownerId: values[4]!,
-    ownerToken: values[5]!,
-    epoch: num(values[6]),
-    takeovers: num(values[7]),
-    followers: num(values[8]),
-    createdAt: num(values[9]),
-    updatedAt: num(values[10]),
-    heartbeatAt: num(values[11]),
-    expireAt: num(values[12]),
-    deadlineAt: num(values[13]),
-    retryable: values[14] === '1',
-    errorType: values[15] as FailureType | '',
-    errorCode: values[16]!,
-    errorMessage: values[17]!,
-    resultRef: values[18]!,
-    nonce: values[19]!,
-    forgottenEpoch: num(values[20]),
+    sessionId: texts[2]!,
+    ownerId: texts[0]!,
+    ownerToken: texts[1]!,
+    epoch: Number(record.slice(66, 82)),
+    takeovers: Number(record.slice(100, 106)),
+    followers: Number(record.slice(106, 112)),
+    createdAt: Number(record.slice(53, 66)),
+    updatedAt: Number(record.slice(1, 14)),
+    heartbeatAt: Number(record.slice(27, 40)),
+    expireAt: Number(record.slice(14, 27)),
+    deadlineAt: Number(record.slice(40, 53)),
+    retryable: record[83] === '1',
+    errorType: texts[3] as FailureType | '',
+    errorCode: texts[4]!,
+    errorMessage: texts[5]!,
+    resultRef: record[82] === '1' ? 'result' : '',
+    nonce: record.slice(84, 100),
+    forgottenEpoch: Number(record.slice(113, 129)),
   };
+  // Absent, not empty, when the owner passed none.
+  if (texts[6] !== '') meta.traceparent = texts[6];
+  return meta;
 }
 
 /**
- * The values of a stored record (lua/includes/common.lua): META_FIELD_COUNT fields as `<bytes>:<value>`.
+ * The text fields of a stored record (RECORD_TEXT_FIELDS), each `<bytes>:<value>` after the header.
  * Lengths count UTF-8 bytes: an ASCII record (the usual case) is cut as a string, any other as bytes.
- * Returns null for '' (no live record).
  */
-export function splitRecord(raw: unknown): string[] | null {
-  if (raw === null || raw === undefined || raw === false || raw === '') return null;
-  const text = typeof raw === 'string' ? raw : Buffer.isBuffer(raw) ? raw.toString('utf8') : undefined;
-  if (text === undefined) throw new FlightCoordinationError(`unexpected script reply element ${typeof raw}`);
-  const values: string[] = new Array<string>(META_FIELD_COUNT);
-  if (Buffer.byteLength(text, 'utf8') === text.length) {
-    let i = 0;
-    for (let f = 0; f < META_FIELD_COUNT; f++) {
-      const colon = text.indexOf(':', i);
-      const n = Number(text.slice(i, colon));
+export function splitTextFields(record: string): string[] {
+  const count = RECORD_TEXT_FIELDS.length;
+  const values = new Array<string>(count);
+  if (Buffer.byteLength(record, 'utf8') === record.length) {
+    let i = RECORD_HEADER_BYTES;
+    for (let f = 0; f < count; f++) {
+      const colon = record.indexOf(':', i);
+      const n = Number(record.slice(i, colon));
       if (colon < 0 || !Number.isSafeInteger(n)) throw new FlightCoordinationError('malformed flight record');
-      values[f] = text.slice(colon + 1, colon + 1 + n);
+      values[f] = record.slice(colon + 1, colon + 1 + n);
       i = colon + 1 + n;
     }
     return values;
   }
-  const bytes = Buffer.from(text, 'utf8');
-  let i = 0;
-  for (let f = 0; f < META_FIELD_COUNT; f++) {
+  const bytes = Buffer.from(record, 'utf8');
+  let i = RECORD_HEADER_BYTES;
+  for (let f = 0; f < count; f++) {
     const colon = bytes.indexOf(0x3a, i);
     const n = Number(bytes.toString('latin1', i, colon));
     if (colon < 0 || !Number.isSafeInteger(n)) throw new FlightCoordinationError('malformed flight record');
@@ -116,7 +126,7 @@ export function splitRecord(raw: unknown): string[] | null {
  */
 export function freshOwnerMeta(values: unknown[], input: AcquireInput): FlightMeta {
   const now = num(values[1]);
-  return {
+  const meta: FlightMeta = {
     status: input.startRunning ? 'RUNNING' : 'PENDING',
     stage: input.stage,
     requestKey: input.key,
@@ -139,6 +149,8 @@ export function freshOwnerMeta(values: unknown[], input: AcquireInput): FlightMe
     nonce: text(values[2]),
     forgottenEpoch: 0,
   };
+  if (input.traceparent) meta.traceparent = input.traceparent;
+  return meta;
 }
 
 export function decodeReply(raw: unknown, ref: FlightRef): ScriptReply {

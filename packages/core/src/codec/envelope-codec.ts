@@ -61,6 +61,10 @@ function utf8Length(text: string, maxBytes: number): number {
 export function createEnvelopeCodec(options: EnvelopeCodecOptions = {}): ResultCodec {
   const compressAbove = options.compressAboveBytes ?? DEFAULT_COMPRESS_ABOVE_BYTES;
   const serializer = options.serializer ?? { stringify: JSON.stringify, parse: JSON.parse };
+  /** JSON gives back strings, booleans, null and finite numbers (but -0) as they were: no parse needed. */
+  const unchangedByJson = (value: unknown): boolean =>
+    options.serializer === undefined &&
+    (typeof value === 'string' || typeof value === 'boolean' || value === null || (typeof value === 'number' && Number.isFinite(value) && !Object.is(value, -0)));
 
   const parse = (text: string) => {
     try {
@@ -149,7 +153,7 @@ export function createEnvelopeCodec(options: EnvelopeCodecOptions = {}): ResultC
     // holds exactly `text` (deflate and base64 are lossless), so parsing `text` gives the same value.
     encodeWithCopy(value, { maxBytes }) {
       const { payload, text } = encodeText(value, maxBytes);
-      return { payload, value: text === undefined ? undefined : parse(text) };
+      return { payload, value: text === undefined ? undefined : unchangedByJson(value) ? value : parse(text) };
     },
 
     decode(payload, { maxBytes }) {

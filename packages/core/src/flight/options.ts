@@ -65,6 +65,8 @@ export interface ResolvedOptions {
   stages: Record<string, StagePolicyInput>;
   defaults: StagePolicyInput;
   codec: ResultCodec;
+  /** True when `codec` is the default envelope codec on JSON: every value it decodes is fresh from `JSON.parse`. */
+  decodesFreshJson: boolean;
   replayCache: ReplayCache;
   encodeLocalResults: boolean;
   sessionLock: SessionLock;
@@ -88,6 +90,7 @@ export function resolveOptions(options: SingleFlightOptions = {}): ResolvedOptio
     stages: options.stages ?? {},
     defaults: options.defaults ?? {},
     codec: options.codec ?? createEnvelopeCodec(),
+    decodesFreshJson: options.codec === undefined,
     replayCache: options.replayCache ?? createLruReplayCache(),
     encodeLocalResults: options.encodeLocalResults ?? false,
     sessionLock: options.sessionLock ?? localSessionLock,

@@ -27,10 +27,10 @@ import { HeartbeatManager } from '../heartbeat/heartbeat-manager.js';
 import { assertRequestKey, flightId } from '../keys/key-builder.js';
 import { LocalSingleFlight } from '../local/local-single-flight.js';
 import { assertStageName, leaseTerms, resolveStagePolicy, type StagePolicy } from '../policy/stage-policy.js';
-import { deepFreeze } from '../results/deep-freeze.js';
+import { deepFreeze, deepFreezeParsedJson } from '../results/deep-freeze.js';
 import { DeadlineQueue } from '../run/deadline-queue.js';
 import { RunScope } from '../run/run-scope.js';
-import type { FailureRecord, FlightMeta, FlightRef } from '../state/types.js';
+import type { AcquireInput, FailureRecord, Fence, FlightMeta, FlightRef } from '../state/types.js';
 import { FlightTelemetry, type TraceNote } from '../telemetry/flight-telemetry.js';
 import { withSessionLock } from './session-lock-scope.js';
 import { SupplierContext } from './supplier-context.js';
@@ -65,6 +65,13 @@ function failureOf(meta: FlightMeta): FailureRecord {
   };
 }
 
+/** The failure record of a run; never retryable when the caller asked for at most one run. */
+function failureRecord(error: unknown, policy: StagePolicy, options: ExecuteOptions): FailureRecord {
+  const failure = toFailureRecord(error, policy);
+  if (options.atMostOnce === true) failure.retryable = false;
+  return failure;
+}
+
 export class SingleFlight {
   readonly nodeId: string;
   readonly mode: FlightMode;
@@ -86,8 +93,8 @@ export class SingleFlight {
     this.nodeId = this.options.nodeId;
     this.mode = this.options.mode;
     this.events = new FlightEvents(this.options.logger);
-    this.heartbeats = new HeartbeatManager(this.options.clock, this.options.logger);
     this.deadlines = new DeadlineQueue(this.options.clock, this.options.logger);
+    this.heartbeats = new HeartbeatManager(this.options.clock, this.options.logger, this.deadlines);
     this.local = new LocalSingleFlight(this.deadlines);
     this.telemetry = FlightTelemetry.create(this.options.telemetry, this.options.logger);
     for (const stage of Object.keys(this.options.stages)) this.policy(stage);
@@ -146,11 +153,10 @@ export class SingleFlight {
           return { value: hit.value as T, role, shared, stage, key };
         }
       }
-      const { sessionId, localFallback } = options;
       const run =
         this.mode === 'local'
-          ? () => this.runLocal(stage, key, supplier, policy, sessionId, note)
-          : () => this.runFlight(stage, key, supplier, policy, sessionId, note, localFallback);
+          ? () => this.runLocal(stage, key, supplier, policy, options, note)
+          : () => this.runFlight(stage, key, supplier, policy, options, note);
       const result = await this.local.do(id, span ? () => span.activate(run) : run, {
         signal,
         waitTimeoutMs: policy.waitTimeoutMs,
@@ -249,34 +255,48 @@ export class SingleFlight {
     if (this.options.ownsCoordinator) await this.options.coordinator.close();
   }
 
-  private async runFlight(
+  /** The run of a distributed or hybrid call (no `async` frame of its own on the distributed path). */
+  private runFlight(
     stage: string,
     key: string,
     supplier: Supplier<unknown>,
     policy: StagePolicy,
-    sessionId: string | undefined,
+    options: ExecuteOptions,
     note: TraceNote | undefined,
-    localFallback = true,
-  ) {
-    if (this.mode === 'local') return this.runLocal(stage, key, supplier, policy, sessionId, note);
-    if (this.mode === 'distributed') return this.runDistributed(stage, key, supplier, policy, sessionId, note);
-    if (!localFallback) {
+  ): Promise<Outcome> {
+    if (this.mode === 'local') return this.runLocal(stage, key, supplier, policy, options, note);
+    if (this.mode === 'distributed') return this.runDistributed(stage, key, supplier, policy, options, note);
+    if (options.localFallback === false) {
       // The caller asked for cluster-wide coordination or nothing (an unsafe request under an Idempotency-Key).
-      if (this.degraded) throw new FlightCoordinationError('coordinator cooling down; this call may not run in-process', { context: { stage, key } });
-      return this.runDistributed(stage, key, supplier, policy, sessionId, note);
+      if (this.degraded) {
+        return Promise.reject(new FlightCoordinationError('coordinator cooling down; this call may not run in-process', { context: { stage, key } }));
+      }
+      return this.runDistributed(stage, key, supplier, policy, options, note);
     }
+    return this.runHybrid(stage, key, supplier, policy, options, note);
+  }
+
+  /** Hybrid mode: distributed while the coordinator answers, the in-process single-flight while it does not. */
+  private async runHybrid(
+    stage: string,
+    key: string,
+    supplier: Supplier<unknown>,
+    policy: StagePolicy,
+    options: ExecuteOptions,
+    note: TraceNote | undefined,
+  ): Promise<Outcome> {
     if (this.degraded) {
       this.events.emit('fallback', { stage, key, error: 'coordinator cooling down' });
-      return this.runLocal(stage, key, supplier, policy, sessionId, note);
+      return this.runLocal(stage, key, supplier, policy, options, note);
     }
     try {
-      return await this.runDistributed(stage, key, supplier, policy, sessionId, note);
+      return await this.runDistributed(stage, key, supplier, policy, options, note);
     } catch (error) {
       if (!isCoordinationFailure(error)) throw error;
       this.coordinatorDownUntil = this.options.clock.now() + this.options.fallbackCooldownMs;
       this.options.logger.warn({ stage, key, err: error }, 'coordination failed; serving from the in-process single-flight');
       this.events.emit('fallback', { stage, key, error: (error as Error).message });
-      return this.runLocal(stage, key, supplier, policy, sessionId, note);
+      return this.runLocal(stage, key, supplier, policy, options, note);
     }
   }
 
@@ -300,7 +320,7 @@ export class SingleFlight {
     ref: FlightRef,
     supplier: Supplier<unknown>,
     policy: StagePolicy,
-    sessionId: string | undefined,
+    options: ExecuteOptions,
     run: RunScope,
     context: { role: 'owner' | 'local'; epoch: number | undefined; attempt: number; progress: () => void },
   ): Promise<unknown> {
@@ -310,9 +330,10 @@ export class SingleFlight {
         (signal) =>
           supplier(new SupplierContext(run, signal, ref.stage, ref.key, context.role, context.epoch, context.attempt, context.progress)),
         run,
+        options.atMostOnce !== true,
       );
     };
-    return run.race(this.withSessionLock(policy, sessionId, run, work));
+    return run.race(this.withSessionLock(policy, options.sessionId, run, work));
   }
 
   private guard(policy: StagePolicy): Guard {
@@ -333,12 +354,17 @@ export class SingleFlight {
     );
   }
 
-  private async call<T>(fn: () => Promise<T>, ref: FlightRef): Promise<T> {
+  private call<T>(fn: () => Promise<T>, ref: FlightRef): Promise<T> {
+    let pending: Promise<T>;
     try {
-      return await fn();
+      // Promise.resolve returns a native promise as is; it only wraps a coordinator that answers otherwise.
+      pending = Promise.resolve(fn());
     } catch (error) {
-      throw toCoordinationError(error, { ...ref });
+      return Promise.reject(toCoordinationError(error, { ...ref }));
     }
+    return pending.catch((error: unknown) => {
+      throw toCoordinationError(error, { ...ref });
+    });
   }
 
   /**
@@ -346,14 +372,12 @@ export class SingleFlight {
    * have landed). Safe because every coordinator operation is idempotent for the same arguments (the same
    * owner token or fence): a landed acquire answers the same epoch again, a landed complete answers OK.
    */
-  private async callIdempotent<T>(operation: string, fn: () => Promise<T>, ref: FlightRef): Promise<T> {
-    try {
-      return await this.call(fn, ref);
-    } catch (error) {
+  private callIdempotent<T>(operation: string, fn: () => Promise<T>, ref: FlightRef): Promise<T> {
+    return this.call(fn, ref).catch((error: unknown) => {
       if (!(error instanceof FlightCoordinationError) || !error.outcomeUnknown) throw error;
       this.options.logger.warn({ ...ref, operation, err: error }, 'no reply by the deadline; repeating the idempotent call once');
       return this.call(fn, ref);
-    }
+    });
   }
 
   /** Fills L1 with a deep-frozen value; `sizeBytes` is its encoded length or estimate. */
@@ -364,8 +388,13 @@ export class SingleFlight {
   /** Decodes a stored or carried payload into the deep-frozen value callers share. */
   private decode(payload: string, policy: StagePolicy): unknown {
     const value = this.options.codec.decode(payload, { maxBytes: policy.maxResultBytes });
-    deepFreeze(value);
+    this.freezeDecoded(value);
     return value;
+  }
+
+  /** Deep-freezes a value the codec decoded (faster when it is known to be fresh from `JSON.parse`). */
+  private freezeDecoded(value: unknown): number {
+    return this.options.decodesFreshJson ? deepFreezeParsedJson(value) : deepFreeze(value);
   }
 
   /** Encodes then decodes, so every role returns the same shape of value and the size cap holds everywhere. */
@@ -387,7 +416,7 @@ export class SingleFlight {
     key: string,
     supplier: Supplier<unknown>,
     policy: StagePolicy,
-    sessionId: string | undefined,
+    options: ExecuteOptions,
     note: TraceNote | undefined,
   ): Promise<Outcome> {
     const ref = { stage, key };
@@ -397,17 +426,17 @@ export class SingleFlight {
     let value: unknown;
     let size: number;
     try {
-      value = await this.execRun(ref, supplier, policy, sessionId, run, LOCAL_CONTEXT);
+      value = await this.execRun(ref, supplier, policy, options, run, LOCAL_CONTEXT);
       if (this.options.encodeLocalResults) {
         const trip = this.roundTrip(value, policy);
         value = trip.value;
-        deepFreeze(value);
+        this.freezeDecoded(value);
         size = trip.payload.length;
       } else {
         size = deepFreeze(value);
       }
     } catch (error) {
-      throw toExecutionError(toFailureRecord(error, policy), { stage, key, replayed: false, cause: error });
+      throw toExecutionError(failureRecord(error, policy, options), { stage, key, replayed: false, cause: error });
     } finally {
       run.end(this.deadlines);
     }
@@ -420,7 +449,7 @@ export class SingleFlight {
     key: string,
     supplier: Supplier<unknown>,
     policy: StagePolicy,
-    sessionId: string | undefined,
+    options: ExecuteOptions,
     note: TraceNote | undefined,
   ): Promise<Outcome> {
     const { coordinator, clock } = this.options;
@@ -433,10 +462,14 @@ export class SingleFlight {
     let lastError: Error | undefined;
     for (;;) {
       // An owner that takes its session lock first starts PENDING; every other owner runs at once.
+      const { sessionId } = options;
       const startRunning = !(policy.sessionLock.enabled && sessionId);
-      const input = {
-        ...ref,
-        ...lease,
+      const input: AcquireInput = {
+        stage,
+        key,
+        takeoverAfterMs: lease.takeoverAfterMs,
+        leaseTtlMs: lease.leaseTtlMs,
+        maxRunMs: lease.maxRunMs,
         sessionId,
         ownerId: this.nodeId,
         ownerToken: randomUUID(),
@@ -446,10 +479,6 @@ export class SingleFlight {
       };
       const reply = await this.callIdempotent('acquire', () => coordinator.acquire(input), ref);
       const { meta } = reply;
-      const waitedMs = () => (waitStartedAt === undefined ? undefined : clock.now() - waitStartedAt);
-      const waited = () => {
-        if (waitStartedAt !== undefined) this.events.emit('waited', { ...ref, waitedMs: clock.now() - waitStartedAt, woken });
-      };
       switch (reply.outcome) {
         case 'REPLAY_SUCCESS': {
           let value: unknown;
@@ -461,18 +490,18 @@ export class SingleFlight {
             this.events.emit('corrupt', { ...ref, error: (error as Error).message, action });
             this.options.logger.error({ ...ref, err: error, action }, 'stored result failed verification');
             if (action === 'error') throw error;
-            return await this.runLocal(stage, key, supplier, policy, sessionId, note);
+            return await this.runLocal(stage, key, supplier, policy, options, note);
           }
           this.remember(ref, value, policy, payload.length);
           const role: FlightRole = joinEpoch === undefined ? 'replay' : 'follower';
-          if (role === 'replay') this.events.emit('replay', { ...ref, outcome: 'success' });
-          waited();
-          noteWork(note, role, meta.epoch, meta.traceparent, waitedMs());
+          if (role === 'replay' && this.events.wants('replay')) this.events.emit('replay', { ...ref, outcome: 'success' });
+          this.emitWaited(ref, waitStartedAt, woken);
+          noteWork(note, role, meta.epoch, meta.traceparent, this.sinceMs(waitStartedAt));
           return { value, role, epoch: meta.epoch, trace: note };
         }
         case 'REPLAY_FAILURE': {
-          waited();
-          noteWork(note, joinEpoch === undefined ? 'replay' : 'follower', meta.epoch, meta.traceparent, waitedMs());
+          this.emitWaited(ref, waitStartedAt, woken);
+          noteWork(note, joinEpoch === undefined ? 'replay' : 'follower', meta.epoch, meta.traceparent, this.sinceMs(waitStartedAt));
           if (meta.status === 'CANCELLED') {
             throw new FlightCancelledError(`flight cancelled: ${meta.errorMessage}`, { context: { ...ref, epoch: meta.epoch } });
           }
@@ -480,13 +509,13 @@ export class SingleFlight {
           throw toExecutionError(failureOf(meta), { ...ref, replayed: true });
         }
         case 'FOLLOWER_WAIT': {
-          if (joinEpoch !== meta.epoch) this.events.emit('follower', { ...ref, epoch: meta.epoch, ownerId: meta.ownerId });
+          if (joinEpoch !== meta.epoch && this.events.wants('follower')) this.events.emit('follower', { ...ref, epoch: meta.epoch, ownerId: meta.ownerId });
           joinEpoch = meta.epoch;
           waitStartedAt ??= clock.now();
-          noteWork(note, 'follower', meta.epoch, meta.traceparent, waitedMs());
+          noteWork(note, 'follower', meta.epoch, meta.traceparent, this.sinceMs(waitStartedAt));
           const remaining = policy.waitTimeoutMs - (clock.now() - waitStartedAt);
           if (remaining <= 0) {
-            if (note) note.waitedMs = waitedMs();
+            if (note) note.waitedMs = this.sinceMs(waitStartedAt);
             this.events.emit('waited', { ...ref, waitedMs: clock.now() - waitStartedAt, woken: 'timeout' });
             throw new FlightWaitTimeoutError(`waited ${policy.waitTimeoutMs} ms for the owner of ${stage}`, {
               context: { ...ref, epoch: meta.epoch, ownerId: meta.ownerId },
@@ -509,8 +538,8 @@ export class SingleFlight {
             }
             if (decoded) {
               this.remember(ref, value, policy, event.result.length);
-              waited();
-              noteWork(note, 'follower', meta.epoch, meta.traceparent, waitedMs());
+              this.emitWaited(ref, waitStartedAt, woken);
+              noteWork(note, 'follower', meta.epoch, meta.traceparent, this.sinceMs(waitStartedAt));
               return { value, role: 'follower', epoch: meta.epoch, trace: note };
             }
           }
@@ -518,18 +547,19 @@ export class SingleFlight {
         }
         case 'OWNER_NEW':
         case 'OWNER_TAKEOVER': {
-          if (ownerAttempts >= policy.maxAttempts) {
+          // A call that must not run twice never takes over after its own run was fenced.
+          if (ownerAttempts >= (options.atMostOnce ? 1 : policy.maxAttempts)) {
             // This call holds the lease it was just given: hand it on at once instead of leaving it PENDING
             // until `takeoverAfterMs`.
-            await this.releaseLease(meta, policy);
+            await this.releaseLease(meta, policy, ownerAttempts);
             throw lastError ?? new FlightFencedError('too many ownership attempts', { context: ref });
           }
           ownerAttempts++;
-          noteWork(note, 'owner', meta.epoch, note?.traceparent, waitedMs());
+          noteWork(note, 'owner', meta.epoch, note?.traceparent, this.sinceMs(waitStartedAt));
           if (reply.outcome === 'OWNER_TAKEOVER') {
             this.events.emit('takeover', { ...ref, epoch: meta.epoch, previousEpoch: joinEpoch ?? 0, previousStatus: 'taken-over' });
           }
-          const result = await this.ownerRun(meta, supplier, policy, ownerAttempts, reply.outcome === 'OWNER_TAKEOVER', sessionId);
+          const result = await this.ownerRun(meta, supplier, policy, ownerAttempts, reply.outcome === 'OWNER_TAKEOVER', options);
           if (result.kind === 'value') return { value: result.value, role: 'owner', epoch: meta.epoch, trace: note };
           lastError = result.error;
           joinEpoch = meta.epoch;
@@ -539,14 +569,26 @@ export class SingleFlight {
     }
   }
 
+  /** Milliseconds since `startedAt`, or undefined when the call never waited. */
+  private sinceMs(startedAt: number | undefined): number | undefined {
+    return startedAt === undefined ? undefined : this.options.clock.now() - startedAt;
+  }
+
+  /** Emits `waited` for a call that waited (as a follower) and was woken by `woken`. */
+  private emitWaited(ref: FlightRef, startedAt: number | undefined, woken: 'event' | 'poll'): void {
+    if (startedAt !== undefined && this.events.wants('waited')) {
+      this.events.emit('waited', { ...ref, waitedMs: this.options.clock.now() - startedAt, woken });
+    }
+  }
+
   /** Gives up a lease this call holds but will not run: FAILED and retryable, so the next caller takes over. */
-  private async releaseLease(meta: FlightMeta, policy: StagePolicy): Promise<void> {
+  private async releaseLease(meta: FlightMeta, policy: StagePolicy, attempts: number): Promise<void> {
     const ref = { stage: meta.stage, key: meta.requestKey };
     const fence = { ...ref, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch };
     const failure: FailureRecord = {
       type: 'OVERLOAD',
       code: FlightFencedError.code,
-      message: `owner gave up after ${policy.maxAttempts} attempts; released for the next caller`,
+      message: `owner gave up after ${attempts} attempts; released for the next caller`,
       retryable: true,
     };
     try {
@@ -570,18 +612,18 @@ export class SingleFlight {
     policy: StagePolicy,
     attempt: number,
     takeover: boolean,
-    sessionId: string | undefined,
+    options: ExecuteOptions,
   ): Promise<OwnerResult> {
     const { coordinator, logger, clock } = this.options;
     const ref = { stage: meta.stage, key: meta.requestKey };
-    const fence = { ...ref, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch };
+    const fence: Fence = { stage: ref.stage, key: ref.key, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch };
     const lease = leaseTerms(policy);
     const fencedResult = (operation: string): OwnerResult => {
       this.events.emit('fenced', { ...ref, epoch: meta.epoch, operation });
       logger.warn({ ...ref, epoch: meta.epoch, operation }, 'owner write fenced: a newer owner holds the flight');
       return { kind: 'fenced', error: new FlightFencedError(`${operation} refused: epoch ${meta.epoch} no longer owns the flight`, { context: ref }) };
     };
-    this.events.emit('owner', { ...ref, epoch: meta.epoch, takeover });
+    if (this.events.wants('owner')) this.events.emit('owner', { ...ref, epoch: meta.epoch, takeover });
     if (meta.status !== 'RUNNING') {
       const running = await this.callIdempotent('markRunning', () => coordinator.markRunning(fence, lease), ref);
       if (!running.ok) return fencedResult('markRunning');
@@ -599,7 +641,7 @@ export class SingleFlight {
     const task = this.heartbeats.start({
       requestKey: `${ref.stage}|${ref.key}`,
       ownerToken: meta.ownerToken,
-      logFields: { ...ref, epoch: meta.epoch },
+      logFields: () => ({ ...ref, epoch: meta.epoch }),
       intervalMs: policy.heartbeatIntervalMs,
       takeoverAfterMs: policy.takeoverAfterMs,
       maxRunMs: policy.maxRunMs,
@@ -646,22 +688,22 @@ export class SingleFlight {
       let value: unknown;
       try {
         // Raced with the lease: once it is lost the run stops counting, even if the supplier ignores its signal.
-        const raw = await this.execRun(ref, supplier, policy, sessionId, run, {
+        const raw = await this.execRun(ref, supplier, policy, options, run, {
           role: 'owner',
           epoch: meta.epoch,
           attempt,
           progress: () => task.progress(),
         });
         ({ payload, value } = this.roundTrip(raw, policy));
-        deepFreeze(value);
+        this.freezeDecoded(value);
       } catch (error) {
         // No renewal may race the write below (a late renewal refused after it is not a lost lease).
         this.heartbeats.stop(task.taskKey);
         const lost = run.aborted && !(run.reason instanceof FlightRunTimeoutError) ? (run.reason as Error) : undefined;
         if (lost instanceof FlightCancelledError) return { kind: 'fenced', error: lost };
         const failure: FailureRecord = lost
-          ? { type: 'TIMEOUT', code: FlightLeaseLostError.code, message: lost.message, retryable: true }
-          : toFailureRecord(error, policy);
+          ? { type: 'TIMEOUT', code: FlightLeaseLostError.code, message: lost.message, retryable: options.atMostOnce !== true }
+          : failureRecord(error, policy, options);
         let written;
         try {
           written = await this.callIdempotent('fail', () => coordinator.fail(fence, { failure, ttlMs: policy.failureTtlMs }), ref);
@@ -684,8 +726,9 @@ export class SingleFlight {
         );
         if (!written.ok && written.code === 'FORGOTTEN') forgotten = true;
         if (!written.ok && !degraded && !forgotten) return fencedResult('complete');
-        if (written.ok) this.events.emit('completed', { ...ref, epoch: meta.epoch, followers: written.meta.followers });
-        else if (!forgotten) logger.warn({ ...ref, epoch: meta.epoch }, 'result refused after the lease lapsed; returning it to local callers only');
+        if (written.ok) {
+          if (this.events.wants('completed')) this.events.emit('completed', { ...ref, epoch: meta.epoch, followers: written.meta.followers });
+        } else if (!forgotten) logger.warn({ ...ref, epoch: meta.epoch }, 'result refused after the lease lapsed; returning it to local callers only');
       } catch (error) {
         // The value is right; only sharing it failed. This node's callers still get it.
         logger.warn({ ...ref, err: error }, 'could not store the result; returning it to local callers only');

@@ -38,6 +38,17 @@ export interface ExecuteOptions {
    * @default true
    */
   localFallback?: boolean;
+  /**
+   * This call's run must never be re-run automatically — for work with side effects, such as a handler
+   * under an Idempotency-Key. When this call owns the run: the stage's guard does not retry the supplier,
+   * every failure of the run (a guard or run TIMEOUT and a lost lease included) is recorded as
+   * non-retryable, so later callers of the key get it replayed (for `failureTtlMs`) instead of running the
+   * supplier again, and a call whose run was fenced does not take the flight over for a second run. What
+   * it cannot prevent: a new run after the owner's process died (its lease lapses and the next caller
+   * takes over), or after the failure's TTL. Other callers that join the run get its outcome either way.
+   * @default false
+   */
+  atMostOnce?: boolean;
 }
 
 /** What a caller gets. */

@@ -34,9 +34,10 @@ export interface Guard {
    * Runs one flight's supplier under the stage's policies inside `run`. `attempt` receives the attempt's
    * own signal, or `undefined` when the attempt is the whole run (then `run.signal` is its signal). The
    * returned promise also rejects as soon as `run` is abandoned, so a bulkhead slot is never held by a
-   * supplier that ignores its signal.
+   * supplier that ignores its signal. `withRetry: false` leaves the stage's retry layer out for this run
+   * (its breaker, bulkhead and timeout still apply): the supplier is attempted once.
    */
-  run<T>(attempt: (signal: AbortSignal | undefined) => Promise<T> | T, run: RunScope): Promise<T>;
+  run<T>(attempt: (signal: AbortSignal | undefined) => Promise<T> | T, run: RunScope, withRetry?: boolean): Promise<T>;
 }
 
 /** Builds the guard of one stage. Retries only failures the stage counts as retryable. */
@@ -46,15 +47,15 @@ export function createGuard(policy: StagePolicy, deadlines = new DeadlineQueue(s
     const type = policy.classify?.(error) ?? classifyError(error);
     return type !== 'OVERLOAD' && policy.retryableFailures.includes(type);
   };
+  // Retry stays apart so a run may leave it out (`run(…, withRetry = false)`) and still share the others' state.
+  const retryLayer: IPolicy | undefined =
+    guard.retry && guard.retry.maxAttempts > 1
+      ? retry(handleWhen(isRetryable), {
+          maxAttempts: guard.retry.maxAttempts - 1,
+          backoff: new ExponentialBackoff({ initialDelay: guard.retry.initialDelayMs, maxDelay: guard.retry.maxDelayMs }),
+        })
+      : undefined;
   const layers: IPolicy[] = [];
-  if (guard.retry && guard.retry.maxAttempts > 1) {
-    layers.push(
-      retry(handleWhen(isRetryable), {
-        maxAttempts: guard.retry.maxAttempts - 1,
-        backoff: new ExponentialBackoff({ initialDelay: guard.retry.initialDelayMs, maxDelay: guard.retry.maxDelayMs }),
-      }),
-    );
-  }
   if (guard.circuitBreaker) {
     layers.push(
       circuitBreaker(handleWhen(isRetryable), {
@@ -64,9 +65,12 @@ export function createGuard(policy: StagePolicy, deadlines = new DeadlineQueue(s
     );
   }
   if (guard.bulkhead) layers.push(bulkhead(guard.bulkhead.limit, guard.bulkhead.queue));
-  const singleAttempt = layers.length === 0;
+  /** No breaker and no bulkhead: an attempt without retry needs none of cockatiel's per-call machinery. */
+  const plainOnce = layers.length === 0;
+  const singleAttempt = plainOnce && !retryLayer;
   if (guard.timeoutMs > 0) layers.push(timeout(guard.timeoutMs, TimeoutStrategy.Aggressive));
-  const composed: IPolicy = layers.length ? wrap(...layers) : noop;
+  const once: IPolicy = layers.length ? wrap(...layers) : noop;
+  const composed: IPolicy = retryLayer ? wrap(retryLayer, ...layers) : once;
   const timedOut = () =>
     new FlightRunTimeoutError(`stage ${policy.stage}: the supplier did not settle within guard.timeoutMs (${guard.timeoutMs} ms)`, {
       context: { stage: policy.stage, timeoutMs: guard.timeoutMs },
@@ -74,8 +78,8 @@ export function createGuard(policy: StagePolicy, deadlines = new DeadlineQueue(s
   return {
     execute: <T>(fn: (signal: AbortSignal) => Promise<T>, signal: AbortSignal) =>
       composed.execute(({ signal: inner }: { signal: AbortSignal }) => fn(inner), signal) as Promise<T>,
-    run<T>(attempt: (signal: AbortSignal | undefined) => Promise<T> | T, run: RunScope): Promise<T> {
-      if (singleAttempt) {
+    run<T>(attempt: (signal: AbortSignal | undefined) => Promise<T> | T, run: RunScope, withRetry = true): Promise<T> {
+      if (withRetry ? singleAttempt : plainOnce) {
         if (guard.timeoutMs > 0) run.limit(deadlines, guard.timeoutMs, timedOut);
         try {
           return Promise.resolve(attempt(undefined));
@@ -83,7 +87,7 @@ export function createGuard(policy: StagePolicy, deadlines = new DeadlineQueue(s
           return Promise.reject(error);
         }
       }
-      return composed.execute(
+      return (withRetry ? composed : once).execute(
         ({ signal }: { signal: AbortSignal }) => run.race(new Promise<T>((resolve) => resolve(attempt(signal)))),
         run.signal,
       ) as Promise<T>;

@@ -7,10 +7,16 @@
  *   forgotten cluster-wide and holds no lease any more, but its owner may finish it for its own callers),
  * - renewals keep failing until the lease may have lapsed (`renewal-failed`).
  * One task per `requestKey|ownerToken`; every tick is guarded, so nothing throws from a timer.
+ *
+ * Ticks are deadlines in a `DeadlineQueue`, not a timer per task: tasks of one interval share one timer
+ * armed for the earliest, so a run that ends before its first tick arms no timer and clears none (most
+ * runs: the first tick is one `heartbeatIntervalMs` away, and a run that lasts that long still renews
+ * within `takeoverAfterMs`, which the stage policy keeps above the interval).
  */
 import type { LeaseLossReason } from '../events/types.js';
-import type { Clock, TimerHandle } from '../ports/clock.js';
+import type { Clock } from '../ports/clock.js';
 import type { FlightLogger } from '../ports/logger.js';
+import { DeadlineQueue, type Deadline } from '../run/deadline-queue.js';
 
 /** Result of one renewal attempt. */
 export type RenewResult = 'ok' | 'fenced' | 'expired' | 'cancelled' | 'forgotten';
@@ -27,8 +33,11 @@ export interface HeartbeatSpec {
   renew: () => Promise<RenewResult>;
   /** Called once, when the lease is lost. */
   onLost: (reason: LeaseLossReason) => void;
-  /** Fields added to this task's log lines (e.g. stage, key, epoch). @default { key: requestKey } */
-  logFields?: object;
+  /**
+   * Fields added to this task's log lines (e.g. stage, key, epoch), or a function that builds them only when a
+   * line is logged. @default { key: requestKey }
+   */
+  logFields?: object | (() => object);
 }
 
 export interface HeartbeatTask {
@@ -42,7 +51,10 @@ class Task implements HeartbeatTask {
   readonly taskKey: string;
   lost: LeaseLossReason | undefined;
   stopped = false;
-  timer: TimerHandle | undefined;
+  /** The next tick, while one is scheduled. */
+  next: Deadline | undefined = undefined;
+  /** Runs this task's tick (one function per task, reused by every schedule). */
+  readonly due: () => void;
   readonly startedAt: number;
   lastRenewedAt: number;
   lastProgressAt: number | undefined;
@@ -50,8 +62,10 @@ class Task implements HeartbeatTask {
   constructor(
     readonly spec: HeartbeatSpec,
     private readonly clock: Clock,
+    fire: (task: Task) => void,
   ) {
     this.taskKey = `${spec.requestKey}|${spec.ownerToken}`;
+    this.due = () => fire(this);
     this.startedAt = clock.now();
     this.lastRenewedAt = this.startedAt;
   }
@@ -61,19 +75,29 @@ class Task implements HeartbeatTask {
   }
 }
 
-const fieldsOf = (spec: HeartbeatSpec): object => spec.logFields ?? { key: spec.requestKey };
+const fieldsOf = ({ logFields, requestKey }: HeartbeatSpec): object =>
+  typeof logFields === 'function' ? logFields() : (logFields ?? { key: requestKey });
 
 export class HeartbeatManager {
   private readonly tasks = new Map<string, Task>();
+  private readonly fire = (task: Task): void => {
+    task.next = undefined;
+    this.tick(task).catch((error) => this.logger.error({ ...fieldsOf(task.spec), err: error }, 'heartbeat tick failed'));
+  };
 
+  /**
+   * @param deadlines where ticks are scheduled (a single-flight shares its own).
+   * @default a queue of its own on `clock`
+   */
   constructor(
     private readonly clock: Clock,
     private readonly logger: FlightLogger,
+    private readonly deadlines: DeadlineQueue = new DeadlineQueue(clock, logger),
   ) {}
 
   /** Starts renewing; the first renewal happens one interval from now. */
   start(spec: HeartbeatSpec): HeartbeatTask {
-    const task = new Task(spec, this.clock);
+    const task = new Task(spec, this.clock, this.fire);
     this.stop(task.taskKey);
     this.tasks.set(task.taskKey, task);
     this.schedule(task);
@@ -86,7 +110,8 @@ export class HeartbeatManager {
     const task = this.tasks.get(taskKey);
     if (!task) return;
     task.stopped = true;
-    if (task.timer !== undefined) this.clock.clearTimeout(task.timer);
+    this.deadlines.cancel(task.next);
+    task.next = undefined;
     this.tasks.delete(taskKey);
   }
 
@@ -96,9 +121,7 @@ export class HeartbeatManager {
   }
 
   private schedule(task: Task): void {
-    task.timer = this.clock.setTimeout(() => {
-      this.tick(task).catch((error) => this.logger.error({ ...fieldsOf(task.spec), err: error }, 'heartbeat tick failed'));
-    }, task.spec.intervalMs);
+    task.next = this.deadlines.schedule(task.spec.intervalMs, task.due);
   }
 
   private lose(task: Task, reason: LeaseLossReason): void {

@@ -80,6 +80,35 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
       });
       const runsOf = (results: { runs: number }[]) => results.reduce((sum, r) => sum + r.runs, 0);
 
+      it('links the follower span in another process to the owner span (traceparent kept in the Redis record)', async () => {
+        const traced = await Promise.all(
+          ['owner', 'follower'].map((role) =>
+            startWorker({ adapter: adapter.kind, module: adapter.module, url, prefix: `${mpPrefix}-trace`, nodeId: `trace-${role}`, tracing: true }),
+          ),
+        );
+        try {
+          const [owner, follower] = traced as [Worker, Worker];
+          const key = `traced-${randomUUID()}`;
+          const started = owner.nextRunning();
+          const ran = owner.burst({ stage: 'trace', key, callers: 1, behavior: 'value', delayMs: 400, value: 'v' });
+          const epoch = await started;
+          const followed = await follower.burst({ stage: 'trace', key, callers: 2, behavior: 'value', delayMs: 0, value: 'never' });
+          expect((await ran).outcomes).toMatchObject([{ ok: true, role: 'owner', value: 'v@trace-owner' }]);
+          expect(followed.outcomes.every((o) => o.ok && o.role === 'follower' && o.value === 'v@trace-owner')).toBe(true);
+          const [ownerSpans, followerSpans] = await Promise.all([owner.spans(), follower.spans()]);
+          const ownerSpan = ownerSpans.find((s) => s.role === 'owner');
+          expect(ownerSpan).toMatchObject({ epoch, links: [] });
+          const followerRoles = followerSpans.map((s) => s.role).sort();
+          expect(followerRoles).toEqual(['follower', 'follower']);
+          for (const span of followerSpans) {
+            expect(span.links).toEqual([ownerSpan!.spanId]);
+            expect(span.traceId).not.toBe(ownerSpan!.traceId);
+          }
+        } finally {
+          await Promise.all(traced.map((w) => w.stop()));
+        }
+      });
+
       it('runs the supplier exactly once and gives all 300 callers the same value', async () => {
         const before = 0;
         const results = await Promise.all(
@@ -313,6 +342,59 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           expect(Date.now() - started).toBeLessThan(1000);
         } finally {
           await follower.close();
+          await owner.close();
+        }
+      });
+
+      it('publishes a terminal notice only when somebody can be waiting, and strands no waiter (joined, watching, or of a run taken over)', async () => {
+        const owner = adapter.coordinator(server.url, { prefix: 'quiet' });
+        const waiter = adapter.coordinator(server.url, { prefix: 'quiet' });
+        const driver = adapter.driver(server.url);
+        const heard: string[] = [];
+        const listener = driver.createSubscriber({ onMessage: (channel) => heard.push(channel), onReconnect: () => undefined });
+        const channelOf = (key: string) => noticeChannel('quiet', flightKeys('quiet', { stage: 'q', key }).tag, driver.db);
+        const join = (key: string, epoch?: number) =>
+          waiter.acquire({ stage: 'q', key, ...LEASE, ownerId: 'node-b', ownerToken: randomUUID(), ...(epoch === undefined ? {} : { joinEpoch: epoch }) });
+        try {
+          await listener.subscribe(['alone', 'joined', 'watched', 'taken'].map(channelOf));
+          // An owner alone: nobody can be waiting, no notice.
+          const alone = await ownFence(owner, 'q', 'alone');
+          expect((await owner.complete(alone, { result: 'a', resultTtlMs: 5000 })).ok).toBe(true);
+          // A follower that joins between the owner's acquire and its complete is counted, so it is notified.
+          const joinedRun = await ownFence(owner, 'q', 'joined');
+          const joined = await join('joined');
+          expect(joined).toMatchObject({ outcome: 'FOLLOWER_WAIT', meta: { followers: 1 } });
+          const joinedWait = waiter.waitForTerminal(joinedRun, { epoch: joined.meta.epoch, timeoutMs: 20_000 });
+          expect((await owner.complete(joinedRun, { result: 'j', resultTtlMs: 5000 })).ok).toBe(true);
+          expect(await joinedWait).toMatchObject({ status: 'SUCCEEDED', epoch: joinedRun.epoch, result: 'j' });
+          // A waiter that never joined by acquire marks the record watched once its channel is live.
+          const watchedRun = await ownFence(owner, 'q', 'watched');
+          const watchedWait = waiter.waitForTerminal(watchedRun, { epoch: watchedRun.epoch, timeoutMs: 20_000 });
+          await sleep(100); // subscribed and re-read: from here on only the notice can wake it
+          expect(await owner.readMeta(watchedRun)).toMatchObject({ status: 'RUNNING', followers: 0 });
+          expect((await owner.complete(watchedRun, { result: 'w', resultTtlMs: 5000 })).ok).toBe(true);
+          expect(await watchedWait).toMatchObject({ status: 'SUCCEEDED', epoch: watchedRun.epoch, result: 'w' });
+          // The follower of a run whose owner went silent: the next owner's run has no follower of its own,
+          // yet its notice is published for the waiter still listening on the old run.
+          const quickLease = { takeoverAfterMs: 50, leaseTtlMs: 5000, maxRunMs: 20_000 };
+          const first = await owner.acquire({ stage: 'q', key: 'taken', ...quickLease, ownerId: 'node-a', ownerToken: randomUUID() });
+          const old = await waiter.acquire({ stage: 'q', key: 'taken', ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
+          expect(old.outcome).toBe('FOLLOWER_WAIT');
+          const oldWait = waiter.waitForTerminal({ stage: 'q', key: 'taken' }, { epoch: first.meta.epoch, timeoutMs: 20_000 });
+          await sleep(100);
+          const token = randomUUID();
+          const next = await owner.acquire({ stage: 'q', key: 'taken', ...quickLease, ownerId: 'node-c', ownerToken: token });
+          expect(next).toMatchObject({ outcome: 'OWNER_TAKEOVER', meta: { followers: 0 } });
+          const nextFence = { stage: 'q', key: 'taken', ownerId: 'node-c', ownerToken: token, epoch: next.meta.epoch };
+          expect((await owner.complete(nextFence, { result: 't', resultTtlMs: 5000 })).ok).toBe(true);
+          expect(await oldWait).toMatchObject({ status: 'SUCCEEDED', epoch: next.meta.epoch });
+          await sleep(50);
+          // Notices arrive in publish order on one connection: 'alone' would have come first.
+          expect(heard).toEqual(['joined', 'watched', 'taken'].map(channelOf));
+        } finally {
+          await listener.close();
+          await driver.close();
+          await waiter.close();
           await owner.close();
         }
       });

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BurstCommand, CallOutcome } from './worker';
+import type { BurstCommand, CallOutcome, SpanSummary } from './worker';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -18,6 +18,8 @@ export interface WorkerOptions {
   prefix: string;
   nodeId: string;
   mode?: 'distributed' | 'hybrid';
+  /** Record spans with the OpenTelemetry SDK in the child (read with `spans()`). @default false */
+  tracing?: boolean;
 }
 
 export interface BurstResult {
@@ -32,6 +34,8 @@ export interface Worker {
   burst(command: Omit<BurstCommand, 'id' | 'op'>): Promise<BurstResult>;
   /** `flights.forget(stage, key)` in the worker: resolves with its result, rejects with its error. */
   forget(stage: string, key: string): Promise<boolean>;
+  /** The child's finished `flight.execute` spans (`tracing: true`). */
+  spans(): Promise<SpanSummary[]>;
   /** Resolves with the epoch of the next supplier start. */
   nextRunning(): Promise<number>;
   stop(): Promise<void>;
@@ -47,13 +51,13 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     cwd: join(here, '../..'),
     stdio: ['pipe', 'pipe', 'inherit'],
   });
-  const pending = new Map<number, (result: BurstResult & { forgotten?: boolean; error?: string }) => void>();
+  const pending = new Map<number, (result: BurstResult & { forgotten?: boolean; error?: string; spans?: SpanSummary[] }) => void>();
   const runningWaiters: ((epoch: number) => void)[] = [];
   let seq = 0;
   const ready = new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
-      let message: { event?: string; id?: number; epoch?: number; forgotten?: boolean; error?: string } & BurstResult;
+      let message: { event?: string; id?: number; epoch?: number; forgotten?: boolean; error?: string; spans?: SpanSummary[] } & BurstResult;
       try {
         message = JSON.parse(line);
       } catch {
@@ -80,6 +84,13 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       return new Promise((resolve, reject) => {
         pending.set(id, (reply) => (reply.error === undefined ? resolve(reply.forgotten === true) : reject(new Error(reply.error))));
         child.stdin!.write(`${JSON.stringify({ op: 'forget', id, stage, key })}\n`);
+      });
+    },
+    spans() {
+      const id = ++seq;
+      return new Promise((resolve) => {
+        pending.set(id, (message) => resolve(message.spans ?? []));
+        child.stdin!.write(`${JSON.stringify({ id, op: 'spans' })}\n`);
       });
     },
     nextRunning() {

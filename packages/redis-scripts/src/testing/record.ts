@@ -1,33 +1,51 @@
 /**
  * Tests that tamper with a stored flight by hand (a lease overwritten, a field corrupted) edit the record
- * string that lua/includes/common.lua writes: its fields in FIELDS order as `<bytes>:<value>`, then the
- * result. Byte lengths (UTF-8), so any value round-trips.
+ * string that lua/includes/record.lua writes: a fixed-width header, then the text fields as
+ * `<bytes>:<value>`, then the result. Byte lengths (UTF-8), so any value round-trips.
  */
-const FIELDS = [
-  'status', 'stage', 'requestKey', 'sessionId', 'ownerId', 'ownerToken', 'epoch', 'takeovers', 'followers', 'createdAt',
-  'updatedAt', 'heartbeatAt', 'expireAt', 'deadlineAt', 'retryable', 'errorType', 'errorCode', 'errorMessage', 'resultRef', 'nonce',
-  'forgottenEpoch',
-] as const;
+import { RECORD_HEADER_BYTES, RECORD_TEXT_FIELDS } from '../reply';
 
-export type RecordField = (typeof FIELDS)[number];
+/** Header fields: 0-based offset and width (lua/includes/record.lua). Values are written as given, zero-padded. */
+const HEADER = {
+  status: [0, 1],
+  updatedAt: [1, 13],
+  expireAt: [14, 13],
+  heartbeatAt: [27, 13],
+  deadlineAt: [40, 13],
+  createdAt: [53, 13],
+  epoch: [66, 16],
+  resultStored: [82, 1],
+  retryable: [83, 1],
+  nonce: [84, 16],
+  takeovers: [100, 6],
+  followers: [106, 6],
+  watched: [112, 1],
+  forgottenEpoch: [113, 16],
+} as const satisfies Record<string, readonly [number, number]>;
+
+export type RecordField = keyof typeof HEADER | (typeof RECORD_TEXT_FIELDS)[number];
 
 /** Returns `raw` (a stored flight) with `changes` applied; the result after the record is kept. */
 export function patchFlightRecord(raw: string, changes: Partial<Record<RecordField, string>>): string {
   const bytes = Buffer.from(raw, 'utf8');
-  const values: Buffer[] = [];
-  let i = 0;
-  for (let f = 0; f < FIELDS.length; f++) {
+  const header = Buffer.from(bytes.subarray(0, RECORD_HEADER_BYTES));
+  for (const [field, [offset, width]] of Object.entries(HEADER)) {
+    const value = changes[field as RecordField];
+    if (value === undefined) continue;
+    if (value.length > width) throw new Error(`${field} is ${width} characters wide`);
+    header.write(value.padStart(width, width === 1 ? ' ' : '0'), offset, 'latin1');
+  }
+  const parts: Buffer[] = [header];
+  let i = RECORD_HEADER_BYTES;
+  for (const field of RECORD_TEXT_FIELDS) {
     const colon = bytes.indexOf(0x3a, i);
     if (colon < 0) throw new Error('not a flight record');
     const n = Number(bytes.subarray(i, colon).toString('latin1'));
-    values.push(bytes.subarray(colon + 1, colon + 1 + n));
+    const change = changes[field];
+    const value = change === undefined ? bytes.subarray(colon + 1, colon + 1 + n) : Buffer.from(change, 'utf8');
+    parts.push(Buffer.from(`${value.length}:`, 'latin1'), value);
     i = colon + 1 + n;
   }
-  const parts: Buffer[] = [];
-  FIELDS.forEach((field, f) => {
-    const value = changes[field] === undefined ? values[f]! : Buffer.from(changes[field]!, 'utf8');
-    parts.push(Buffer.from(`${value.length}:`, 'latin1'), value);
-  });
   parts.push(bytes.subarray(i));
   return Buffer.concat(parts).toString('utf8');
 }

@@ -13,6 +13,18 @@ interface WorkerConfig {
   prefix: string;
   nodeId: string;
   mode: FlightMode;
+  /** Record `flight.execute` spans with the OpenTelemetry SDK (in-memory exporter), read by the `spans` op. */
+  tracing?: boolean;
+}
+
+/** A finished `flight.execute` span, as the `spans` op reports it. */
+export interface SpanSummary {
+  role: string;
+  epoch: number | undefined;
+  traceId: string;
+  spanId: string;
+  /** Span ids of its links (a follower's or replay's link points at the owner's span). */
+  links: string[];
 }
 
 export interface BurstCommand {
@@ -46,6 +58,28 @@ export interface CallOutcome {
 }
 
 const config = JSON.parse(process.env.FLIGHT_WORKER ?? '{}') as WorkerConfig;
+
+/** Registers the OpenTelemetry SDK with an in-memory exporter (before the flight is created); returns the span reader. */
+async function startTracing(): Promise<() => SpanSummary[]> {
+  const { context, trace } = await import('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+  const exporter = new InMemorySpanExporter();
+  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  return () =>
+    exporter
+      .getFinishedSpans()
+      .filter((span) => span.name === 'flight.execute')
+      .map((span) => ({
+        role: String(span.attributes['flight.role'] ?? ''),
+        epoch: span.attributes['flight.epoch'] as number | undefined,
+        traceId: span.spanContext().traceId,
+        spanId: span.spanContext().spanId,
+        links: span.links.map((link) => link.context.spanId),
+      }));
+}
+const readSpans = config.tracing ? await startTracing() : () => [];
 const adapter = (await import(config.module)) as Record<string, (options: object) => FlightCoordinator>;
 const coordinator =
   config.adapter === 'ioredis'
@@ -95,9 +129,10 @@ async function burst(command: BurstCommand): Promise<void> {
 
 send({ event: 'ready' });
 for await (const line of createInterface({ input: process.stdin })) {
-  const command = JSON.parse(line) as BurstCommand | ForgetCommand | { op: 'exit' };
+  const command = JSON.parse(line) as BurstCommand | ForgetCommand | { op: 'exit' } | { op: 'spans'; id: number };
   if (command.op === 'exit') break;
-  if (command.op === 'forget') {
+  if (command.op === 'spans') send({ id: command.id, spans: readSpans() });
+  else if (command.op === 'forget') {
     flight.forget(command.stage, command.key).then(
       (forgotten) => send({ id: command.id, forgotten }),
       (error: unknown) => send({ id: command.id, error: String(error) }),
