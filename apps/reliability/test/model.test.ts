@@ -2,11 +2,11 @@
  * Model-based tests of the real Lua scripts on a Redis of the test's own.
  *
  * 1. `fc.commands` + `asyncModelRun`: random interleavings of acquire (fresh or retried token, as a
- *    follower or not), markRunning, heartbeat, complete, fail, cancel, expire and clock moves from three
+ *    follower or not), markRunning, heartbeat, complete, fail, cancel, expire, forget and clock moves from three
  *    simulated nodes, plus faults (Redis emptied with its script cache — a restart — and the meta key
  *    evicted). Every reply is compared with the pure state machine, and after every step: at most one
- *    owner epoch can write, a SUCCEEDED result never changes, epochs only grow (across loss too), every
- *    key has a TTL.
+ *    owner epoch can write, a SUCCEEDED result never changes, a forgotten record yields no result, epochs
+ *    only grow (across loss too), every key has a TTL.
  * 2. `scheduledModelRun`: the same operations fired without waiting, released in an order chosen by the
  *    fast-check scheduler, over one pipelined connection (so reply order = execution order); the replies'
  *    metadata must tell one consistent story.
@@ -82,7 +82,10 @@ async function checkInvariants(m: Model, r: Real, label: string): Promise<void> 
   expect({ label, meta }).toEqual({ label, meta: live?.meta ?? null });
   if (meta) {
     expect(meta.epoch).toBeLessThanOrEqual(m.highest);
-    if (meta.status === 'SUCCEEDED') {
+    if (machine.isForgotten(meta)) {
+      expect(await r.c.readResult(r.ref), 'a forgotten record yields no result').toBeNull();
+      m.succeeded = undefined;
+    } else if (meta.status === 'SUCCEEDED') {
       const result = await r.c.readResult(r.ref);
       if (m.succeeded && m.succeeded.epoch === meta.epoch) expect(result, 'a SUCCEEDED result never changes').toBe(m.succeeded.result);
       m.succeeded = { epoch: meta.epoch, result: result! };
@@ -198,6 +201,15 @@ const expireCmd = (): Cmd => ({
   toString: () => 'expire',
 });
 
+const forgetCmd = (): Cmd => ({
+  check: () => true,
+  async run(m, r) {
+    expect(await r.c.forget(r.ref)).toEqual(apply(m, machine.forget(m.record, r.ref, r.clock.now)));
+    await checkInvariants(m, r, 'forget');
+  },
+  toString: () => 'forget',
+});
+
 const advanceCmd = (ms: number): Cmd => ({
   check: () => true,
   async run(m, r) {
@@ -244,6 +256,7 @@ const commandArbs = [
   fc.tuple(node, fc.boolean()).map(([n, r]) => failCmd(n, r)),
   fc.option(node, { nil: undefined }).map((n) => cancelCmd(n)),
   fc.constant(null).map(() => expireCmd()),
+  fc.constant(null).map(() => forgetCmd()),
   fc.constantFrom(1, 500, 2999, 3001, 6001, 21_000).map((ms) => advanceCmd(ms)),
   fc.constant(null).map(() => restartCmd()),
   fc.constant(null).map(() => evictCmd()),

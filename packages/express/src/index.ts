@@ -54,14 +54,7 @@ class ExpressExchange implements HttpExchange<Request> {
     private readonly res: Response,
     private readonly next: NextFunction,
   ) {
-    const url = native.originalUrl ?? native.url;
-    const mark = url.indexOf('?');
-    this.request = new ExpressRequestInfo(
-      native,
-      native.method.toUpperCase(),
-      mark === -1 ? url : url.slice(0, mark),
-      mark === -1 ? '' : url.slice(mark + 1),
-    );
+    this.request = requestInfoOf(native);
   }
 
   get signal(): AbortSignal {
@@ -113,6 +106,12 @@ class ExpressExchange implements HttpExchange<Request> {
   }
 }
 
+function requestInfoOf(req: Request): HttpRequestInfo {
+  const url = req.originalUrl ?? req.url;
+  const mark = url.indexOf('?');
+  return new ExpressRequestInfo(req, req.method.toUpperCase(), mark === -1 ? url : url.slice(0, mark), mark === -1 ? '' : url.slice(mark + 1));
+}
+
 class ExpressRequestInfo implements HttpRequestInfo {
   readonly headers: Request['headers'];
 
@@ -130,6 +129,16 @@ class ExpressRequestInfo implements HttpRequestInfo {
   }
 }
 
+/** The Express middleware, with the purge of its flights. */
+export interface ExpressFlightMiddleware extends RequestHandler {
+  /**
+   * Forgets, cluster-wide, the flights a request to the same URL as `req` would be coalesced under (GET
+   * and HEAD by default, whatever `req`'s own method, e.g. `PURGE`), with the same key, identity and
+   * `vary` headers: the next such request runs the handler again. Resolves `true` when a flight was found.
+   */
+  purge(req: Request): Promise<boolean>;
+}
+
 /**
  * Route middleware: identical concurrent requests (same stage and key) run the downstream handler
  * once across the cluster; the others receive the same response. Mount it before the handler:
@@ -137,11 +146,13 @@ class ExpressRequestInfo implements HttpRequestInfo {
  * ```ts
  * app.get('/report', createFlightMiddleware({ singleFlight, stage: 'report' }), handler);
  * ```
+ * `middleware.purge(req)` drops the flight of a request to the same URL (see `ExpressFlightMiddleware`).
  * Throws `FlightValidationError` on invalid options.
  */
-export function createFlightMiddleware(options: ExpressFlightOptions): RequestHandler {
+export function createFlightMiddleware(options: ExpressFlightOptions): ExpressFlightMiddleware {
   const handle = createHttpFlightHandler<Request>(options);
-  return function flightMiddleware(req: Request, res: Response, next: NextFunction): void {
+  const flightMiddleware = function flightMiddleware(req: Request, res: Response, next: NextFunction): void {
     handle(new ExpressExchange(req, res, next)).catch(next);
   };
+  return Object.assign(flightMiddleware, { purge: (req: Request) => handle.purge({ native: req, request: requestInfoOf(req) }) });
 }

@@ -63,6 +63,10 @@ export function expressDriver(name: string, express: ExpressFactory): Driver {
         setup.onArrive?.();
         next();
       });
+      app.use((req, res, next) => {
+        if (!req.headers['x-flight-purge']) return next();
+        flight.purge(req).then((purged) => res.json({ purged }), next);
+      });
       app.use('/direct', handle);
       app.use('/r', flight, handle);
       const server = app.listen(0, '127.0.0.1');

@@ -39,14 +39,7 @@ export class FastifyExchange implements HttpExchange<FastifyRequest> {
     readonly native: FastifyRequest,
     private readonly reply: FastifyReply,
   ) {
-    const { url } = native;
-    const mark = url.indexOf('?');
-    this.request = new FastifyRequestInfo(
-      native,
-      native.method.toUpperCase(),
-      mark === -1 ? url : url.slice(0, mark),
-      mark === -1 ? '' : url.slice(mark + 1),
-    );
+    this.request = fastifyRequestInfo(native);
   }
 
   get signal(): AbortSignal {
@@ -151,6 +144,13 @@ export class FastifyExchange implements HttpExchange<FastifyRequest> {
     if (error.status === 413) void reply.header('connection', 'close');
     void reply.send(problemBody(error));
   }
+}
+
+/** A Fastify request as the shared handler sees it. */
+export function fastifyRequestInfo(req: FastifyRequest): HttpRequestInfo {
+  const { url } = req;
+  const mark = url.indexOf('?');
+  return new FastifyRequestInfo(req, req.method.toUpperCase(), mark === -1 ? url : url.slice(0, mark), mark === -1 ? '' : url.slice(mark + 1));
 }
 
 class FastifyRequestInfo implements HttpRequestInfo {

@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyPluginCallback, FastifyRequest, RouteOptio
 import fp from 'fastify-plugin';
 import { createHttpFlightHandler, resolveHttpFlightOptions, type HttpFlightOptions } from '@flight/http-shared';
 import { bodyLimitHook } from './body-limit.js';
-import { FastifyExchange, type RouteHandler } from './exchange.js';
+import { FastifyExchange, fastifyRequestInfo, type RouteHandler } from './exchange.js';
 
 export {
   FlightBodyTooLargeError,
@@ -54,6 +54,14 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The single-flight instance given to `@flight/fastify` (its first registration in this scope). */
     singleFlight: SingleFlight;
+    /**
+     * Forgets, cluster-wide, the flights a request to the same URL as `request` would be coalesced under
+     * on a route with `config.flight` = `flight` (GET and HEAD by default, whatever `request`'s own method,
+     * e.g. `PURGE`), with the same key, identity and `vary` headers: the next such request runs its handler
+     * again. Options are the first registration's in this scope, as for `singleFlight`. Resolves `true` when
+     * a flight was found. @default flight `true` (the plugin's options)
+     */
+    purgeFlight(request: FastifyRequest, flight?: FastifyFlightRouteConfig): Promise<boolean>;
   }
 }
 
@@ -88,6 +96,13 @@ function withHook<T>(current: T | T[] | undefined, hook: T): T[] {
 
 const flightPlugin: FastifyPluginCallback<FastifyFlightPluginOptions> = (fastify, options, done) => {
   if (!fastify.hasDecorator('singleFlight')) fastify.decorate('singleFlight', options.singleFlight);
+  if (!fastify.hasDecorator('purgeFlight')) {
+    fastify.decorate('purgeFlight', async function purgeFlight(request: FastifyRequest, flight: FastifyFlightRouteConfig = true) {
+      const resolved = routeOptions(options, flight);
+      if (!resolved) return false;
+      return createHttpFlightHandler(resolved).purge({ native: request, request: fastifyRequestInfo(request) });
+    });
+  }
   const registration = {};
   (fastify as Scope)[kRegistration] = registration;
   fastify.addHook('onRoute', function (this: FastifyInstance, route: RouteOptions) {

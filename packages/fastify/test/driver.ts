@@ -55,14 +55,16 @@ export function fastifyDriver(name: string, fastify: FastifyFactory): Driver {
       await app.register(fastifyFlight, { singleFlight: setup.singleFlight });
       const { key, ...rest } = setup.options ?? {};
       app.addHook('onRequest', async () => setup.onArrive?.());
+      const routeFlight = { ...rest, stage: setup.stage, ...(key ? { key: (req: FastifyRequest) => key(neutral(req)) } : {}) };
+      app.addHook('onRequest', async (req, res) => {
+        if (req.headers['x-flight-purge']) return res.send({ purged: await app.purgeFlight(req, routeFlight) });
+      });
       const handle = async (req: FastifyRequest, res: FastifyReply) => answer(await setup.handler(neutral(req)), res);
       app.all('/direct/*', handle);
       app.all(
         '/r/*',
         {
-          config: {
-            flight: { ...rest, stage: setup.stage, ...(key ? { key: (req: FastifyRequest) => key(neutral(req)) } : {}) },
-          },
+          config: { flight: routeFlight },
         },
         handle,
       );

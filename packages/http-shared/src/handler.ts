@@ -73,6 +73,22 @@ export interface HttpExchange<Req> {
   ownerReleased?(): void;
 }
 
+/** What `purge` reads of a request: the framework's request and its normalized view. */
+export type HttpRequestView<Req> = Pick<HttpExchange<Req>, 'native' | 'request'>;
+
+/** The handler of one middleware instance, and the purge of its flights. */
+export interface HttpFlightHandler<Req> {
+  (exchange: HttpExchange<Req>): Promise<void>;
+  /**
+   * Forgets, cluster-wide, the flights a request to the same URL would be coalesced under (one per
+   * coalesced method, `GET` and `HEAD` by default, whatever the purge request's own method), with the same
+   * `key`, identity, `vary` headers and host: the running flight is no longer joined and a stored response
+   * is dropped, so the next such request runs the handler again (`SingleFlight.forget`). Resolves `true`
+   * when a flight was found. Idempotency-Key replays are not purged by it.
+   */
+  purge(request: HttpRequestView<Req>): Promise<boolean>;
+}
+
 type Plan = { kind: 'bypass' } | { kind: 'flight'; key: string; fingerprint: string | undefined; conflict: boolean };
 
 const BYPASS: Plan = { kind: 'bypass' };
@@ -128,7 +144,7 @@ function normalizeSpec(spec: Exclude<FlightKeySpec, null | undefined>): { parts?
 }
 
 /** Creates the handler of one middleware instance. Options are validated here, once. */
-export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (exchange: HttpExchange<Req>) => Promise<void> {
+export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): HttpFlightHandler<Req> {
   const options = resolveHttpFlightOptions(input);
   const { singleFlight, stage } = options;
   /** `stage:http:`, validated once: a coalescing key is this, the method and one digest (all safe key parts). */
@@ -140,7 +156,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
     if (options.roleHeader) exchange.setHeader(options.roleHeader, role);
   };
 
-  const keyOf = (exchange: HttpExchange<Req>): { parts?: readonly KeyPart[]; identity?: string } | null => {
+  const keyOf = (exchange: HttpRequestView<Req>): { parts?: readonly KeyPart[]; identity?: string } | null => {
     if (!options.key) return {};
     const spec = options.key(exchange.native);
     return spec === null || spec === undefined ? null : normalizeSpec(spec);
@@ -163,21 +179,34 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
     if (!options.methods.has(method)) return BYPASS;
     if (headers.range !== undefined || headers['if-range'] !== undefined) return BYPASS;
     if (!options.key && hasBody(headers)) return BYPASS;
-    const spec = keyOf(exchange);
-    if (spec === null) return BYPASS;
+    const key = coalescingKey(exchange, method);
+    return key === null ? BYPASS : { kind: 'flight', key, fingerprint: undefined, conflict: false };
+  }
+
+  /** The flight key of a coalesced request to this URL under `method`, or null when it would not be coalesced. */
+  function coalescingKey(view: HttpRequestView<Req>, method: string): string | null {
+    const { request } = view;
+    const { headers } = request;
+    const spec = keyOf(view);
+    if (spec === null) return null;
     if (spec.identity === undefined) {
-      for (const name of options.credentialHeaders) if (headers[name] !== undefined) return BYPASS;
+      for (const name of options.credentialHeaders) if (headers[name] !== undefined) return null;
     }
     const parts = spec.parts ?? [request.path, request.query.length === 0 ? '' : canonicalQuery(request.query)];
     const vary: (string | null)[] = [];
     for (const name of options.vary) vary.push(headerValue(headers, name) ?? null);
-    return {
-      kind: 'flight',
-      // One hash of the whole tuple: JSON keeps the parts apart, so no two tuples share a text.
-      key: `${httpKeyPrefix}${method}:${digest(JSON.stringify([parts, vary, hostOf(headers), spec.identity ?? null]))}`,
-      fingerprint: undefined,
-      conflict: false,
-    };
+    // One hash of the whole tuple: JSON keeps the parts apart, so no two tuples share a text.
+    return `${httpKeyPrefix}${method}:${digest(JSON.stringify([parts, vary, hostOf(headers), spec.identity ?? null]))}`;
+  }
+
+  async function purge(view: HttpRequestView<Req>): Promise<boolean> {
+    const keys: string[] = [];
+    for (const method of options.methods) {
+      const key = coalescingKey(view, method);
+      if (key !== null) keys.push(key);
+    }
+    const forgotten = await Promise.all(keys.map((key) => singleFlight.forget(stage, key)));
+    return forgotten.includes(true);
   }
 
   async function planIdempotent(exchange: HttpExchange<Req>, idempotency: NonNullable<typeof options.idempotency>): Promise<Plan> {
@@ -355,7 +384,9 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
     }
   }
 
-  return async function handle(exchange: HttpExchange<Req>): Promise<void> {
+  return Object.assign(handle, { purge });
+
+  async function handle(exchange: HttpExchange<Req>): Promise<void> {
     let decided: Plan;
     try {
       const planned = plan(exchange);
@@ -369,5 +400,5 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): (ex
       return exchange.passthrough();
     }
     return runFlight(exchange, decided);
-  };
+  }
 }

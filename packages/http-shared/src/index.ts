@@ -3,5 +3,5 @@ export * from './options.js';
 export * from './request.js';
 export * from './response.js';
 export { recordResponse, type OwnerRun, type RecordResult } from './recorder.js';
-export { createHttpFlightHandler, type HttpExchange, type HttpFlightRole } from './handler.js';
+export { createHttpFlightHandler, type HttpExchange, type HttpFlightHandler, type HttpFlightRole, type HttpRequestView } from './handler.js';
 export { eachSharedHeader, groupedHeaders, errorStatus } from './replay.js';

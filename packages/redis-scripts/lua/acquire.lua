@@ -33,7 +33,7 @@ local owner_id, owner_token = ARGV[4], ARGV[5]
 local traceparent = ARGV[11] or ''
 
 -- A new owner's record (transitions.ts `newOwnerMeta`); `prev` is the live record it replaces (as stored),
--- if any, and `prev_session` its sessionId.
+-- if any, and `prev_session` its sessionId. The forgotten epoch is carried over (forgotten.lua).
 -- Waiters of `prev`'s run that still listen (it had followers, or was watched) are woken by this run's
 -- notice, so the new record is watched for them.
 local function take(prev, prev_session, outcome, epoch_floor)
@@ -41,8 +41,9 @@ local function take(prev, prev_session, outcome, epoch_floor)
   if ARGV[2] == '1' then session = ARGV[3] elseif prev ~= nil then session = prev_session end
   local code = 'P'
   if ARGV[10] == '1' then code = 'R' end
-  local takeovers, created, watched = 0, now, '0'
+  local takeovers, created, watched, forgotten = 0, now, '0', 0
   if prev ~= nil then
+    forgotten = tonumber(string.sub(prev, 114, 129)) or 0
     takeovers = (tonumber(string.sub(prev, 101, 106)) or 0) + 1
     created = tonumber(string.sub(prev, 54, 66)) or now
     if has_listeners_at(prev) then watched = '1' end
@@ -50,7 +51,7 @@ local function take(prev, prev_session, outcome, epoch_floor)
   local epoch = math.max(epoch_floor + 1, now * 1000)
   local nonce = string.sub(redis.sha1hex(owner_token), 1, 16)
   local rec = string.format(HEADER_FORMAT, code, now, time_at(now + lease_ttl), now, time_at(now + max_run), created,
-    epoch, '0', '0', nonce, math.min(takeovers, 999999), 0, watched)
+    epoch, '0', '0', nonce, math.min(takeovers, 999999), 0, watched, forgotten)
     .. #owner_id .. ':' .. owner_id .. #owner_token .. ':' .. owner_token .. #session .. ':' .. session .. '0:0:0:'
     .. #traceparent .. ':' .. traceparent
   redis.call('SET', KEYS[1], rec, 'PX', ARGV[8])
@@ -65,8 +66,22 @@ local s = redis.call('GET', KEYS[1])
 if not s then return take(nil, nil, 'OWNER_NEW', 0) end
 
 --@include record
+--@include forgotten
 local rec = load_live(KEYS[1], now, s)
 if rec == nil then return take(nil, nil, 'OWNER_NEW', 0) end
+
+-- A forgotten run is neither joined nor replayed by new callers; its owner and its own followers
+-- (joinEpoch) keep waiting for it while it is active (transitions.ts `acquire`).
+if forgotten_epoch(rec, rec.epoch) then
+  local active = is_active(rec)
+  if active and rec.v[OWNER_TOKEN] == owner_token and rec.v[OWNER_ID] == owner_id then
+    if (tonumber(rec.v[TAKEOVERS]) or 0) > 0 then return reply('OWNER_TAKEOVER', rec) end
+    return reply('OWNER_NEW', rec)
+  end
+  local stale = now - rec.heartbeatAt > takeover_after or now >= rec.deadlineAt
+  if active and not stale and join_epoch == rec.epoch then return reply('FOLLOWER_WAIT', rec) end
+  return take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch)
+end
 
 local status = rec.status
 if status == 'SUCCEEDED' then return reply('REPLAY_SUCCESS', rec, rec.result) end

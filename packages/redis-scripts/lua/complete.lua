@@ -10,7 +10,7 @@
   ARGV[6] result   ARGV[7] resultTtlMs
   ARGV[8] inlineResultBytes (optional, default 0): a result of at most this many bytes rides in the notice
 
-  Returns { 'OK' | 'FENCED', the record as stored ('' when there is no live record), false }.
+  Returns { 'OK' | 'FENCED' | 'FORGOTTEN', the record as stored ('' when there is no live record), false }.
 ]]
 --@include common
 --@include header
@@ -26,13 +26,15 @@ end
 local inline = nil
 if #ARGV[6] <= inline_max then inline = ARGV[6] end
 
--- The common case, read and patched by position: a live active run of this fence becomes SUCCEEDED
--- (status, updatedAt, expireAt, result flag), the rest of the record kept byte for byte.
+-- The common case, read and patched by position: a live active run of this fence, not forgotten (header
+-- forgottenEpoch other than its epoch), becomes SUCCEEDED (status, updatedAt, expireAt, result flag), the
+-- rest of the record kept byte for byte.
 local s = redis.call('GET', KEYS[1])
 if s and #s >= HEADER_BYTES then
   local code = string.sub(s, 1, 1)
   local expire_at, at_epoch = tonumber(string.sub(s, 15, 27)), tonumber(string.sub(s, 67, 82))
-  if (code == 'R' or code == 'P') and expire_at ~= nil and expire_at > now and at_epoch == epoch then
+  if (code == 'R' or code == 'P') and expire_at ~= nil and expire_at > now and at_epoch == epoch
+    and tonumber(string.sub(s, 114, 129)) ~= epoch then
     local owner, i = text_field(s, HEADER_BYTES + 1)
     if owner == ARGV[3] and text_field(s, i) == ARGV[4] then
       expire_at = time_at(now + ttl)
@@ -50,9 +52,11 @@ if s and #s >= HEADER_BYTES then
   end
 end
 
--- Every other case (fenced, already SUCCEEDED, not live), by the full rules.
+-- Every other case (forgotten, fenced, already SUCCEEDED, not live), by the full rules.
 --@include record
+--@include forgotten
 local rec = load_live(KEYS[1], now, s or false)
+if rec ~= nil and forgotten_epoch(rec, epoch) then return end_forgotten(rec, 'SUCCEEDED', ttl, now) end
 if rec == nil or not fence_matches(rec, ARGV[3], ARGV[4], epoch) then return reply('FENCED', rec) end
 if rec.status == 'SUCCEEDED' then return reply('OK', rec) end
 if not is_active(rec) then return reply('FENCED', rec) end

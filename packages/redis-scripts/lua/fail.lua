@@ -10,10 +10,11 @@
   ARGV[6] errorType   ARGV[7] errorCode   ARGV[8] errorMessage   ARGV[9] retryable '1' | '0'
   ARGV[10] ttlMs
 
-  Returns { 'OK' | 'FENCED', the record as stored ('' when there is no live record), false }.
+  Returns { 'OK' | 'FENCED' | 'FORGOTTEN', the record as stored ('' when there is no live record), false }.
 ]]
 --@include common
 --@include record
+--@include forgotten
 
 local now = clock_now(ARGV[1])
 local epoch = int_arg(ARGV[5])
@@ -22,6 +23,7 @@ if now == nil or epoch == nil or ttl == nil or ttl < 1 or (ARGV[9] ~= '1' and AR
   return bad_input('fail arguments')
 end
 local rec = load_live(KEYS[1], now)
+if rec ~= nil and forgotten_epoch(rec, epoch) then return end_forgotten(rec, 'FAILED', ttl, now) end
 if rec == nil or not fence_matches(rec, ARGV[3], ARGV[4], epoch) then return reply('FENCED', rec) end
 if rec.status == 'FAILED' then return reply('OK', rec) end
 if not is_active(rec) then return reply('FENCED', rec) end

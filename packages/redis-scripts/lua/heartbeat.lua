@@ -9,11 +9,12 @@
   ARGV[3] ownerId   ARGV[4] ownerToken   ARGV[5] epoch
   ARGV[6] leaseTtlMs
 
-  Returns { 'OK' | 'FENCED', the record as stored ('' when there is no live record), false }.
+  Returns { 'OK' | 'FENCED' | 'FORGOTTEN', the record as stored ('' when there is no live record), false }.
   Past the deadline: writes EXPIRED, publishes the terminal notice and answers FENCED.
 ]]
 --@include common
 --@include record
+--@include forgotten
 --@include renew
 
 return renew(false)

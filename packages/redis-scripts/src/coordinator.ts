@@ -7,9 +7,11 @@ import {
   flightId,
   FlightResultTooLargeError,
   FlightValidationError,
+  transitions,
   type AcquireReply,
   type CancelReply,
   type ExpireReply,
+  type ForgetReply,
   type FlightCoordinator,
   type FlightRef,
   type WriteReply,
@@ -131,7 +133,8 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
   function writeReply(reply: ScriptReply): WriteReply {
     if (reply.code === 'OK' && reply.meta) return { ok: true, meta: reply.meta };
-    return { ok: false, code: 'FENCED', status: reply.meta?.status ?? null, epoch: reply.meta?.epoch ?? null };
+    const code = reply.code === 'FORGOTTEN' ? 'FORGOTTEN' : 'FENCED';
+    return { ok: false, code, status: reply.meta?.status ?? null, epoch: reply.meta?.epoch ?? null };
   }
 
   function ms(name: string, value: number): string {
@@ -252,13 +255,20 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       return { ok: false, code: reply.code === 'NOT_DUE' ? 'NOT_DUE' : 'NOT_ACTIVE', status: reply.meta?.status ?? null } satisfies ExpireReply;
     },
 
+    async forget(ref) {
+      const reply = await script('forget', ref, [nowArg()], true, keysOf(ref));
+      if (reply.code === 'OK' && reply.meta) return { ok: true, meta: reply.meta } satisfies ForgetReply;
+      return { ok: false, code: 'NOT_FOUND', status: null } satisfies ForgetReply;
+    },
+
     async readMeta(ref) {
       return (await read(ref, false)).meta;
     },
 
     async readResult(ref) {
       const reply = await read(ref, true);
-      return reply.meta?.status === 'SUCCEEDED' ? (reply.result ?? null) : null;
+      const { meta } = reply;
+      return meta?.status === 'SUCCEEDED' && !transitions.isForgotten(meta) ? (reply.result ?? null) : null;
     },
 
     waitForTerminal(ref, options) {

@@ -11,7 +11,7 @@ export {
   type RedisCoordinatorOptions,
   type ResolvedRedisOptions,
 } from './options';
-export { flightKeys, noticeChannel, lockKey, digest, type FlightKeys } from './keys';
+export { flightKeys, noticeChannel, lockKey, digest, RECORD_LAYOUT, type FlightKeys } from './keys';
 export { toFlightRedisError, withDeadline, closeWithin, DeadlineExceeded, FlightRedisVersionError } from './errors';
 export { runScript } from './scripts';
 export { LUA_SCRIPTS, type LuaScript, type LuaScriptName } from './lua.generated';

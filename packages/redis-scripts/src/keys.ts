@@ -23,9 +23,17 @@ export function digest(text: string): string {
   return full.slice(0, 22);
 }
 
+/**
+ * The layout of the stored record (see lua/includes/header.lua), part of every flight key: scripts of
+ * another layout never read a record they would mis-parse. During a rolling upgrade the two versions
+ * coordinate separately (each flight runs at most once per version) instead of corrupting each other.
+ * Bump it with every change of the record layout.
+ */
+export const RECORD_LAYOUT = 'r4';
+
 export function flightKeys(prefix: string, ref: FlightRef): FlightKeys {
   const tag = digest(flightId(ref));
-  const meta = `${prefix}:{${tag}}`;
+  const meta = `${prefix}:{${tag}}:${RECORD_LAYOUT}`;
   return { tag, meta, list: [meta] };
 }
 

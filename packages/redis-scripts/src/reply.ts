@@ -32,7 +32,7 @@ function num(value: unknown): number {
 }
 
 /** Bytes of a record's fixed-width header (lua/includes/record.lua); its text fields follow. */
-export const RECORD_HEADER_BYTES = 113;
+export const RECORD_HEADER_BYTES = 129;
 /** The text fields after the header, in order (lua/includes/record.lua). */
 export const RECORD_TEXT_FIELDS = ['ownerId', 'ownerToken', 'sessionId', 'errorType', 'errorCode', 'errorMessage', 'traceparent'] as const;
 
@@ -83,6 +83,7 @@ export function decodeMeta(raw: unknown, ref: FlightRef): FlightMeta | null {
     errorMessage: texts[5]!,
     resultRef: record[82] === '1' ? 'result' : '',
     nonce: record.slice(84, 100),
+    forgottenEpoch: Number(record.slice(113, 129)),
   };
   // Absent, not empty, when the owner passed none.
   if (texts[6] !== '') meta.traceparent = texts[6];
@@ -146,6 +147,7 @@ export function freshOwnerMeta(values: unknown[], input: AcquireInput): FlightMe
     errorMessage: '',
     resultRef: '',
     nonce: text(values[2]),
+    forgottenEpoch: 0,
   };
   if (input.traceparent) meta.traceparent = input.traceparent;
   return meta;

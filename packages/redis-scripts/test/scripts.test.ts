@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { clusterKeySlot, flightKeys, LUA_SCRIPTS, noticeChannel, resolveRedisOptions } from '../src/index.js';
+import { clusterKeySlot, flightKeys, LUA_SCRIPTS, noticeChannel, RECORD_LAYOUT, resolveRedisOptions } from '../src/index.js';
 import { rawCommand, sharedRedisUrl } from '../src/testing/index.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -44,6 +44,13 @@ describe('key layout', () => {
       );
     }
     expect(flightKeys('p', { stage: 'a', key: 'b:c' }).tag).not.toBe(flightKeys('p', { stage: 'a:b', key: 'c' }).tag);
+  });
+
+  it('names the record layout in every flight key, in step with the scripts version', () => {
+    // Scripts of one layout never read another layout's record (a rolling upgrade would mis-parse it).
+    const version = /FLIGHT_SCRIPT_VERSION = '@flight\/redis-scripts\/(\d+)'/.exec(LUA_SCRIPTS.acquire.source)?.[1];
+    expect(RECORD_LAYOUT).toBe(`r${version}`);
+    expect(flightKeys('app', { stage: 's', key: 'k' }).meta).toMatch(new RegExp(`^app:\\{[A-Za-z0-9_-]{22}\\}:${RECORD_LAYOUT}$`));
   });
 
   it('computes cluster slots like Redis', () => {

@@ -49,4 +49,8 @@ export interface FlightEventMap {
 
 export type FlightEventName = keyof FlightEventMap;
 
-export type LeaseLossReason = 'fenced' | 'expired' | 'renewal-failed' | 'stalled' | 'max-run-time' | 'cancelled';
+/**
+ * Why an owner's lease ended. `forgotten` (the run was forgotten cluster-wide) is handled by the owner
+ * itself: it keeps running for its own callers and emits no `lease-lost`.
+ */
+export type LeaseLossReason = 'fenced' | 'expired' | 'renewal-failed' | 'stalled' | 'max-run-time' | 'cancelled' | 'forgotten';

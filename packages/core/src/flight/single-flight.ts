@@ -223,11 +223,30 @@ export class SingleFlight {
     return reply.ok;
   }
 
-  /** Forgets a key's L1 entry and lets the next call start a new in-process execution. */
-  forget(stage: string, key: string): void {
-    const id = flightId({ stage, key });
+  /**
+   * Forgets a flight cluster-wide (Go's `singleflight.Forget`): once this resolves, the next caller on any
+   * node starts a new run (a new epoch) instead of joining the running one or replaying its stored outcome.
+   * The forgotten run goes on: its owner's callers on the owner node still get its value, but nothing it
+   * completes is stored or put in L1, and its followers on other nodes ask again and join the new run.
+   * A stored SUCCEEDED/FAILED outcome is dropped the same way (an `invalidate`), so the next caller re-runs.
+   * This node's L1 entry and in-process run are forgotten at once; other nodes' L1 entries (when L1 is on)
+   * live out their `l1.ttlMs`. Resolves `true` when the coordinator held a record of the flight, `false`
+   * when there was none. In `local` mode only this node is affected (resolves `false`). Rejects with
+   * `FlightCoordinationError` when the coordinator fails (this node's entries are forgotten anyway).
+   */
+  async forget(stage: string, key: string): Promise<boolean> {
+    assertStageName(stage);
+    assertRequestKey(key, stage);
+    const ref = { stage, key };
+    const id = flightId(ref);
     this.options.replayCache.delete(id);
     this.local.forget(id);
+    if (this.mode === 'local') return false;
+    const reply = await this.callIdempotent('forget', () => this.options.coordinator.forget(ref), ref);
+    // A run of this node that completes from now on is not remembered in L1 (see ownerRun); clear again in
+    // case one finished while the forget was on its way.
+    this.options.replayCache.delete(id);
+    return reply.ok;
   }
 
   /** Stops heartbeats and closes the coordinator if this instance created it. */
@@ -616,6 +635,8 @@ export class SingleFlight {
     let lostReason: LeaseLossReason | undefined;
     /** Hybrid mode only: renewals failed (coordinator unreachable), the run goes on for this node's callers. */
     let degraded = false;
+    /** The run was forgotten cluster-wide: it finishes for this node's callers, its outcome is not stored or remembered. */
+    let forgotten = false;
     this.owners.set(id, run);
     const task = this.heartbeats.start({
       requestKey: `${ref.stage}|${ref.key}`,
@@ -628,9 +649,19 @@ export class SingleFlight {
       renew: async () => {
         const reply = await coordinator.heartbeat(fence, lease);
         if (reply.ok) return 'ok';
+        if (reply.code === 'FORGOTTEN') return 'forgotten';
         return reply.status === 'EXPIRED' ? 'expired' : reply.status === 'CANCELLED' ? 'cancelled' : 'fenced';
       },
       onLost: (reason) => {
+        if (reason === 'forgotten') {
+          // Forgotten cluster-wide: no lease to keep, but this node's callers still get the run's value.
+          forgotten = true;
+          // Callers arriving on this node from now on start a new run instead of joining this one in-process.
+          this.local.forget(id);
+          logger.info({ ...ref, epoch: meta.epoch }, 'run forgotten cluster-wide; finishing it for this node\'s callers only');
+          this.limitRun(run, ref, policy, policy.maxRunMs - (clock.now() - startedAt));
+          return;
+        }
         if (reason === 'renewal-failed' && this.mode === 'hybrid') {
           // Nobody can take the flight over through an unreachable coordinator either: keep the run for
           // this node's callers, still bounded by maxRunMs, instead of failing them.
@@ -682,7 +713,8 @@ export class SingleFlight {
         }
         // Follow whoever holds the flight now, unless this run itself timed out (max run time, stall,
         // failed renewals, server-side expiry): then its callers get the typed TIMEOUT at once.
-        if (written && !written.ok && !degraded && (!lost || lostReason === 'fenced')) return fencedResult('fail');
+        const refused = written && !written.ok && written.code !== 'FORGOTTEN' && !forgotten;
+        if (refused && !degraded && (!lost || lostReason === 'fenced')) return fencedResult('fail');
         throw toExecutionError(failure, { ...ref, replayed: false, cause: error });
       }
       this.heartbeats.stop(task.taskKey);
@@ -692,15 +724,18 @@ export class SingleFlight {
           () => coordinator.complete(fence, { result: payload, resultTtlMs: policy.resultTtlMs }),
           ref,
         );
-        if (!written.ok && !degraded) return fencedResult('complete');
-        if (!written.ok) logger.warn({ ...ref, epoch: meta.epoch }, 'result refused after the lease lapsed; returning it to local callers only');
-        else if (this.events.wants('completed')) this.events.emit('completed', { ...ref, epoch: meta.epoch, followers: written.meta.followers });
+        if (!written.ok && written.code === 'FORGOTTEN') forgotten = true;
+        if (!written.ok && !degraded && !forgotten) return fencedResult('complete');
+        if (written.ok) {
+          if (this.events.wants('completed')) this.events.emit('completed', { ...ref, epoch: meta.epoch, followers: written.meta.followers });
+        } else if (!forgotten) logger.warn({ ...ref, epoch: meta.epoch }, 'result refused after the lease lapsed; returning it to local callers only');
       } catch (error) {
         // The value is right; only sharing it failed. This node's callers still get it.
         logger.warn({ ...ref, err: error }, 'could not store the result; returning it to local callers only');
         this.events.emit('coordination-error', { ...ref, error: (error as Error).message });
       }
-      this.remember(ref, value, policy, payload.length);
+      // A forgotten run's value goes to the callers it already has, never to later ones.
+      if (!forgotten) this.remember(ref, value, policy, payload.length);
       return { kind: 'value', value };
     } finally {
       this.heartbeats.stop(task.taskKey);

@@ -3,7 +3,8 @@
  * the lease renews only while the owner makes progress. It stops — and reports the loss — when
  * - the run passes the stage's max run time (`max-run-time`),
  * - the supplier reported progress once and then stayed silent for the stall window (`stalled`),
- * - the coordinator refuses the renewal (`fenced`, `expired`, `cancelled`),
+ * - the coordinator refuses the renewal (`fenced`, `expired`, `cancelled`, or `forgotten`: the run was
+ *   forgotten cluster-wide and holds no lease any more, but its owner may finish it for its own callers),
  * - renewals keep failing until the lease may have lapsed (`renewal-failed`).
  * One task per `requestKey|ownerToken`; every tick is guarded, so nothing throws from a timer.
  *
@@ -18,7 +19,7 @@ import type { FlightLogger } from '../ports/logger.js';
 import { DeadlineQueue, type Deadline } from '../run/deadline-queue.js';
 
 /** Result of one renewal attempt. */
-export type RenewResult = 'ok' | 'fenced' | 'expired' | 'cancelled';
+export type RenewResult = 'ok' | 'fenced' | 'expired' | 'cancelled' | 'forgotten';
 
 export interface HeartbeatSpec {
   requestKey: string;

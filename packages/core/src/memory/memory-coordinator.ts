@@ -98,13 +98,14 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
     fail: (fence, input) => apply(fence, (r, now) => machine.fail(r, fence, input, now)),
     cancel: (ref, input) => apply(ref, (r, now) => machine.cancel(r, ref, input, now)),
     expire: (ref, input) => apply(ref, (r, now) => machine.expire(r, ref, input, now)),
+    forget: (ref) => apply(ref, (r, now) => machine.forget(r, ref, now)),
     readMeta: async (ref) => {
       const meta = read(ref)?.meta;
       return meta ? { ...meta } : null;
     },
     readResult: async (ref) => {
       const record = read(ref);
-      return record?.meta.status === 'SUCCEEDED' ? (record.result ?? null) : null;
+      return record?.meta.status === 'SUCCEEDED' && !machine.isForgotten(record.meta) ? (record.result ?? null) : null;
     },
     waitForTerminal(ref, { epoch, timeoutMs, signal }) {
       const record = read(ref);

@@ -5,6 +5,7 @@ import type {
   CancelReply,
   ExpireReply,
   Fence,
+  ForgetReply,
   FailureRecord,
   FlightMeta,
   FlightRef,
@@ -43,9 +44,18 @@ export interface FlightCoordinator {
   cancel(ref: FlightRef, input: CancelInput): Promise<CancelReply>;
   /** Marks an active flight that is past its deadline EXPIRED and publishes the terminal event. */
   expire(ref: FlightRef, input: { ttlMs: number }): Promise<ExpireReply>;
+  /**
+   * Forgets the flight cluster-wide (Go's `singleflight.Forget`; transitions.ts `forget`). After it
+   * resolves, the next `acquire` of any caller that did not join the current run starts a new run (new
+   * epoch) instead of joining or replaying it; the forgotten run's owner is answered `FORGOTTEN` (not
+   * `FENCED`) by heartbeat, complete and fail, so it finishes for its own callers while nothing it writes
+   * is stored. On a SUCCEEDED or FAILED record this drops the stored outcome. `NOT_FOUND` when there is no
+   * live record.
+   */
+  forget(ref: FlightRef): Promise<ForgetReply>;
   /** Reads the metadata, or null when there is no live record. */
   readMeta(ref: FlightRef): Promise<FlightMeta | null>;
-  /** Reads the stored result of a SUCCEEDED flight, or null. */
+  /** Reads the stored result of a SUCCEEDED flight, or null (also for a forgotten one). */
   readResult(ref: FlightRef): Promise<string | null>;
   /**
    * Resolves with the first terminal event of `ref` at or after `epoch`, or `null` when `timeoutMs`

@@ -13,6 +13,7 @@ import type {
   CancelReply,
   ExpireReply,
   Fence,
+  ForgetReply,
   FailureRecord,
   FlightMeta,
   FlightRecord,
@@ -56,6 +57,16 @@ export function fenceMatches(meta: FlightMeta, fence: Fence): boolean {
   return meta.ownerId === fence.ownerId && meta.ownerToken === fence.ownerToken && meta.epoch === fence.epoch;
 }
 
+/** True when `forget` was called on the run of `epoch` (by default the record's current run). */
+export function isForgotten(meta: FlightMeta, epoch = meta.epoch): boolean {
+  return meta.forgottenEpoch > 0 && meta.forgottenEpoch === epoch;
+}
+
+/** The refusal of an owner write of a forgotten run (`fence.epoch` is the record's `forgottenEpoch`). */
+function forgottenReply(record: FlightRecord): WriteReply {
+  return { ok: false, code: 'FORGOTTEN', status: record.meta.status, epoch: record.meta.epoch };
+}
+
 function fenced(record: FlightRecord | null): Transition<WriteReply> {
   return {
     reply: { ok: false, code: 'FENCED', status: record?.meta.status ?? null, epoch: record?.meta.epoch ?? null },
@@ -88,6 +99,7 @@ function newOwnerMeta(input: AcquireInput, previous: FlightMeta | null, now: num
     errorMessage: '',
     resultRef: '',
     nonce: flightNonce(input.ownerToken),
+    forgottenEpoch: previous?.forgottenEpoch ?? 0,
   };
   // The new owner's span only: a takeover never keeps the previous owner's. Absent rather than empty.
   if (input.traceparent) meta.traceparent = input.traceparent;
@@ -110,10 +122,14 @@ function newOwnerMeta(input: AcquireInput, previous: FlightMeta | null, now: num
  */
 export function acquire(stored: FlightRecord | null, input: AcquireInput, now: number): Transition<AcquireReply> {
   const record = isLive(stored, now) ? stored : null;
+  if (record && isForgotten(record.meta)) return acquireForgotten(record.meta, input, now);
   if (!record || (record.meta.status === 'SUCCEEDED' && record.result === undefined)) {
     // A lost record keeps no epoch to build on; the clock-based floor of nextEpoch keeps epochs growing.
     const meta = newOwnerMeta(input, null, now);
-    if (record) meta.epoch = nextEpoch(record.meta.epoch, now);
+    if (record) {
+      meta.epoch = nextEpoch(record.meta.epoch, now);
+      meta.forgottenEpoch = record.meta.forgottenEpoch;
+    }
     return { reply: { outcome: 'OWNER_NEW', meta }, next: { meta } };
   }
   const current = record.meta;
@@ -145,6 +161,22 @@ export function acquire(stored: FlightRecord | null, input: AcquireInput, now: n
   }
 }
 
+/**
+ * `acquire` on a forgotten record: it is neither joined nor replayed by new callers (they take over with a
+ * new epoch); while it is active and fresh, its owner's repeated acquire and its own followers (`joinEpoch`)
+ * keep the run they had.
+ */
+function acquireForgotten(current: FlightMeta, input: AcquireInput, now: number): Transition<AcquireReply> {
+  const active = isActive(current.status);
+  if (active && current.ownerToken === input.ownerToken && current.ownerId === input.ownerId) {
+    return { reply: { outcome: current.takeovers > 0 ? 'OWNER_TAKEOVER' : 'OWNER_NEW', meta: current } };
+  }
+  const stale = now - current.heartbeatAt > input.takeoverAfterMs || now >= current.deadlineAt;
+  if (active && !stale && input.joinEpoch === current.epoch) return { reply: { outcome: 'FOLLOWER_WAIT', meta: current } };
+  const meta = newOwnerMeta(input, current, now);
+  return { reply: { outcome: 'OWNER_TAKEOVER', meta }, next: { meta } };
+}
+
 /** Renew the lease; shared by markRunning and heartbeat. Past the deadline the run becomes EXPIRED. */
 function renew(
   stored: FlightRecord | null,
@@ -154,6 +186,7 @@ function renew(
   allowPending: boolean,
 ): Transition<WriteReply> {
   const record = isLive(stored, now) ? stored : null;
+  if (record && isForgotten(record.meta, fence.epoch)) return { reply: forgottenReply(record) };
   if (!record || !fenceMatches(record.meta, fence) || !isActive(record.meta.status)) return fenced(record);
   if (record.meta.status === 'PENDING' && !allowPending) return fenced(record);
   if (now >= record.meta.deadlineAt) {
@@ -180,6 +213,40 @@ export function heartbeat(stored: FlightRecord | null, fence: Fence, lease: Leas
   return renew(stored, fence, lease, now, false);
 }
 
+/**
+ * The end of a forgotten run (`complete` or `fail` with `fence.epoch` = `forgottenEpoch`): nothing is stored
+ * for later callers. While the record is still that run's, it moves to `status` (without a result, still
+ * forgotten, so the next caller starts a new run); a newer run's record is left alone. Either way the run's
+ * terminal notice (its epoch, no result) is published so its followers ask again at once (and join the
+ * newer run). Answers `FORGOTTEN`; repeating it is harmless.
+ */
+function endForgotten(
+  record: FlightRecord,
+  fence: Fence,
+  status: 'SUCCEEDED' | 'FAILED',
+  input: { ttlMs: number },
+  now: number,
+): Transition<WriteReply> {
+  const event: TerminalEvent = { stage: record.meta.stage, key: record.meta.requestKey, status, epoch: fence.epoch };
+  if (!fenceMatches(record.meta, fence) || !isActive(record.meta.status)) return { reply: forgottenReply(record), event };
+  const meta: FlightMeta = { ...record.meta, status, updatedAt: now, expireAt: now + input.ttlMs };
+  return { reply: forgottenReply({ meta }), next: { meta }, event };
+}
+
+/**
+ * Forget a flight cluster-wide (Go's `singleflight.Forget`; no fence: any node may call it). On an active
+ * run: no new caller joins it (the next one starts a new run, a new epoch), its owner keeps running for its
+ * own callers, and its completion is never stored. On a terminal record: its stored result or failure is
+ * dropped, so the next caller runs again. The record keeps its TTL and epoch; nothing is published.
+ * `NOT_FOUND` when there is no live record. Idempotent.
+ */
+export function forget(stored: FlightRecord | null, _ref: FlightRef, now: number): Transition<ForgetReply> {
+  const record = isLive(stored, now) ? stored : null;
+  if (!record) return { reply: { ok: false, code: 'NOT_FOUND', status: null } };
+  const meta: FlightMeta = { ...record.meta, forgottenEpoch: record.meta.epoch, resultRef: '' };
+  return { reply: { ok: true, meta }, next: { meta } };
+}
+
 /** Store the result and move to SUCCEEDED, atomically, with the terminal event. Idempotent for the same fence. */
 export function complete(
   stored: FlightRecord | null,
@@ -188,6 +255,7 @@ export function complete(
   now: number,
 ): Transition<WriteReply> {
   const record = isLive(stored, now) ? stored : null;
+  if (record && isForgotten(record.meta, fence.epoch)) return endForgotten(record, fence, 'SUCCEEDED', { ttlMs: input.resultTtlMs }, now);
   if (!record || !fenceMatches(record.meta, fence)) return fenced(record);
   if (record.meta.status === 'SUCCEEDED') return { reply: { ok: true, meta: record.meta } };
   if (!isActive(record.meta.status)) return fenced(record);
@@ -209,6 +277,7 @@ export function fail(
   now: number,
 ): Transition<WriteReply> {
   const record = isLive(stored, now) ? stored : null;
+  if (record && isForgotten(record.meta, fence.epoch)) return endForgotten(record, fence, 'FAILED', input, now);
   if (!record || !fenceMatches(record.meta, fence)) return fenced(record);
   if (record.meta.status === 'FAILED') return { reply: { ok: true, meta: record.meta } };
   if (!isActive(record.meta.status)) return fenced(record);

@@ -69,6 +69,13 @@ export interface FlightMeta {
    * accepts only the notice of the very run it joined. It reveals nothing of the owner token.
    */
   nonce: string;
+  /**
+   * The epoch of the latest run `forget` was called on (0 when none). A record whose `epoch` equals it is
+   * forgotten: no new caller joins it or replays it, and that run's completion is never stored. Kept across
+   * takeovers so the forgotten run's owner is told `FORGOTTEN` (keep running for your own callers) instead of
+   * `FENCED`.
+   */
+  forgottenEpoch: number;
 }
 
 /** A flight as stored: its metadata and, once SUCCEEDED, the encoded result. */
@@ -140,10 +147,17 @@ export interface AcquireReply {
   result?: string | undefined;
 }
 
-/** Reply of an owner write: accepted, or refused because the writer is no longer the owner. */
+/**
+ * Reply of an owner write: accepted, or refused because the writer is no longer the owner (`FENCED`), or
+ * because its run was forgotten (`FORGOTTEN`: nothing is stored for it, but its own callers may still be
+ * given its value; a completion of a forgotten run still publishes its terminal notice for its followers).
+ */
 export type WriteReply =
   | { ok: true; meta: FlightMeta }
-  | { ok: false; code: 'FENCED'; status: FlightStatus | null; epoch: number | null };
+  | { ok: false; code: 'FENCED' | 'FORGOTTEN'; status: FlightStatus | null; epoch: number | null };
+
+/** `NOT_FOUND`: no live record of the flight (nothing to forget). */
+export type ForgetReply = { ok: true; meta: FlightMeta } | { ok: false; code: 'NOT_FOUND'; status: null };
 
 /** `EPOCH_MISMATCH`: a run of another epoch than the one asked for is active; it was left alone. */
 export type CancelReply =

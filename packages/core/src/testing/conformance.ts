@@ -328,6 +328,78 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       });
     });
 
+    it('forget: new callers start a new run; the forgotten owner and its followers keep it; its completion is not stored', async () => {
+      const r = ref();
+      const fence = await owner(r);
+      const follower = await acquireAs(r, 'node-b');
+      expect(follower.outcome).toBe('FOLLOWER_WAIT');
+      const forgotten = await c.forget(r);
+      expect(forgotten).toMatchObject({ ok: true, meta: { status: 'RUNNING', epoch: fence.epoch, forgottenEpoch: fence.epoch } });
+      // The run's own follower keeps waiting for it; its owner is told FORGOTTEN, not FENCED.
+      expect(await acquireAs(r, 'node-b', { joinEpoch: fence.epoch })).toMatchObject({ outcome: 'FOLLOWER_WAIT', meta: { epoch: fence.epoch } });
+      expect(await c.heartbeat(fence, LEASE)).toMatchObject({ ok: false, code: 'FORGOTTEN' });
+      // The next caller starts a new run.
+      const second = await acquireAs(r, 'node-c', { startRunning: true });
+      expect(second.outcome).toBe('OWNER_TAKEOVER');
+      expect(second.meta.epoch).toBeGreaterThan(fence.epoch);
+      expect(second.meta.forgottenEpoch).toBe(fence.epoch);
+      const third = await acquireAs(r, 'node-d');
+      expect(third).toMatchObject({ outcome: 'FOLLOWER_WAIT', meta: { epoch: second.meta.epoch } });
+      // The forgotten run ends: refused as FORGOTTEN, its notice still wakes its own waiters (no result).
+      expect(await c.heartbeat(fence, LEASE)).toMatchObject({ ok: false, code: 'FORGOTTEN' });
+      // The record holds the newer run, so a notice sent before the waiter's subscription is not recoverable
+      // by a re-read (its followers fall back to polling): a repeated completion publishes it again.
+      let notice: Awaited<ReturnType<FlightCoordinator['waitForTerminal']>> = null;
+      for (let attempt = 1; attempt <= 5 && !notice; attempt++) {
+        const waiting = c.waitForTerminal(r, { epoch: fence.epoch, timeoutMs: 1000 });
+        await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+        expect(await c.complete(fence, { result: 'old', resultTtlMs: 60_000 })).toMatchObject({ ok: false, code: 'FORGOTTEN' });
+        notice = await waiting;
+      }
+      expect(notice).toMatchObject({ status: 'SUCCEEDED', epoch: fence.epoch });
+      expect(notice?.result).toBeUndefined();
+      expect(await c.readMeta(r)).toMatchObject({ status: 'RUNNING', epoch: second.meta.epoch });
+      // The new run's value is the one stored and replayed.
+      expect((await c.complete(fenceOf(r, second.meta), { result: 'new', resultTtlMs: 60_000 })).ok).toBe(true);
+      expect(await acquireAs(r, 'node-e')).toMatchObject({ outcome: 'REPLAY_SUCCESS', result: 'new' });
+    });
+
+    it('forget: a forgotten run that was not re-acquired stores neither its result nor its failure', async () => {
+      const r = ref();
+      const fence = await owner(r);
+      expect((await c.forget(r)).ok).toBe(true);
+      expect(await c.complete(fence, { result: 'old', resultTtlMs: 60_000 })).toMatchObject({ ok: false, code: 'FORGOTTEN', status: 'SUCCEEDED' });
+      expect(await c.readResult(r)).toBeNull();
+      expect(await acquireAs(r, 'node-b')).toMatchObject({ outcome: 'OWNER_TAKEOVER' });
+
+      const f = ref();
+      const failing = await owner(f);
+      expect((await c.forget(f)).ok).toBe(true);
+      expect(await c.fail(failing, { failure: failure(false), ttlMs: 10_000 })).toMatchObject({ ok: false, code: 'FORGOTTEN', status: 'FAILED' });
+      expect(await acquireAs(f, 'node-b')).toMatchObject({ outcome: 'OWNER_TAKEOVER' });
+    });
+
+    it('forget: drops a stored result or failure so the next caller runs again; NOT_FOUND without a record', async () => {
+      const r = ref();
+      const fence = await owner(r);
+      expect((await c.complete(fence, { result: 'v', resultTtlMs: 60_000 })).ok).toBe(true);
+      expect(await c.forget(r)).toMatchObject({ ok: true, meta: { status: 'SUCCEEDED', forgottenEpoch: fence.epoch } });
+      expect((await c.forget(r)).ok).toBe(true);
+      expect(await c.readResult(r)).toBeNull();
+      const again = await acquireAs(r, 'node-b');
+      expect(again.outcome).toBe('OWNER_TAKEOVER');
+      expect(again.meta.epoch).toBeGreaterThan(fence.epoch);
+
+      const f = ref();
+      const failing = await owner(f);
+      expect((await c.fail(failing, { failure: failure(false), ttlMs: 10_000 })).ok).toBe(true);
+      expect((await acquireAs(f, 'node-b')).outcome).toBe('REPLAY_FAILURE');
+      expect((await c.forget(f)).ok).toBe(true);
+      expect((await acquireAs(f, 'node-b')).outcome).toBe('OWNER_TAKEOVER');
+
+      expect(await c.forget(ref())).toEqual({ ok: false, code: 'NOT_FOUND', status: null });
+    });
+
     it('forgets a flight after its TTL and keeps epochs growing when it starts again', async () => {
       const r = ref();
       const fence = await owner(r);

@@ -1,8 +1,9 @@
 /**
  * Model-based comparison: random sequences of operations from three simulated nodes (acquire,
- * markRunning, heartbeat, complete, fail, cancel, expire, clock moves) run against a coordinator
+ * markRunning, heartbeat, complete, fail, cancel, expire, forget, clock moves) run against a coordinator
  * and against the pure transition functions; every reply must match, and the invariants must hold
- * after every step (epochs only grow; a SUCCEEDED result never changes while it lives).
+ * after every step (epochs only grow; a SUCCEEDED result never changes while it lives; a forgotten
+ * record never yields a result).
  */
 import { randomUUID } from 'node:crypto';
 import type fcModule from 'fast-check';
@@ -20,6 +21,7 @@ type Op =
   | { kind: 'fail'; node: number; retryable: boolean }
   | { kind: 'cancel'; epochOf: number | undefined }
   | { kind: 'expire' }
+  | { kind: 'forget' }
   | { kind: 'advance'; ms: number };
 
 export interface ModelRunOptions {
@@ -40,6 +42,7 @@ export function opArbitrary(fc: typeof fcModule) {
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('fail' as const), node, retryable: fc.boolean() }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), epochOf: fc.option(node, { nil: undefined }) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('expire' as const) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('forget' as const) }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.constantFrom(1, 500, 2999, 3001, 6001, 21_000) }) },
   ) as fcModule.Arbitrary<Op>;
 }
@@ -130,6 +133,11 @@ export async function runModelComparison(options: ModelRunOptions): Promise<void
             expect({ op, reply: await c.expire(ref, input) }).toEqual({ op, reply: expected });
             break;
           }
+          case 'forget': {
+            const expected = step(machine.forget(model, ref, now));
+            expect({ op, reply: await c.forget(ref) }).toEqual({ op, reply: expected });
+            break;
+          }
         }
         // Invariants, read back from the coordinator after every step.
         const meta = await c.readMeta(ref);
@@ -139,7 +147,10 @@ export async function runModelComparison(options: ModelRunOptions): Promise<void
         if (meta) {
           expect(meta.epoch).toBeGreaterThanOrEqual(highestEpoch);
           highestEpoch = meta.epoch;
-          if (meta.status === 'SUCCEEDED') {
+          if (machine.isForgotten(meta)) {
+            expect({ op, forgottenResult: await c.readResult(ref) }).toEqual({ op, forgottenResult: null });
+            succeeded = undefined;
+          } else if (meta.status === 'SUCCEEDED') {
             const result = await c.readResult(ref);
             if (succeeded && succeeded.epoch === meta.epoch) expect(result).toBe(succeeded.result);
             succeeded = { epoch: meta.epoch, result: result! };

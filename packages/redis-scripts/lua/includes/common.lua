@@ -1,6 +1,6 @@
 -- Shared helpers, inlined into every flight script by scripts/gen-lua.mjs (`--@include common`).
 -- Numbers are formatted with '%.0f': tostring() would print 1.7e+15 and lose the epoch's digits.
-local FLIGHT_SCRIPT_VERSION = '@flight/redis-scripts/3'
+local FLIGHT_SCRIPT_VERSION = '@flight/redis-scripts/4'
 
 local function fmt(n)
   return string.format('%.0f', n)

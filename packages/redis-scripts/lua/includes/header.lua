@@ -9,15 +9,16 @@
 --   1 status code (P R S F C E)   2 updatedAt   15 expireAt   28 heartbeatAt   41 deadlineAt   54 createdAt
 --   67 epoch (16 digits)   83 result stored '1' | '0'   84 retryable '1' | '0'   85 nonce (16 hex)
 --   101 takeovers (6)   107 followers (6)   113 watched '1' | '0' (a waiter that did not join needs the notice)
--- Text fields from 114: ownerId, ownerToken, sessionId, errorType, errorCode, errorMessage, traceparent.
+--   114 forgottenEpoch (16 digits; 0 = none): the epoch of the latest run `forget` was called on (forgotten.lua)
+-- Text fields from 130: ownerId, ownerToken, sessionId, errorType, errorCode, errorMessage, traceparent.
 -- Replies carry the record as stored (reply.ts decodes the same layout); stage and requestKey are not
 -- stored (they are the flight's ref, which the caller knows).
-local HEADER_BYTES = 113
+local HEADER_BYTES = 129
 -- The largest time a header holds (13 digits: the year 2286); later times are clamped to it.
 local MAX_TIME = 9999999999999
 -- status code, updatedAt, expireAt, heartbeatAt, deadlineAt, createdAt, epoch, result flag, retryable,
--- nonce, takeovers, followers, watched. The status code is the status's first letter.
-local HEADER_FORMAT = '%.1s%013.0f%013.0f%013.0f%013.0f%013.0f%016.0f%s%s%-16.16s%06.0f%06.0f%s'
+-- nonce, takeovers, followers, watched, forgottenEpoch. The status code is the status's first letter.
+local HEADER_FORMAT = '%.1s%013.0f%013.0f%013.0f%013.0f%013.0f%016.0f%s%s%-16.16s%06.0f%06.0f%s%016.0f'
 
 local function time_at(n)
   if n > MAX_TIME then return MAX_TIME end

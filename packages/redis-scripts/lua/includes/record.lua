@@ -5,6 +5,7 @@
 local STATUS, SESSION, OWNER_ID, OWNER_TOKEN, EPOCH, TAKEOVERS, FOLLOWERS = 1, 4, 5, 6, 7, 8, 9
 local CREATED, UPDATED, HEARTBEAT, EXPIRE, DEADLINE, RETRYABLE = 10, 11, 12, 13, 14, 15
 local ERROR_TYPE, ERROR_CODE, ERROR_MESSAGE, RESULT_REF, NONCE, WATCHED, TRACEPARENT = 16, 17, 18, 19, 20, 21, 22
+local FORGOTTEN = 23
 
 -- The status of a header's code (its first letter); nil for anything else.
 local function status_of(code)
@@ -21,7 +22,8 @@ local function decode(s)
   if status == nil then return nil end
   local v = { status, '', '', '', '', '', string.sub(s, 67, 82), string.sub(s, 101, 106), string.sub(s, 107, 112),
     string.sub(s, 54, 66), string.sub(s, 2, 14), string.sub(s, 28, 40), string.sub(s, 15, 27), string.sub(s, 41, 53),
-    string.sub(s, 84, 84), '', '', '', '', string.sub(s, 85, 100), string.sub(s, 113, 113), '' }
+    string.sub(s, 84, 84), '', '', '', '', string.sub(s, 85, 100), string.sub(s, 113, 113), '',
+    string.sub(s, 114, 129) }
   if string.sub(s, 83, 83) == '1' then v[RESULT_REF] = 'result' end
   local i = HEADER_BYTES + 1
   v[OWNER_ID], i = text_field(s, i)
@@ -49,7 +51,7 @@ local function encode(v)
   local head = string.format(HEADER_FORMAT, v[STATUS], time_at(tonumber(v[UPDATED])), time_at(tonumber(v[EXPIRE])),
     time_at(tonumber(v[HEARTBEAT])), time_at(tonumber(v[DEADLINE])), time_at(tonumber(v[CREATED])), tonumber(v[EPOCH]),
     result_flag, v[RETRYABLE], v[NONCE], math.min(tonumber(v[TAKEOVERS]) or 0, 999999),
-    math.min(tonumber(v[FOLLOWERS]) or 0, 999999), v[WATCHED])
+    math.min(tonumber(v[FOLLOWERS]) or 0, 999999), v[WATCHED], tonumber(v[FORGOTTEN]) or 0)
   local a, b, c, d, e, f, g = v[OWNER_ID], v[OWNER_TOKEN], v[SESSION], v[ERROR_TYPE], v[ERROR_CODE], v[ERROR_MESSAGE], v[TRACEPARENT]
   return head .. #a .. ':' .. a .. #b .. ':' .. b .. #c .. ':' .. c .. #d .. ':' .. d .. #e .. ':' .. e .. #f .. ':' .. f
     .. #g .. ':' .. g

@@ -6,6 +6,7 @@ local function renew(allow_pending)
   local lease_ttl = int_arg(ARGV[6])
   if now == nil or epoch == nil or lease_ttl == nil then return bad_input('renew arguments') end
   local rec = load_live(KEYS[1], now)
+  if rec ~= nil and forgotten_epoch(rec, epoch) then return reply('FORGOTTEN', rec) end
   if rec == nil or not fence_matches(rec, ARGV[3], ARGV[4], epoch) or not is_active(rec) then
     return reply('FENCED', rec)
   end

@@ -3,6 +3,7 @@ export { startRedisServer, startRedisCluster, freePort, type RedisServer, type R
 export { scanKeysWithoutTtl, deleteKeys, sharedRedisUrl, countClients } from './keys';
 export { rawCommand, type RespValue } from './resp';
 export { registerRedisAdapterSuite, type RedisAdapterUnderTest } from './adapter-suite';
+export { registerForgetSuite } from './forget-suite';
 export { startWorker, type Worker, type WorkerOptions, type BurstResult } from './multiprocess';
 export { checkShardedWakeup } from './cluster-wakeup';
 export { patchFlightRecord, type RecordField } from './record';

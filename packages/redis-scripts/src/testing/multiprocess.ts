@@ -32,6 +32,8 @@ export interface Worker {
   readonly pid: number;
   readonly child: ChildProcess;
   burst(command: Omit<BurstCommand, 'id' | 'op'>): Promise<BurstResult>;
+  /** `flights.forget(stage, key)` in the worker: resolves with its result, rejects with its error. */
+  forget(stage: string, key: string): Promise<boolean>;
   /** The child's finished `flight.execute` spans (`tracing: true`). */
   spans(): Promise<SpanSummary[]>;
   /** Resolves with the epoch of the next supplier start. */
@@ -49,13 +51,13 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     cwd: join(here, '../..'),
     stdio: ['pipe', 'pipe', 'inherit'],
   });
-  const pending = new Map<number, (result: BurstResult & { spans?: SpanSummary[] }) => void>();
+  const pending = new Map<number, (result: BurstResult & { forgotten?: boolean; error?: string; spans?: SpanSummary[] }) => void>();
   const runningWaiters: ((epoch: number) => void)[] = [];
   let seq = 0;
   const ready = new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
-      let message: { event?: string; id?: number; epoch?: number; spans?: SpanSummary[] } & BurstResult;
+      let message: { event?: string; id?: number; epoch?: number; forgotten?: boolean; error?: string; spans?: SpanSummary[] } & BurstResult;
       try {
         message = JSON.parse(line);
       } catch {
@@ -75,6 +77,13 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       return new Promise((resolve) => {
         pending.set(id, resolve);
         child.stdin!.write(`${JSON.stringify({ ...command, id, op: 'burst' })}\n`);
+      });
+    },
+    forget(stage, key) {
+      const id = ++seq;
+      return new Promise((resolve, reject) => {
+        pending.set(id, (reply) => (reply.error === undefined ? resolve(reply.forgotten === true) : reject(new Error(reply.error))));
+        child.stdin!.write(`${JSON.stringify({ op: 'forget', id, stage, key })}\n`);
       });
     },
     spans() {

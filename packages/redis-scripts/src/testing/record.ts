@@ -20,6 +20,7 @@ const HEADER = {
   takeovers: [100, 6],
   followers: [106, 6],
   watched: [112, 1],
+  forgottenEpoch: [113, 16],
 } as const satisfies Record<string, readonly [number, number]>;
 
 export type RecordField = keyof typeof HEADER | (typeof RECORD_TEXT_FIELDS)[number];

@@ -39,6 +39,14 @@ export interface BurstCommand {
   value: string;
 }
 
+/** Forgets a flight cluster-wide (`flights.forget`); answers `{ id, forgotten }`. */
+export interface ForgetCommand {
+  id: number;
+  op: 'forget';
+  stage: string;
+  key: string;
+}
+
 export interface CallOutcome {
   ok: boolean;
   value?: string;
@@ -121,10 +129,15 @@ async function burst(command: BurstCommand): Promise<void> {
 
 send({ event: 'ready' });
 for await (const line of createInterface({ input: process.stdin })) {
-  const command = JSON.parse(line) as BurstCommand | { op: 'exit' } | { op: 'spans'; id: number };
+  const command = JSON.parse(line) as BurstCommand | ForgetCommand | { op: 'exit' } | { op: 'spans'; id: number };
   if (command.op === 'exit') break;
   if (command.op === 'spans') send({ id: command.id, spans: readSpans() });
-  else void burst(command);
+  else if (command.op === 'forget') {
+    flight.forget(command.stage, command.key).then(
+      (forgotten) => send({ id: command.id, forgotten }),
+      (error: unknown) => send({ id: command.id, error: String(error) }),
+    );
+  } else void burst(command);
 }
 await flight.close();
 await coordinator.close();

@@ -1,0 +1,23 @@
+#!lua
+--[[
+  forget: forget a flight cluster-wide, Go's singleflight.Forget (transitions.ts `forget`; no fence: any
+  node may call it). The record's current run becomes forgotten: no new caller joins or replays it (the
+  next one starts a new run), its owner is answered FORGOTTEN instead of FENCED, and nothing it completes
+  is stored. A stored result is dropped. The record keeps its TTL and epoch; nothing is published.
+
+  KEYS[1] the flight's record (one string: see common.lua)
+  ARGV[1] now in ms, or '' for the server clock
+
+  Returns { 'OK' | 'NOT_FOUND', the record as stored ('' when there is no live record), false }.
+]]
+--@include common
+--@include record
+--@include forgotten
+
+local now = clock_now(ARGV[1])
+if now == nil then return bad_input('forget arguments') end
+local rec = load_live(KEYS[1], now)
+if rec == nil then return reply('NOT_FOUND', nil) end
+rec.result = ''
+update(KEYS[1], rec, { FORGOTTEN, rec.v[EPOCH], RESULT_REF, '' }, now)
+return reply('OK', rec)
