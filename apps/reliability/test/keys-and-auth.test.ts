@@ -16,13 +16,13 @@ import {
 } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { createNodeRedisCoordinator } from '@flight/redis-node';
-import { clusterKeySlot, flightKeys, noticeChannel } from '@flight/redis-scripts';
+import { clusterKeySlot, flightKeys, noticeChannel, RECORD_LAYOUT } from '@flight/redis-scripts';
 import { freePort, startRedisServer, type RedisServer } from '@flight/redis-scripts/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordFigure } from '../src/index.js';
 
 const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
-const KEY_SHAPE = /^(app1|app2):\{[A-Za-z0-9_-]{22}\}$/;
+const KEY_SHAPE = new RegExp(`^(app1|app2):\\{[A-Za-z0-9_-]{22}\\}:${RECORD_LAYOUT}$`);
 
 const HOSTILE = [
   'a',
