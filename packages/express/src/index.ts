@@ -7,6 +7,7 @@ import {
   createHttpFlightHandler,
   disconnectSignal,
   errorHeaders,
+  nodeRequestInfo,
   eachSharedHeader,
   problemBody,
   PROBLEM_CONTENT_TYPE,
@@ -107,26 +108,7 @@ class ExpressExchange implements HttpExchange<Request> {
 }
 
 function requestInfoOf(req: Request): HttpRequestInfo {
-  const url = req.originalUrl ?? req.url;
-  const mark = url.indexOf('?');
-  return new ExpressRequestInfo(req, req.method.toUpperCase(), mark === -1 ? url : url.slice(0, mark), mark === -1 ? '' : url.slice(mark + 1));
-}
-
-class ExpressRequestInfo implements HttpRequestInfo {
-  readonly headers: Request['headers'];
-
-  constructor(
-    private readonly req: Request,
-    readonly method: string,
-    readonly path: string,
-    readonly query: string,
-  ) {
-    this.headers = req.headers;
-  }
-
-  headerLines(name: string): readonly string[] | undefined {
-    return this.req.headersDistinct[name];
-  }
+  return nodeRequestInfo(req, req.method, req.originalUrl ?? req.url, req.headers);
 }
 
 /** The Express middleware, with the purge of its flights. */

@@ -10,6 +10,7 @@ import {
   disconnectSignal,
   eachSharedHeader,
   errorHeaders,
+  nodeRequestInfo,
   problemBody,
   PROBLEM_CONTENT_TYPE,
   readBody,
@@ -148,24 +149,5 @@ export class FastifyExchange implements HttpExchange<FastifyRequest> {
 
 /** A Fastify request as the shared handler sees it. */
 export function fastifyRequestInfo(req: FastifyRequest): HttpRequestInfo {
-  const { url } = req;
-  const mark = url.indexOf('?');
-  return new FastifyRequestInfo(req, req.method.toUpperCase(), mark === -1 ? url : url.slice(0, mark), mark === -1 ? '' : url.slice(mark + 1));
-}
-
-class FastifyRequestInfo implements HttpRequestInfo {
-  readonly headers: FastifyRequest['headers'];
-
-  constructor(
-    private readonly req: FastifyRequest,
-    readonly method: string,
-    readonly path: string,
-    readonly query: string,
-  ) {
-    this.headers = req.headers;
-  }
-
-  headerLines(name: string): readonly string[] | undefined {
-    return this.req.raw.headersDistinct[name];
-  }
+  return nodeRequestInfo(req.raw, req.method, req.url, req.headers);
 }

@@ -8,6 +8,7 @@ import {
   createHttpFlightHandler,
   disconnectSignal,
   errorHeaders,
+  nodeRequestInfo,
   errorStatus,
   groupedHeaders,
   problemBody,
@@ -141,15 +142,7 @@ function recordKoa(ctx: Context, next: Next, maxBodyBytes: number): OwnerRun {
 
 /** The request as the shared handler sees it (what `purge` reads). */
 function requestInfoOf(ctx: Context): HttpRequestInfo {
-  const url = ctx.originalUrl ?? ctx.url;
-  const mark = url.indexOf('?');
-  return {
-    method: ctx.method.toUpperCase(),
-    path: mark === -1 ? url : url.slice(0, mark),
-    query: mark === -1 ? '' : url.slice(mark + 1),
-    headers: ctx.req.headers,
-    headerLines: (name) => ctx.req.headersDistinct[name],
-  };
+  return nodeRequestInfo(ctx.req, ctx.method, ctx.originalUrl ?? ctx.url, ctx.req.headers);
 }
 
 function exchangeOf(ctx: Context, next: Next, ownerReleased: () => void): HttpExchange<Context> {
