@@ -6,7 +6,7 @@
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
-import { createSingleFlight, FlightValidationError, type SingleFlight, type SingleFlightOptions } from '@flight/core';
+import { createSingleFlight, FlightValidationError, type FlightCoordinator, type SingleFlight, type SingleFlightOptions } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -91,6 +91,34 @@ async function send(url: string, init: RequestInit = {}): Promise<Answer> {
   return { status: response.status, headers: response.headers, body, role: response.headers.get('x-flight-role') };
 }
 
+/** The real coordinator, whose `complete` waits for `open()`; `completing` counts the calls made. */
+function gatedCompletion(coordinator: FlightCoordinator) {
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const state = { completing: 0, opened: false };
+  const gated = new Proxy(coordinator, {
+    get(target, name) {
+      if (name === 'complete') {
+        return async (...args: Parameters<FlightCoordinator['complete']>) => {
+          state.completing++;
+          await gate;
+          return target.complete(...args);
+        };
+      }
+      const value = Reflect.get(target, name, target) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return {
+    coordinator: gated,
+    state,
+    open() {
+      state.opened = true;
+      open();
+    },
+  };
+}
+
 /** Registers the whole suite for one driver. */
 export function registerMiddlewareSuite(driver: Driver): void {
   describe(driver.name, () => {
@@ -137,6 +165,39 @@ export function registerMiddlewareSuite(driver: Driver): void {
 
     const many = (n: number, url: string, init?: RequestInit | ((i: number) => RequestInit)) =>
       Promise.all(Array.from({ length: n }, (_, i) => send(url, typeof init === 'function' ? init(i) : init)));
+
+    it("answers the owner's client before the flight's result is stored; followers still get it once stored", async () => {
+      const coordinator = createIoredisCoordinator({ redis: 'redis://127.0.0.1:6379', prefix: `t:owner-release:${randomBytes(4).toString('hex')}:` });
+      const gated = gatedCompletion(coordinator);
+      const singleFlight = createSingleFlight({ mode: 'distributed', coordinator: gated.coordinator });
+      let calls = 0;
+      const server = await driver.start({
+        singleFlight,
+        stage: 'owner-release',
+        handler: () => ({ kind: 'json', body: { report: ++calls } }),
+      });
+      // Without the early answer the owner's response would wait for the gate; open it late so the test ends.
+      const fallback = setTimeout(() => gated.open(), 3000);
+      try {
+        const owner = await send(`${server.url}/r/report`);
+        expect({ opened: gated.state.opened, completing: gated.state.completing }).toEqual({ opened: false, completing: 1 });
+        expect({ status: owner.status, role: owner.role, body: owner.body.toString() }).toEqual({ status: 200, role: 'owner', body: '{"report":1}' });
+
+        // The flight is still running (its result not stored): a second caller joins it and gets the same response.
+        const follower = send(`${server.url}/r/report`);
+        await sleep(100);
+        gated.open();
+        const joined = await follower;
+        expect({ status: joined.status, role: joined.role, body: joined.body.toString() }).toEqual({ status: 200, role: 'follower', body: '{"report":1}' });
+        expect(calls).toBe(1);
+      } finally {
+        clearTimeout(fallback);
+        gated.open();
+        await server.close();
+        await singleFlight.close();
+        await coordinator.close();
+      }
+    });
 
     it('purges one request key (cluster-wide forget): the next request to that URL runs the handler again', async () => {
       let n = 0;
