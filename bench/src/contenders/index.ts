@@ -159,6 +159,26 @@ function instrumentCoordinator(coordinator: any, completions: Map<string, number
   return coordinator;
 }
 
+/** A flight adapter as a contender: its coordinator on `client` (instrumented), distributed mode. */
+function flightContender(
+  name: ContenderName,
+  factory: FlightFactory,
+  client: unknown,
+  options: ContenderOptions,
+  completions: Map<string, number>,
+  woken: Record<string, number>,
+  closeClient: () => Promise<void>,
+): Contender {
+  const coordinator = instrumentCoordinator(factory({ client, prefix: options.prefix }), completions);
+  const flight = createSingleFlight({ coordinator, mode: 'distributed', defaults: flightDefaults(options.resultTtlMs) });
+  const close = async () => {
+    await flight.close();
+    await coordinator.close?.();
+    await closeClient();
+  };
+  return wrapFlight(name, flight, completions, woken, close, coordinator);
+}
+
 export async function createContender(name: ContenderName, options: ContenderOptions): Promise<Contender> {
   const completions = new Map<string, number>();
   const woken: Record<string, number> = {};
@@ -276,20 +296,7 @@ export async function createContender(name: ContenderName, options: ContenderOpt
         ? new Cluster(options.cluster, { shardedSubscribers: true, ...(options.natMap ? { natMap: options.natMap } : {}) })
         : new Redis(options.redisUrl);
       client.on('error', () => {});
-      const coordinator = instrumentCoordinator(factory({ client, prefix: options.prefix }), completions);
-      const flight = createSingleFlight({ coordinator, mode: 'distributed', defaults: flightDefaults(options.resultTtlMs) });
-      return wrapFlight(
-        name,
-        flight,
-        completions,
-        woken,
-        async () => {
-          await flight.close();
-          await coordinator.close?.();
-          client.disconnect();
-        },
-        coordinator,
-      );
+      return flightContender(name, factory, client, options, completions, woken, async () => client.disconnect());
     }
     case 'flight-node-redis': {
       const factory = await loadFlightFactory(name);
@@ -302,21 +309,10 @@ export async function createContender(name: ContenderName, options: ContenderOpt
         : createClient({ url: options.redisUrl });
       client.on('error', () => {});
       await client.connect();
-      const coordinator = instrumentCoordinator(factory({ client, prefix: options.prefix }), completions);
-      const flight = createSingleFlight({ coordinator, mode: 'distributed', defaults: flightDefaults(options.resultTtlMs) });
-      return wrapFlight(
-        name,
-        flight,
-        completions,
-        woken,
-        async () => {
-          await flight.close();
-          await coordinator.close?.();
-          if ('destroy' in client) client.destroy();
-          else await (client as { close(): Promise<void> }).close().catch(() => {});
-        },
-        coordinator,
-      );
+      return flightContender(name, factory, client, options, completions, woken, async () => {
+        if ('destroy' in client) client.destroy();
+        else await (client as { close(): Promise<void> }).close().catch(() => {});
+      });
     }
   }
 }
