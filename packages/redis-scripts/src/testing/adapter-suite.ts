@@ -25,7 +25,7 @@ import { FlightRedisVersionError, toFlightRedisError } from '../errors';
 import { LUA_SCRIPTS } from '../lua.generated';
 import { flightKeys, noticeChannel } from '../keys';
 import { countClients, deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from './keys';
-import { startRedisServer, type RedisServer } from './servers';
+import { sleep, startRedisServer, type RedisServer } from './servers';
 import { startWorker, type Worker } from './multiprocess';
 
 export interface RedisAdapterUnderTest {
@@ -40,7 +40,6 @@ export interface RedisAdapterUnderTest {
 }
 
 const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function runScriptOn(driver: RedisDriver): Promise<unknown> {
   try {

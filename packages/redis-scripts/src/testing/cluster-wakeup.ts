@@ -10,10 +10,9 @@ import type { RedisCoordinator } from '../coordinator';
 import { flightKeys, noticeChannel } from '../keys';
 import { clusterKeySlot } from '../slot';
 import { rawCommand } from './resp';
-import type { RedisCluster } from './servers';
+import { sleep, type RedisCluster } from './servers';
 
 const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function lines(port: number, args: string[]): Promise<string[]> {
   return String(await rawCommand(port, args))

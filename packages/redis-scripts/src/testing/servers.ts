@@ -11,7 +11,8 @@ import { promisify } from 'node:util';
 import { rawCommand } from './resp';
 
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Resolves after `ms` milliseconds (the testing helpers' one sleep). */
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A free TCP port on 127.0.0.1 (and, when `plusBus`, port + 10000 free too for the cluster bus). */
 export async function freePort(plusBus = false): Promise<number> {
