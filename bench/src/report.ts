@@ -124,6 +124,23 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
       ['errors', (r) => r.errors],
     ],
   },
+  stream: {
+    title: '8. Streaming herd — 3 processes × 100 callers of one streamed key, upstream 50 chunks over 1 s',
+    cols: [
+      ['contender', (r) => r.contender],
+      ['upstream calls (max/round)', (r) => r.upstreamCalls],
+      ['per round', (r) => r.upstreamCallsPerRound],
+      ['first chunk p50 ms', (r) => r.p50Ms],
+      ['first chunk p99 ms', (r) => r.p99Ms],
+      ['owner first chunk ms', (r) => r.ownerFirstChunkMs],
+      ['follower first chunk − owner p50 / p99 ms', (r) => [r.followerFirstChunkVsOwnerP50Ms, r.followerFirstChunkVsOwnerP99Ms]],
+      ['chunk lag behind owner p50 / p99 ms', (r) => [r.chunkLagP50Ms, r.chunkLagP99Ms]],
+      ['Redis bytes / flight', (r) => r.redisBytesPerFlight],
+      ['Redis traffic / flight', (r) => r.redisTrafficBytesPerFlight],
+      ['incomplete sequences', (r) => r.incompleteSequences],
+      ['errors', (r) => r.errors],
+    ],
+  },
 };
 
 function table(rows: ResultRow[], cols: Col[], markdown: boolean): string {
@@ -234,6 +251,14 @@ export function renderMarkdown(run: BenchRun, command: string, profiles: readonl
     '  `cmdstat_publish` + `cmdstat_spublish` calls), publish messages received over the cluster bus (`CLUSTER INFO`',
     '  `cluster_stats_messages_publish*_received`), and, while the waiters are parked, `PUBSUB SHARDCHANNELS` with the slot',
     '  of each channel checked against the master\'s own slots.',
+    '- **Streaming herd**: 3 forked worker processes × 100 concurrent callers of one key per round, started together on the shared',
+    '  clock, each iterating the stream (`executeStream` for `local` and the flight contenders; `naive` iterates its own upstream',
+    '  run). The upstream yields 50 chunks of 16 bytes, chunk i at (i + 1) × 20 ms after its start. "Behind the owner" is a',
+    '  follower\'s receive time of chunk i minus the owner caller\'s receive time of the same chunk (the owner in its own process',
+    '  when there is one, as in `local` mode); a `naive` caller is measured behind its own upstream run. Every caller checks it',
+    '  received exactly the upstream\'s sequence ("incomplete sequences" counts those that did not). Redis bytes per flight is the',
+    '  `MEMORY USAGE` of the keys the round created, read once the flight completed; traffic is the round\'s `total_net_input_bytes`',
+    '  + `total_net_output_bytes` delta (all 300 callers).',
     '',
     ...renderProfileNotes(profiles),
   ];

@@ -31,6 +31,8 @@ export const LIMITS = {
   footprint1kVsBentocache: 1.5,
   /** Herd p99 ≤ naive p99 + this. */
   herdOverNaiveMs: 5,
+  /** Streaming herd: a follower's first chunk and every later chunk p99 ≤ this behind the owner's. */
+  streamBehindOwnerMs: 5,
   /** Wake-up p50 ≤ this × the bare PUBLISH→SUBSCRIBE hop's p50. */
   wakeupVsHop: 2,
   /** Fan-out: the largest subscriber bytes per own flight ≤ this × the smallest, across processes. */
@@ -245,6 +247,28 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
         num(herd.p99Ms) === null || num(naive?.p99Ms) === null ? null : Number(herd.p99Ms) - Number(naive!.p99Ms) <= LIMITS.herdOverNaiveMs,
         `p50 ${fmt(herd.p50Ms)} ms, max ${fmt(herd.maxMs)} ms; 3 worker processes and redis-server share the machine's cores.`,
       );
+    }
+
+    const st = pick(all, 'stream', name);
+    if (st) {
+      const perRound = (st.upstreamCallsPerRound as number[] | undefined) ?? [];
+      add(
+        'Stream: exactly 1 upstream call, every caller gets the whole sequence',
+        name,
+        `${fmt(perRound)} per round, ${fmt(st.incompleteSequences)} incomplete sequences`,
+        perRound.length > 0 && perRound.every((n) => n === 1) && st.incompleteSequences === 0,
+        `roles ${fmt(st.roles)}, errors ${fmt(st.errorSamples)}.`,
+      );
+      const behind = (what: string, p50: unknown, p99: unknown) =>
+        add(
+          `Stream: ${what} p99 ≤ ${LIMITS.streamBehindOwnerMs} ms behind the owner`,
+          name,
+          `p99 ${fmt(p99)} ms (p50 ${fmt(p50)} ms)`,
+          le(num(p99), LIMITS.streamBehindOwnerMs),
+          `owner first chunk ${fmt(st.ownerFirstChunkMs)} ms; 3 worker processes × 100 callers and redis-server share the machine's cores.`,
+        );
+      behind('follower first chunk', st.followerFirstChunkVsOwnerP50Ms, st.followerFirstChunkVsOwnerP99Ms);
+      behind('per-chunk lag', st.chunkLagP50Ms, st.chunkLagP99Ms);
     }
 
     const wake = pick(all, 'wakeup', name);

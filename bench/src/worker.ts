@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { createContender, type Contender, type ContenderName, type ContenderOptions, type NotificationCounters } from './contenders/index.js';
 import { classifyNotices, startCountingProxy, type CountingProxy, type SubscriberTraffic } from './proxy.js';
 import { herd, hold, memory, ownWaiters, series, waiters } from './tasks.js';
+import { streamHerd } from './scenarios/stream.js';
 
 let contender: Contender | undefined;
 let counter: Redis | undefined;
@@ -115,6 +116,7 @@ const handlers: Record<string, (args: any) => Promise<unknown>> = {
     return { counters, observed, connectionsOpened: proxies.length ? proxies.map((p) => p.connections()) : null };
   },
   herd: (args) => herd(need(), counter, args),
+  streamHerd: (args) => streamHerd(need(), counter, args),
   series: (args) => series(need(), counter, args),
   async holdStart(args) {
     held = hold(need(), counter, args);

@@ -80,7 +80,15 @@ export interface Contender {
   notifications?(): NotificationCounters | null;
   /** Callers parked as followers in this process right now (flight only). */
   waiting?(): number;
+  /** Streams the supplier's chunks to this caller (naive and flight only): the chunks as they come, then the caller's role. */
+  stream?(key: string, supplier: () => AsyncIterable<string>): StreamRun;
   close(): Promise<void>;
+}
+
+/** One streaming call: its chunks, and its role once they are all received. */
+export interface StreamRun {
+  chunks: AsyncIterable<string>;
+  role(): Promise<string>;
 }
 
 type FlightFactory = (options: { client: any; prefix?: string }) => any;
@@ -144,6 +152,10 @@ function wrapFlight(
       const r = await flight.execute(STAGE, key, () => supplier());
       return { value: r.value, role: r.role };
     },
+    stream(key, supplier) {
+      const stream = flight.executeStream(STAGE, key, () => supplier());
+      return { chunks: stream, role: async () => (await stream.result()).role };
+    },
     close,
   };
 }
@@ -192,6 +204,7 @@ export async function createContender(name: ContenderName, options: ContenderOpt
         async run(_key, supplier) {
           return { value: await supplier(), role: 'naive' };
         },
+        stream: (_key, supplier) => ({ chunks: supplier(), role: async () => 'naive' }),
         async close() {},
       };
     case 'local': {
