@@ -3,12 +3,12 @@
  * prints requests vs. model calls, then everything stops (`--keep` leaves it running).
  *
  * Options: --keep, --nodes <n> (default 3), --requests <n> (default 300).
- * Env: REDIS_URL (default redis://127.0.0.1:6379), MODEL_LATENCY_MS (default 800), FLIGHT_MODE.
+ * Env: REDIS_URL (default redis://127.0.0.1:6379), MODEL_LATENCY_MS (default 800), MODEL_TOKENS_PER_SEC (default 40), FLIGHT_MODE.
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { APP_DIR, redisAnswers, startModelProcess, startNodeProcesses, type Proc } from './cluster.js';
-import { burst, countBy, modelStats } from './load.js';
+import { burst, countBy, modelStats, streamBurst } from './load.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -21,11 +21,17 @@ const { values: args } = parseArgs({
 const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const mode = (process.env.FLIGHT_MODE ?? 'hybrid') as 'hybrid';
 const requests = Math.max(1, Number(args.requests));
+const tokensPerSecond = Number(process.env.MODEL_TOKENS_PER_SEC ?? 40);
 const logDir = join(APP_DIR, '.tmp', 'demo-logs');
 const procs: Proc[] = [];
 
 const line = (s = '') => process.stdout.write(`${s}\n`);
 const pad = (s: unknown, n: number) => String(s).padEnd(n);
+/** Nearest-rank percentile. */
+const percentile = (values: readonly number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+};
 
 async function main() {
   line('flight · interview demo');
@@ -41,7 +47,7 @@ async function main() {
     line(`Redis: ${redisUrl} (mode ${mode})`);
   }
 
-  const model = await startModelProcess({ latencyMs: Number(process.env.MODEL_LATENCY_MS ?? 800), logFile: join(logDir, 'model.log') });
+  const model = await startModelProcess({ latencyMs: Number(process.env.MODEL_LATENCY_MS ?? 800), tokensPerSecond, logFile: join(logDir, 'model.log') });
   procs.push(model);
   const nodes = await startNodeProcesses(nodeCount, (i) => ({
     nodeId: `node-${i + 1}`,
@@ -90,6 +96,33 @@ async function main() {
   line('');
   line(`Total: ${totalRequests} requests, ${totalCalls} model call(s), ${totalRequests - totalCalls} saved (${(((totalRequests - totalCalls) / totalRequests) * 100).toFixed(1)}%).`);
   line(`(roles: owner = ran the model call, follower = joined that run (on its node or another), replay = stored result, l1 = node-local cache)`);
+
+  line('');
+  line(`Streamed: for each stage, N identical streamed requests at once over ${nodes.length} node(s); the fake model streams ${tokensPerSecond} tokens/s.`);
+  line(`Every caller receives the owner's tokens live; time to first chunk is measured by each client from sending its request.`);
+  line('');
+  line(`${pad('stage', 22)}${pad('requests', 10)}${pad('answered', 10)}${pad('same', 6)}${pad('model calls', 13)}${pad('first chunk: owner', 20)}${pad('followers p50 / p99', 21)}${pad('chunks', 8)}whole answer`);
+  const streamed = [
+    { stage: 'interview-evaluation', path: `/api/sessions/demo-${run}/evaluation/stream`, body: scenarios[0]!.body },
+    { stage: 'interview-followup', path: `/api/sessions/demo-${run}/follow-up/stream`, body: scenarios[1]!.body },
+  ];
+  for (const s of streamed) {
+    const before = await modelStats(model.url);
+    const responses = await streamBurst(urls, s.path, s.body, requests);
+    const after = await modelStats(model.url);
+    const calls = (after.byStage[s.stage] ?? 0) - (before.byStage[s.stage] ?? 0);
+    const ok = responses.filter((r) => r.done);
+    const same = ok.length > 0 && new Set(ok.map((r) => r.text)).size === 1;
+    const owner = ok.find((r) => r.role === 'owner');
+    const followers = ok.filter((r) => r.role === 'follower').map((r) => r.firstChunkMs ?? NaN);
+    const whole = ok.map((r) => r.ms);
+    line(
+      `${pad(s.stage, 22)}${pad(requests, 10)}${pad(ok.length, 10)}${pad(same ? 'yes' : 'NO', 6)}${pad(calls, 13)}` +
+        `${pad(owner?.firstChunkMs === undefined || owner.firstChunkMs === null ? '–' : `${Math.round(owner.firstChunkMs)} ms`, 20)}` +
+        `${pad(followers.length ? `${Math.round(percentile(followers, 50))} / ${Math.round(percentile(followers, 99))} ms` : '–', 21)}` +
+        `${pad(ok[0]?.chunkMs.length ?? 0, 8)}${whole.length ? `${Math.round(percentile(whole, 50))} ms (p50)` : '–'}`,
+    );
+  }
 
   if (args.keep) {
     line('');

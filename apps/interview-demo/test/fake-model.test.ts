@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeModel, type FakeModel } from '../src/fake-model.js';
+import { readSse } from '../src/sse.js';
 
 let model: FakeModel;
 beforeAll(async () => {
@@ -31,19 +32,8 @@ async function complete(content: string, stream: boolean): Promise<Response> {
  * keeps what arrived when the read fails.
  */
 async function events(res: Response, started: number, into: { data: string; at: number }[] = []): Promise<{ data: string; at: number }[]> {
-  const out = into;
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const bytes of res.body!) {
-    buffer += decoder.decode(bytes as Uint8Array, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const event = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      for (const line of event.split('\n')) if (line.startsWith('data: ')) out.push({ data: line.slice(6), at: performance.now() - started });
-    }
-  }
-  return out;
+  for await (const event of readSse(res.body!)) into.push({ data: event.data, at: performance.now() - started });
+  return into;
 }
 
 describe('fake model: stream: true', () => {

@@ -1,0 +1,72 @@
+/**
+ * Streamed stages over real HTTP: the fake model + 3 node processes + Redis. Identical streamed requests
+ * spread over the nodes make one model call, and every caller receives the same tokens, live.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countBy, modelStats, streamBurst, streamPost } from '../src/load.js';
+import { resetModel, startCluster, type TestCluster } from './helpers.js';
+
+let cluster: TestCluster;
+const session = `st-${Date.now().toString(36)}`;
+
+beforeAll(async () => {
+  cluster = await startCluster({ name: 'streaming', redisUrl: process.env.REDIS_URL!, latencyMs: 300, tokensPerSecond: 40 });
+}, 60_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+describe('streamed evaluation and follow-up', () => {
+  it('300 identical streamed evaluations over 3 nodes: 1 model call, every caller gets the same tokens in steps', async () => {
+    await resetModel(cluster.model);
+    const body = { questionNumber: 2, question: 'What is a fencing token?', answer: 'An epoch that only grows; stale writers are refused.' };
+    const responses = await streamBurst(cluster.urls, `/api/sessions/${session}/evaluation/stream`, body, 300);
+
+    expect(countBy(responses, (r) => String(r.status))).toEqual({ 200: 300 });
+    expect(responses.filter((r) => r.error)).toEqual([]);
+    const stats = await modelStats(cluster.model.url);
+    expect(stats).toMatchObject({ calls: 1, streamed: 1 });
+    // The same text, cut in the same chunks, for every caller; the done event's text is what they received.
+    expect(new Set(responses.map((r) => r.text)).size).toBe(1);
+    expect(new Set(responses.map((r) => r.chunkMs.length)).size).toBe(1);
+    expect(responses.every((r) => r.done.text === r.text)).toBe(true);
+    expect(responses[0]!.text).toMatch(/^Score \d+\/100/);
+    // Live: the chunks of a caller arrive over the model's stream (40 tokens/s), not at once at the end.
+    const chunks = responses[0]!.chunkMs.length;
+    expect(chunks).toBeGreaterThan(20);
+    for (const r of responses) expect(r.chunkMs.at(-1)! - r.firstChunkMs!).toBeGreaterThan((chunks - 1) * 25 * 0.6);
+    // One owner; the other callers followed it, on its node or another.
+    const roles = countBy(responses, (r) => r.role ?? '?');
+    expect(roles.owner).toBe(1);
+    expect(roles.follower).toBe(299);
+    expect(new Set(responses.map((r) => r.node)).size).toBe(3);
+  });
+
+  it('the same streamed request after completion is replayed, every chunk, without a model call', async () => {
+    await resetModel(cluster.model);
+    const body = { currentQuestion: 'q2', answer: 'Replay me.' };
+    const path = `/api/sessions/${session}/follow-up/stream`;
+    const first = await streamPost(`${cluster.urls[0]}${path}`, body);
+    const again = await streamPost(`${cluster.urls[1]}${path}`, body);
+    expect(first.role).toBe('owner');
+    expect(again.role).toBe('replay');
+    expect(again.text).toBe(first.text);
+    expect(again.chunkMs.length).toBe(first.chunkMs.length);
+    expect(again.text).toMatch(/^Follow-up #/);
+    expect((await modelStats(cluster.model.url)).calls).toBe(1);
+  });
+
+  it('a failure before the first token is an HTTP error like the other routes (429 → 503, typed body)', async () => {
+    const r = await streamPost(`${cluster.urls[2]}/api/sessions/${session}/evaluation/stream`, { questionNumber: 3, question: 'q', answer: 'x [fail:429]' });
+    expect(r.status).toBe(503);
+    expect(r.error.error).toMatchObject({ type: 'OVERLOAD' });
+    expect(r.chunkMs).toEqual([]);
+  });
+
+  it('bad input → 400 before any stream starts', async () => {
+    const r = await streamPost(`${cluster.urls[0]}/api/sessions/${session}/evaluation/stream`, { questionNumber: 'one' });
+    expect(r.status).toBe(400);
+    expect(r.error.error.code).toBe('E_BAD_REQUEST');
+  });
+});
