@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { runBench } from '../src/bench.js';
 import type { ResultRow } from '../src/context.js';
+import { availableContenders, FLIGHT_CONTENDERS } from '../src/contenders/index.js';
 import { behindOwner, chunkText, type StreamCallRecord } from '../src/scenarios/stream.js';
 import { verdicts } from '../src/targets.js';
 
@@ -21,6 +23,11 @@ describe('stream scenario: behind the owner', () => {
     expect(b.ownerFirstChunk).toEqual([20]);
     expect(b.firstChunk).toEqual([0.5, 2]);
     expect(b.chunkLag.map((x) => Math.round(x * 10) / 10)).toEqual([1, 0.2, 3, 1]);
+  });
+
+  it('in local mode the owner is the caller whose supplier ran (role local), one per process', () => {
+    const b = behindOwner([[call('local', 0, [20, 40], [20, 40]), call('local', 0, [21, 42])], [call('local', 5, [30, 50], [30, 50]), call('local', 5, [30.5, 50.5])]]);
+    expect(b).toEqual({ ownerFirstChunk: [20, 25], firstChunk: [1, 0.5], chunkLag: [2, 0.5] });
   });
 
   it('measures a naive caller behind its own upstream run; errors are left out', () => {
@@ -61,4 +68,23 @@ describe('targets: streaming herd', () => {
     expect(met(stream({ followerFirstChunkVsOwnerP99Ms: 5.01, chunkLagP99Ms: 5.01 }))).toEqual([true, false, false]);
     expect(met(stream({ followerFirstChunkVsOwnerP99Ms: null }))).toEqual([true, null, true]);
   });
+});
+
+describe('bench: quick streaming herd', () => {
+  it('naive streams 300 upstream runs; a flight adapter 1, and every caller gets the whole sequence', async () => {
+    const [flight] = await availableContenders(FLIGHT_CONTENDERS);
+    expect(flight, 'a flight adapter exports its coordinator factory').toBeDefined();
+    const run = await runBench({ quick: true, scenarios: ['stream'], contenders: ['naive', flight!], stream: { rounds: 1 } });
+
+    expect(run.failed).toEqual([]);
+    const naive = run.rows.find((r) => r.contender === 'naive')!;
+    const ours = run.rows.find((r) => r.contender === flight)!;
+    expect(naive).toMatchObject({ scenario: 'stream', upstreamCalls: 300, incompleteSequences: 0, errors: 0, redisBytesPerFlight: null });
+    expect(ours).toMatchObject({ scenario: 'stream', upstreamCallsPerRound: [1], incompleteSequences: 0, errors: 0, roles: { owner: 1, follower: 299 } });
+    for (const field of ['followerFirstChunkVsOwnerP99Ms', 'chunkLagP99Ms', 'redisBytesPerFlight', 'redisTrafficBytesPerFlight', 'ownerFirstChunkMs']) {
+      expect(ours[field], field).toEqual(expect.any(Number));
+    }
+    // The owner's first chunk comes one chunk interval (20 ms) after the start, not after the whole stream.
+    expect(ours.ownerFirstChunkMs as number).toBeLessThan(500);
+  }, 30_000);
 });

@@ -85,7 +85,7 @@ function fakeProse(stage: string, digest: string, n: number): string {
     case 'interview-evaluation':
       return (
         `Score ${50 + (n % 51)}/100, ${['weak', 'fair', 'good', 'strong'][n % 4]}. The answer is structured (${n % 5}/4) and goes ` +
-        `${['barely', 'somewhat', 'fairly', 'well'][(n >> 3) % 4]} into depth; it names the trade-off but could give a concrete ` +
+        `${['barely', 'somewhat', 'fairly', 'well'][Math.floor(n / 8) % 4]} into depth; it names the trade-off but could give a concrete ` +
         `example from production and say what was measured. (ref ${digest.slice(0, 10)})`
       );
     case 'interview-followup':

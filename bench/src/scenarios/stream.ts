@@ -5,8 +5,8 @@
  * flight costs (its keys' `MEMORY USAGE` once complete, and the Redis network traffic of the round).
  *
  * "Behind the owner": a follower's receive time of chunk i minus the owner caller's receive time of
- * chunk i (the owner of the run it followed: the one in its own process when there is one, as in
- * `local` mode). A `naive` caller streams its own upstream, so it is measured behind that upstream
+ * chunk i (the owner of the run it followed: the caller whose supplier ran, the one in its own
+ * process when there is one, as in `local` mode). A `naive` caller streams its own upstream, so it is measured behind that upstream
  * (its emit time of chunk i). All times are read from the machine's shared monotonic clock.
  */
 import type { Redis } from 'ioredis';
@@ -106,9 +106,11 @@ export function behindOwner(processes: readonly StreamCallRecord[][]): { firstCh
   const firstChunk: number[] = [];
   const chunkLag: number[] = [];
   const ownerFirstChunk: number[] = [];
-  const global = processes.flat().find((r) => r.role === 'owner');
+  // The owner: the caller whose supplier ran the upstream (its role is `owner`, or `local` in local mode).
+  const ran = (r: StreamCallRecord) => r.role === 'owner' || (r.role !== 'naive' && r.upstreamMs !== null);
+  const global = processes.flat().find(ran);
   for (const records of processes) {
-    const owner = records.find((r) => r.role === 'owner') ?? global;
+    const owner = records.find(ran) ?? global;
     for (const r of records) {
       if (r.role === 'error' || !r.chunkMs.length) continue;
       if (r === owner) {
@@ -116,7 +118,7 @@ export function behindOwner(processes: readonly StreamCallRecord[][]): { firstCh
         continue;
       }
       // A naive caller runs its own upstream: it is measured behind that.
-      const ref = r.upstreamMs ?? owner?.chunkMs;
+      const ref = r.role === 'naive' ? r.upstreamMs : owner?.chunkMs;
       if (!ref) continue;
       firstChunk.push(r.chunkMs[0]! - ref[0]!);
       for (let i = 1; i < Math.min(r.chunkMs.length, ref.length); i++) chunkLag.push(r.chunkMs[i]! - ref[i]!);
