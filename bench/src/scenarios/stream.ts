@@ -23,6 +23,8 @@ export interface StreamOptions {
   chunkIntervalMs: number;
   /** Bytes of each chunk (a string). */
   chunkBytes: number;
+  /** Extra wait before the first chunk (a model's latency before its first token). @default 0 */
+  firstChunkAfterMs?: number;
   rounds: number;
 }
 
@@ -37,6 +39,7 @@ export interface StreamUpstreamSpec {
   chunks: number;
   chunkIntervalMs: number;
   chunkBytes: number;
+  firstChunkAfterMs?: number;
   /** Redis key incremented once per upstream run (shared by every process). */
   counterKey?: string;
 }
@@ -46,11 +49,11 @@ export const chunkText = (i: number, bytes: number): string => `c${i}:`.padEnd(b
 
 /**
  * One upstream run: counts itself, then yields `chunks` chunks paced on its start time (chunk i at
- * (i + 1) × interval), recording in `emitted` when it handed each one over.
+ * firstChunkAfterMs + (i + 1) × interval), recording in `emitted` when it handed each one over.
  */
 export async function* streamUpstream(spec: StreamUpstreamSpec, emitted: number[], counter?: Redis): AsyncGenerator<string> {
   if (counter && spec.counterKey) await counter.incr(spec.counterKey);
-  const start = nowMs();
+  const start = nowMs() + (spec.firstChunkAfterMs ?? 0);
   for (let i = 0; i < spec.chunks; i++) {
     const wait = start + (i + 1) * spec.chunkIntervalMs - nowMs();
     if (wait > 0) await sleep(wait);
@@ -141,7 +144,7 @@ export async function runStream(ctx: BenchContext, contenders: ContenderName[], 
   const rows: ResultRow[] = [];
   const workers = ctx.workers.slice(0, opts.processes);
   if (workers.length < opts.processes) throw new Error(`stream needs ${opts.processes} workers`);
-  const upstream = { chunks: opts.chunks, chunkIntervalMs: opts.chunkIntervalMs, chunkBytes: opts.chunkBytes };
+  const upstream = { chunks: opts.chunks, chunkIntervalMs: opts.chunkIntervalMs, chunkBytes: opts.chunkBytes, firstChunkAfterMs: opts.firstChunkAfterMs ?? 0 };
   for (const name of contenders.filter((c) => STREAM_CONTENDERS.includes(c))) {
     await guarded(ctx, rows, 'stream', name, async () => {
       const t0 = nowMs();
