@@ -11,6 +11,8 @@ import { APP_DIR, redisAnswers, startModelProcess, startNodeProcesses, type Proc
 import { burst, countBy, modelStats, streamBurst } from './load.js';
 
 const { values: args } = parseArgs({
+  // `pnpm demo -- --nodes 2` passes the `--` through.
+  args: process.argv.slice(2).filter((a) => a !== '--'),
   options: {
     keep: { type: 'boolean', default: false },
     nodes: { type: 'string', default: '3' },
@@ -98,13 +100,20 @@ async function main() {
   line(`(roles: owner = ran the model call, follower = joined that run (on its node or another), replay = stored result, l1 = node-local cache)`);
 
   line('');
-  line(`Streamed: for each stage, N identical streamed requests at once over ${nodes.length} node(s); the fake model streams ${tokensPerSecond} tokens/s.`);
-  line(`Every caller receives the owner's tokens live; time to first chunk is measured by each client from sending its request.`);
+  line(`Streamed: for each stage, N identical streamed requests at once over ${nodes.length} node(s); the fake model answers after 2 s, ${tokensPerSecond} tokens/s.`);
+  line(`Every caller receives the owner's tokens live. First chunk: from sending the request (owner; followers p50 / p99),`);
+  line(`and when it reached the followers minus when it reached the owner (behind owner p50 / p99). All measured by this client.`);
   line('');
-  line(`${pad('stage', 22)}${pad('requests', 10)}${pad('answered', 10)}${pad('same', 6)}${pad('model calls', 13)}${pad('first chunk: owner', 20)}${pad('followers p50 / p99', 21)}${pad('chunks', 8)}whole answer`);
+  line(
+    `${pad('stage', 22)}${pad('requests', 10)}${pad('answered', 10)}${pad('same', 6)}${pad('model calls', 13)}` +
+      `${pad('first chunk: owner', 20)}${pad('followers', 18)}${pad('behind owner', 16)}${pad('chunks', 8)}roles`,
+  );
+  // The model waits 2 s before its first token here, so every request of the burst has reached its node:
+  // "behind owner" then measures the delivery of the tokens, not when a request arrived.
+  const slowStart = (body: { answer: string }) => ({ ...body, answer: `${body.answer} [latency:2000]` });
   const streamed = [
-    { stage: 'interview-evaluation', path: `/api/sessions/demo-${run}/evaluation/stream`, body: scenarios[0]!.body },
-    { stage: 'interview-followup', path: `/api/sessions/demo-${run}/follow-up/stream`, body: scenarios[1]!.body },
+    { stage: 'interview-evaluation', path: `/api/sessions/demo-${run}/evaluation/stream`, body: slowStart(scenarios[0]!.body as { answer: string }) },
+    { stage: 'interview-followup', path: `/api/sessions/demo-${run}/follow-up/stream`, body: slowStart(scenarios[1]!.body as { answer: string }) },
   ];
   for (const s of streamed) {
     const before = await modelStats(model.url);
@@ -114,13 +123,16 @@ async function main() {
     const ok = responses.filter((r) => r.done);
     const same = ok.length > 0 && new Set(ok.map((r) => r.text)).size === 1;
     const owner = ok.find((r) => r.role === 'owner');
-    const followers = ok.filter((r) => r.role === 'follower').map((r) => r.firstChunkMs ?? NaN);
-    const whole = ok.map((r) => r.ms);
+    const followers = ok.filter((r) => r.role === 'follower' && r.firstChunkAt !== null);
+    const spread = (values: number[]) => (values.length ? `${Math.round(percentile(values, 50))} / ${Math.round(percentile(values, 99))} ms` : '–');
+    const behind = owner?.firstChunkAt == null ? [] : followers.map((r) => r.firstChunkAt! - owner.firstChunkAt!);
     line(
       `${pad(s.stage, 22)}${pad(requests, 10)}${pad(ok.length, 10)}${pad(same ? 'yes' : 'NO', 6)}${pad(calls, 13)}` +
-        `${pad(owner?.firstChunkMs === undefined || owner.firstChunkMs === null ? '–' : `${Math.round(owner.firstChunkMs)} ms`, 20)}` +
-        `${pad(followers.length ? `${Math.round(percentile(followers, 50))} / ${Math.round(percentile(followers, 99))} ms` : '–', 21)}` +
-        `${pad(ok[0]?.chunkMs.length ?? 0, 8)}${whole.length ? `${Math.round(percentile(whole, 50))} ms (p50)` : '–'}`,
+        `${pad(owner?.firstChunkMs == null ? '–' : `${Math.round(owner.firstChunkMs)} ms`, 20)}` +
+        `${pad(spread(followers.map((r) => r.firstChunkMs!)), 18)}${pad(spread(behind), 16)}${pad(ok[0]?.chunkMs.length ?? 0, 8)}` +
+        Object.entries(countBy(ok, (r) => r.role ?? '?'))
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', '),
     );
   }
 

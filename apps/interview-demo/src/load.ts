@@ -53,6 +53,8 @@ export interface StreamResponse {
   role: string | null;
   /** Milliseconds from sending the request to the first `chunk` event (null without one). */
   firstChunkMs: number | null;
+  /** When the first chunk arrived (`performance.now()` of this process), to compare callers with each other. */
+  firstChunkAt: number | null;
   /** Milliseconds from sending the request to each chunk. */
   chunkMs: number[];
   /** The text of the chunks received, in order. */
@@ -71,7 +73,7 @@ export async function streamBurst(nodeUrls: readonly string[], path: string, bod
 /** One streamed POST, read as server-sent events (`chunk` {text}, then `done` or `error`). */
 export async function streamPost(url: string, body: unknown, timeoutMs = 60_000): Promise<StreamResponse> {
   const started = performance.now();
-  const out: StreamResponse = { status: 0, node: null, role: null, firstChunkMs: null, chunkMs: [], text: '', done: null, error: null, ms: 0 };
+  const out: StreamResponse = { status: 0, node: null, role: null, firstChunkMs: null, firstChunkAt: null, chunkMs: [], text: '', done: null, error: null, ms: 0 };
   try {
     const res = await fetch(url, {
       method: 'POST',
@@ -101,6 +103,7 @@ export async function streamPost(url: string, body: unknown, timeoutMs = 60_000)
     out.error = { error: String((error as Error)?.message ?? error) };
   }
   out.firstChunkMs = out.chunkMs[0] ?? null;
+  out.firstChunkAt = out.firstChunkMs === null ? null : started + out.firstChunkMs;
   out.ms = performance.now() - started;
   return out;
 }

@@ -95,10 +95,10 @@ it('shows the text of a streamed burst arriving in steps, in the burst panel and
   await page.fill('#bSession', sid);
   await page.fill('#bLatency', '200');
   await page.check('#bStream');
-  await page.fill('#bRate', '20');
+  await page.fill('#bRate', '10');
   await page.click('#burst button[type=submit]');
 
-  // Sample the page while the answer streams (about 2 s at 20 tokens/s).
+  // Sample the page while the answer streams (about 4 s at 10 tokens/s).
   const panel: string[] = [];
   const table: string[] = [];
   const result = page.getByTestId('burst-result');
