@@ -135,6 +135,7 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
       ['owner first chunk ms', (r) => r.ownerFirstChunkMs],
       ['follower first chunk − owner p50 / p99 ms', (r) => [r.followerFirstChunkVsOwnerP50Ms, r.followerFirstChunkVsOwnerP99Ms]],
       ['chunk lag behind owner p50 / p99 ms', (r) => [r.chunkLagP50Ms, r.chunkLagP99Ms]],
+      ['other processes only: first chunk / chunk lag p99 ms', (r) => [r.remoteFirstChunkVsOwnerP99Ms, r.remoteChunkLagP99Ms]],
       ['Redis bytes / flight', (r) => r.redisBytesPerFlight],
       ['Redis traffic / flight', (r) => r.redisTrafficBytesPerFlight],
       ['incomplete sequences', (r) => r.incompleteSequences],

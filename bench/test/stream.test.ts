@@ -23,16 +23,19 @@ describe('stream scenario: behind the owner', () => {
     expect(b.ownerFirstChunk).toEqual([20]);
     expect(b.firstChunk).toEqual([0.5, 2]);
     expect(b.chunkLag.map((x) => Math.round(x * 10) / 10)).toEqual([1, 0.2, 3, 1]);
+    // Only the follower of another process came through Redis.
+    expect(b.remoteFirstChunk).toEqual([2]);
+    expect(b.remoteChunkLag).toEqual([3, 1]);
   });
 
   it('in local mode the owner is the caller whose supplier ran (role local), one per process', () => {
     const b = behindOwner([[call('local', 0, [20, 40], [20, 40]), call('local', 0, [21, 42])], [call('local', 5, [30, 50], [30, 50]), call('local', 5, [30.5, 50.5])]]);
-    expect(b).toEqual({ ownerFirstChunk: [20, 25], firstChunk: [1, 0.5], chunkLag: [2, 0.5] });
+    expect(b).toEqual({ ownerFirstChunk: [20, 25], firstChunk: [1, 0.5], chunkLag: [2, 0.5], remoteFirstChunk: [], remoteChunkLag: [] });
   });
 
   it('measures a naive caller behind its own upstream run; errors are left out', () => {
     const b = behindOwner([[call('naive', 0, [21, 41], [20, 40]), call('error', 0, [])]]);
-    expect(b).toEqual({ ownerFirstChunk: [], firstChunk: [1], chunkLag: [1] });
+    expect(b).toEqual({ ownerFirstChunk: [], firstChunk: [1], chunkLag: [1], remoteFirstChunk: [], remoteChunkLag: [] });
   });
 
   it('chunk i is the same text in every process, of the configured size', () => {

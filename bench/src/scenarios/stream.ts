@@ -104,30 +104,47 @@ export async function streamHerd(
   return Promise.all(Array.from({ length: args.callers }, () => streamCall(contender, args.key, args.upstream, counter)));
 }
 
+export interface BehindOwner {
+  /** Per follower: its first chunk minus its reference's. */
+  firstChunk: number[];
+  /** Per follower and chunk after the first: its receive time minus its reference's. */
+  chunkLag: number[];
+  /** The same two for followers in another process than their owner (the chunks came through Redis). */
+  remoteFirstChunk: number[];
+  remoteChunkLag: number[];
+  /** Per owner: its first chunk minus its call's start. */
+  ownerFirstChunk: number[];
+}
+
 /** The per-round figures: first chunk and per-chunk lag of each follower behind its reference. */
-export function behindOwner(processes: readonly StreamCallRecord[][]): { firstChunk: number[]; chunkLag: number[]; ownerFirstChunk: number[] } {
-  const firstChunk: number[] = [];
-  const chunkLag: number[] = [];
-  const ownerFirstChunk: number[] = [];
+export function behindOwner(processes: readonly StreamCallRecord[][]): BehindOwner {
+  const b: BehindOwner = { firstChunk: [], chunkLag: [], remoteFirstChunk: [], remoteChunkLag: [], ownerFirstChunk: [] };
   // The owner: the caller whose supplier ran the upstream (its role is `owner`, or `local` in local mode).
   const ran = (r: StreamCallRecord) => r.role === 'owner' || (r.role !== 'naive' && r.upstreamMs !== null);
   const global = processes.flat().find(ran);
   for (const records of processes) {
-    const owner = records.find(ran) ?? global;
+    const local = records.find(ran);
+    const owner = local ?? global;
     for (const r of records) {
       if (r.role === 'error' || !r.chunkMs.length) continue;
       if (r === owner) {
-        ownerFirstChunk.push(r.chunkMs[0]! - r.startMs);
+        b.ownerFirstChunk.push(r.chunkMs[0]! - r.startMs);
         continue;
       }
       // A naive caller runs its own upstream: it is measured behind that.
       const ref = r.role === 'naive' ? r.upstreamMs : owner?.chunkMs;
       if (!ref) continue;
-      firstChunk.push(r.chunkMs[0]! - ref[0]!);
-      for (let i = 1; i < Math.min(r.chunkMs.length, ref.length); i++) chunkLag.push(r.chunkMs[i]! - ref[i]!);
+      const remote = r.role !== 'naive' && !local;
+      const first = r.chunkMs[0]! - ref[0]!;
+      b.firstChunk.push(first);
+      if (remote) b.remoteFirstChunk.push(first);
+      for (let i = 1; i < Math.min(r.chunkMs.length, ref.length); i++) {
+        b.chunkLag.push(r.chunkMs[i]! - ref[i]!);
+        if (remote) b.remoteChunkLag.push(r.chunkMs[i]! - ref[i]!);
+      }
     }
   }
-  return { firstChunk, chunkLag, ownerFirstChunk };
+  return b;
 }
 
 /** Sum of `MEMORY USAGE` of `keys`. */
@@ -161,9 +178,7 @@ export async function runStream(ctx: BenchContext, contenders: ContenderName[], 
       // Warm-up (connections, script loading), not measured.
       await round_('warm-up', 5, { ...upstream, chunks: 3 });
       const perRound: number[] = [];
-      const firstChunk: number[] = [];
-      const ownerFirstChunk: number[] = [];
-      const chunkLag: number[] = [];
+      const behindAll: BehindOwner = { firstChunk: [], chunkLag: [], remoteFirstChunk: [], remoteChunkLag: [], ownerFirstChunk: [] };
       const allFirst: number[] = [];
       const roles: Record<string, number> = {};
       const errors = new Map<string, number>();
@@ -178,9 +193,7 @@ export async function runStream(ctx: BenchContext, contenders: ContenderName[], 
         memory.push(await memoryUsage(ctx.admin, (await scanKeys(ctx.admin, `${prefix}*`)).filter((k) => !keysBefore.has(k))));
         perRound.push(calls);
         const b = behindOwner(records);
-        firstChunk.push(...b.firstChunk);
-        chunkLag.push(...b.chunkLag);
-        ownerFirstChunk.push(...b.ownerFirstChunk);
+        for (const field of Object.keys(b) as (keyof BehindOwner)[]) behindAll[field].push(...b[field]);
         for (const c of records.flat()) {
           roles[c.role] = (roles[c.role] ?? 0) + 1;
           if (c.chunkMs.length) allFirst.push(c.chunkMs[0]! - c.startMs);
@@ -190,8 +203,10 @@ export async function runStream(ctx: BenchContext, contenders: ContenderName[], 
       }
       await Promise.all(workers.map((w) => w.call('teardown')));
       const first = summarize(allFirst);
-      const behind = summarize(firstChunk);
-      const lag = summarize(chunkLag);
+      const behind = summarize(behindAll.firstChunk);
+      const lag = summarize(behindAll.chunkLag);
+      const remoteBehind = summarize(behindAll.remoteFirstChunk);
+      const remoteLag = summarize(behindAll.remoteChunkLag);
       const redisBacked = REDIS_CONTENDERS.includes(name);
       rows.push({
         scenario: 'stream',
@@ -201,12 +216,16 @@ export async function runStream(ctx: BenchContext, contenders: ContenderName[], 
         p50Ms: first.p50Ms,
         p99Ms: first.p99Ms,
         maxMs: first.maxMs,
-        ownerFirstChunkMs: summarize(ownerFirstChunk).p50Ms,
+        ownerFirstChunkMs: summarize(behindAll.ownerFirstChunk).p50Ms,
         followerFirstChunkVsOwnerP50Ms: behind.p50Ms,
         followerFirstChunkVsOwnerP99Ms: behind.p99Ms,
         chunkLagP50Ms: lag.p50Ms,
         chunkLagP99Ms: lag.p99Ms,
         chunkLagMaxMs: lag.maxMs,
+        remoteFirstChunkVsOwnerP50Ms: remoteBehind.p50Ms,
+        remoteFirstChunkVsOwnerP99Ms: remoteBehind.p99Ms,
+        remoteChunkLagP50Ms: remoteLag.p50Ms,
+        remoteChunkLagP99Ms: remoteLag.p99Ms,
         redisBytesPerFlight: redisBacked ? Math.round(memory.reduce((a, b) => a + b, 0) / memory.length) : null,
         redisTrafficBytesPerFlight: redisBacked ? Math.round(traffic.reduce((a, b) => a + b, 0) / traffic.length) : null,
         chunks: opts.chunks,
