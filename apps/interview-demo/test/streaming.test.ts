@@ -71,6 +71,14 @@ describe('streamed evaluation and follow-up', () => {
     expect(r.chunkMs).toEqual([]);
   });
 
+  it("the model's stream cut after 5 tokens → those 5 chunks, then an error event (PROVIDER), status 200", async () => {
+    const r = await streamPost(`${cluster.urls[1]}/api/sessions/${session}/evaluation/stream`, { questionNumber: 4, question: 'q', answer: 'x [cut-after:5]' });
+    expect(r.status).toBe(200);
+    expect(r.chunkMs).toHaveLength(5);
+    expect(r.done).toBeNull();
+    expect(r.error.error).toMatchObject({ code: 'E_FLIGHT_EXECUTION', type: 'PROVIDER' });
+  });
+
   it('bad input → 400 before any stream starts', async () => {
     const r = await streamPost(`${cluster.urls[0]}/api/sessions/${session}/evaluation/stream`, { questionNumber: 'one' });
     expect(r.status).toBe(400);
