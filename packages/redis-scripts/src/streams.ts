@@ -72,7 +72,7 @@ export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator
   }
 
   function watchOf(channel: string): Watch {
-    let watch = watches.get(channel);
+    const watch = watches.get(channel);
     if (watch) {
       if (watch.linger) clearTimeout(watch.linger);
       watch.linger = undefined;
@@ -139,16 +139,15 @@ export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator
       return new Promise<void>((resolve) => {
         if (signal?.aborted) return resolve();
         let done = false;
-        let watch: Watch | undefined;
+        const existing = watches.has(channel);
+        const watch = watchOf(channel);
         const finish = () => {
           if (done) return;
           done = true;
           clearTimeout(timer);
           signal?.removeEventListener('abort', finish);
-          if (watch) {
-            watch.waiters.delete(wake);
-            release(channel, watch);
-          }
+          watch.waiters.delete(wake);
+          release(channel, watch);
           resolve();
         };
         /** Something this waiter has not read: a newer run, an ended one, or an entry after its id. */
@@ -163,13 +162,11 @@ export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator
         };
         const wake = (notice: Notice | undefined) => {
           if (notice === undefined) check();
-          else if (watch && news(watch)) finish();
+          else if (news(watch)) finish();
         };
         const timer = setTimeout(finish, Math.max(0, timeoutMs));
         timer.unref?.();
         signal?.addEventListener('abort', finish, { once: true });
-        const existing = watches.has(channel);
-        watch = watchOf(channel);
         watch.waiters.add(wake);
         // A channel listened to before this wait has missed nothing since (its news is checked here); a new
         // one is covered by `check` once its subscription is confirmed.

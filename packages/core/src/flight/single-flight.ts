@@ -214,7 +214,18 @@ export class SingleFlight {
     supplier: ChunkSupplier<C>,
     options: ExecuteStreamOptions & { onRestart: 'restart' },
   ): FlightStream<C | FlightStreamRestart>;
-  executeStream<C extends StreamChunk>(stage: string, key: string, supplier: ChunkSupplier<C>, options?: ExecuteStreamOptions): FlightStream<C>;
+  executeStream<C extends StreamChunk>(
+    stage: string,
+    key: string,
+    supplier: ChunkSupplier<C>,
+    options?: ExecuteStreamOptions & { onRestart?: 'error' },
+  ): FlightStream<C>;
+  executeStream<C extends StreamChunk>(
+    stage: string,
+    key: string,
+    supplier: ChunkSupplier<C>,
+    options: ExecuteStreamOptions,
+  ): FlightStream<C | FlightStreamRestart>;
   executeStream<C extends StreamChunk>(stage: string, key: string, supplier: ChunkSupplier<C>, options: ExecuteStreamOptions = {}) {
     this.streams ??= new StreamFlights(this, this.options);
     return this.streams.open(stage, key, supplier, options);

@@ -29,14 +29,18 @@ export function registerStreamConformance(ctx: StreamConformanceContext): void {
   }
   const append = (c: StreamingFlightCoordinator, fence: Fence, chunks: string[], caps: Partial<StreamAppendInput> = {}) =>
     c.appendStream(fence, { ...CAPS, ...caps, chunks });
+  /** A case on a fresh flight whose run is owned by node-a (skipped for a coordinator without streams). */
+  const streamCase = (name: string, body: (c: StreamingFlightCoordinator, r: FlightRef, fence: Fence) => Promise<void>) =>
+    it(`streams: ${name}`, async () => {
+      const c = streaming();
+      if (!c) return;
+      const r = ctx.ref();
+      await body(c, r, await runningOwner(c, r, 'node-a'));
+    });
   const chunksOf = async (c: StreamingFlightCoordinator, r: FlightRef, epoch: number, afterId = '', count = 1000) =>
     (await c.readStream(r, { epoch, afterId, count })).entries.map((e) => e.chunk);
 
-  it('streams: the owner appends chunks; readers read them in order, from the first or after any id, in pages', async () => {
-    const c = streaming();
-    if (!c) return;
-    const r = ctx.ref();
-    const fence = await runningOwner(c, r, 'node-a');
+  streamCase('the owner appends chunks; readers read them in order, from the first or after any id, in pages', async (c, r, fence) => {
     expect(await chunksOf(c, r, fence.epoch)).toEqual([]);
     expect(await append(c, fence, ['"a"', '"b"'])).toEqual({ ok: true });
     expect(await append(c, fence, ['"c"'])).toEqual({ ok: true });
@@ -49,11 +53,7 @@ export function registerStreamConformance(ctx: StreamConformanceContext): void {
     expect(await chunksOf(c, r, fence.epoch, all.entries[4]!.id)).toEqual([]);
   });
 
-  it("streams: a stale owner's append is refused (FENCED) after a takeover, and the new run's stream starts empty", async () => {
-    const c = streaming();
-    if (!c) return;
-    const r = ctx.ref();
-    const stale = await runningOwner(c, r, 'node-a');
+  streamCase("a stale owner's append is refused (FENCED) after a takeover, and the new run's stream starts empty", async (c, r, stale) => {
     expect(await append(c, stale, ['"1"', '"2"'])).toEqual({ ok: true });
     expect(await append(c, { ...stale, ownerToken: 'not-the-owner' }, ['"x"'])).toEqual({ ok: false, code: 'FENCED' });
     ctx.advance(ctx.lease.takeoverAfterMs + 1);
@@ -69,11 +69,7 @@ export function registerStreamConformance(ctx: StreamConformanceContext): void {
     expect(await append(c, fresh, ['"late"'])).toEqual({ ok: false, code: 'FENCED' });
   });
 
-  it('streams: an append past the caps on chunks or bytes is refused (LIMIT) and writes nothing', async () => {
-    const c = streaming();
-    if (!c) return;
-    const r = ctx.ref();
-    const fence = await runningOwner(c, r, 'node-a');
+  streamCase('an append past the caps on chunks or bytes is refused (LIMIT) and writes nothing', async (c, r, fence) => {
     expect(await append(c, fence, ['"1"', '"2"'], { maxChunks: 3 })).toEqual({ ok: true });
     expect(await append(c, fence, ['"3"', '"4"'], { maxChunks: 3 })).toEqual({ ok: false, code: 'LIMIT' });
     expect(await append(c, fence, ['"3"'], { maxChunks: 3 })).toEqual({ ok: true });
@@ -82,20 +78,12 @@ export function registerStreamConformance(ctx: StreamConformanceContext): void {
     expect(await chunksOf(c, r, fence.epoch)).toEqual(['"1"', '"2"', '"3"', 'x'.repeat(9)]);
   });
 
-  it('streams: the run of a forgotten flight is answered FORGOTTEN', async () => {
-    const c = streaming();
-    if (!c) return;
-    const r = ctx.ref();
-    const fence = await runningOwner(c, r, 'node-a');
+  streamCase('the run of a forgotten flight is answered FORGOTTEN', async (c, r, fence) => {
     expect((await c.forget(r)).ok).toBe(true);
     expect(await append(c, fence, ['"a"'])).toEqual({ ok: false, code: 'FORGOTTEN' });
   });
 
-  it('streams: waitForStream wakes on an append, at once when unread entries exist, else on timeout or abort', async () => {
-    const c = streaming();
-    if (!c) return;
-    const r = ctx.ref();
-    const fence = await runningOwner(c, r, 'node-a');
+  streamCase('waitForStream wakes on an append, at once when unread entries exist, else on timeout or abort', async (c, r, fence) => {
     // A follower joined the run (so progress notices are published).
     expect((await c.acquire({ ...r, ...ctx.lease, ownerId: 'node-b', ownerToken: randomUUID() })).outcome).toBe('FOLLOWER_WAIT');
     let started = Date.now();
