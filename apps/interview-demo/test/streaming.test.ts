@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countBy, modelStats, streamBurst, streamPost } from '../src/load.js';
+import { readSse } from '../src/sse.js';
 import { resetModel, startCluster, type TestCluster } from './helpers.js';
 
 let cluster: TestCluster;
@@ -77,6 +78,31 @@ describe('streamed evaluation and follow-up', () => {
     expect(r.chunkMs).toHaveLength(5);
     expect(r.done).toBeNull();
     expect(r.error.error).toMatchObject({ code: 'E_FLIGHT_EXECUTION', type: 'PROVIDER' });
+  });
+
+  it('a client that goes away mid-stream detaches only itself: the other caller gets the whole text, the node lives on', async () => {
+    await resetModel(cluster.model);
+    const path = `/api/sessions/${session}/follow-up/stream`;
+    const body = { currentQuestion: 'q5', answer: 'Leave early. [tokens-per-sec:20]' };
+    const stays = streamPost(`${cluster.urls[0]}${path}`, body);
+    const controller = new AbortController();
+    const leaving = await fetch(`${cluster.urls[0]}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: controller.signal,
+    });
+    let chunks = 0;
+    const read = (async () => {
+      for await (const event of readSse(leaving.body!)) if (event.event === 'chunk' && ++chunks === 3) controller.abort();
+    })();
+    await expect(read).rejects.toThrow();
+    expect(chunks).toBe(3);
+    const r = await stays;
+    expect(r.done).toMatchObject({ role: expect.stringMatching(/^(owner|follower)$/) });
+    expect(r.text).toMatch(/^Follow-up #/);
+    expect((await modelStats(cluster.model.url)).calls).toBe(1);
+    expect((await fetch(`${cluster.urls[0]}/healthz`)).status).toBe(200);
   });
 
   it('bad input → 400 before any stream starts', async () => {
