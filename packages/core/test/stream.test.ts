@@ -145,6 +145,30 @@ describe('executeStream', () => {
     expect(follower[1]).toBeInstanceOf(Uint8Array);
   });
 
+  it('chunks produced within batchMs go to the coordinator in one append; followers still get each chunk', async () => {
+    const coordinator = createMemoryCoordinator();
+    const appends: number[] = [];
+    const append = coordinator.appendStream.bind(coordinator);
+    coordinator.appendStream = (fence, input) => {
+      appends.push(input.chunks.length);
+      return append(fence, input);
+    };
+    const [a, b] = [node(coordinator), node(coordinator)];
+    const key = randomUUID();
+    // 30 chunks at once, a pause, then 20 more at once.
+    const supplier = async function* () {
+      for (let i = 0; i < 50; i++) {
+        if (i === 30) await sleep(50);
+        yield `t${i}`;
+      }
+    };
+    const owner = collect(a.executeStream('s', key, supplier, { batchMs: 5 }));
+    const follower = collect(b.executeStream('s', key, supplier));
+    expect(await follower).toEqual(expected(50));
+    expect(await owner).toEqual(expected(50));
+    expect(appends).toEqual([30, 20]);
+  });
+
   it('a run past its cap fails with E_FLIGHT_STREAM_LIMIT for every caller', async () => {
     const flight = node(createMemoryCoordinator());
     const { supplier } = tokens(10, 0);
