@@ -138,6 +138,7 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
       ['other processes only: first chunk / chunk lag p99 ms', (r) => [r.remoteFirstChunkVsOwnerP99Ms, r.remoteChunkLagP99Ms]],
       ['Redis bytes / flight', (r) => r.redisBytesPerFlight],
       ['Redis traffic / flight', (r) => r.redisTrafficBytesPerFlight],
+      ['CPU ms / flight: processes / Redis', (r) => [r.clientCpuMsPerFlight, r.redisCpuMsPerFlight]],
       ['incomplete sequences', (r) => r.incompleteSequences],
       ['errors', (r) => r.errors],
     ],
@@ -259,7 +260,8 @@ export function renderMarkdown(run: BenchRun, command: string, profiles: readonl
     '  when there is one, as in `local` mode); a `naive` caller is measured behind its own upstream run. Every caller checks it',
     '  received exactly the upstream\'s sequence ("incomplete sequences" counts those that did not). Redis bytes per flight is the',
     '  `MEMORY USAGE` of the keys the round created, read once the flight completed; traffic is the round\'s `total_net_input_bytes`',
-    '  + `total_net_output_bytes` delta (all 300 callers).',
+    '  + `total_net_output_bytes` delta (all 300 callers). CPU per flight: the 3 processes\' `process.cpuUsage()` over the round',
+    '  (callers, upstream runs and coordination) and redis-server\'s `used_cpu_user` + `used_cpu_sys` delta.',
     '',
     ...renderProfileNotes(profiles),
   ];

@@ -84,7 +84,8 @@ describe('bench: quick streaming herd', () => {
     const ours = run.rows.find((r) => r.contender === flight)!;
     expect(naive).toMatchObject({ scenario: 'stream', upstreamCalls: 300, incompleteSequences: 0, errors: 0, redisBytesPerFlight: null });
     expect(ours).toMatchObject({ scenario: 'stream', upstreamCallsPerRound: [1], incompleteSequences: 0, errors: 0, roles: { owner: 1, follower: 299 } });
-    for (const field of ['followerFirstChunkVsOwnerP99Ms', 'chunkLagP99Ms', 'redisBytesPerFlight', 'redisTrafficBytesPerFlight', 'ownerFirstChunkMs']) {
+    const figures = ['followerFirstChunkVsOwnerP99Ms', 'chunkLagP99Ms', 'redisBytesPerFlight', 'redisTrafficBytesPerFlight', 'ownerFirstChunkMs', 'clientCpuMsPerFlight', 'redisCpuMsPerFlight'];
+    for (const field of figures) {
       expect(ours[field], field).toEqual(expect.any(Number));
     }
     // The owner's first chunk comes one chunk interval (20 ms) after the start, not after the whole stream.

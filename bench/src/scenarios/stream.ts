@@ -1,8 +1,10 @@
 /**
  * Scenario 8 — streaming herd: 3 processes × 100 concurrent callers of one streamed key; the upstream
  * emits 50 chunks over 1 s. Per contender: upstream calls, time to first chunk, how far behind the
- * owner each follower gets its first chunk and every later chunk, and the Redis bytes one streamed
- * flight costs (its keys' `MEMORY USAGE` once complete, and the Redis network traffic of the round).
+ * owner each follower gets its first chunk and every later chunk, the Redis bytes one streamed flight
+ * costs (its keys' `MEMORY USAGE` once complete, and the Redis network traffic of the round), and the CPU
+ * time of one streamed flight in the 3 processes and in redis-server (figures that do not move with the
+ * machine's load the way latencies do).
  *
  * "Behind the owner": a follower's receive time of chunk i minus the owner caller's receive time of
  * chunk i (the owner of the run it followed: the caller whose supplier ran, the one in its own
@@ -12,7 +14,8 @@
 import type { Redis } from 'ioredis';
 import { counterKey, guarded, infoField, prefixOf, scanKeys, type BenchContext, type ResultRow } from '../context.js';
 import { FLIGHT_CONTENDERS, REDIS_CONTENDERS, type Contender, type ContenderName } from '../contenders/index.js';
-import { nowMs, sleep, summarize, waitUntil } from '../stats.js';
+import { nowMs, round, sleep, summarize, waitUntil } from '../stats.js';
+import { redisCpu } from './throughput.js';
 
 export interface StreamOptions {
   processes: number;
@@ -94,14 +97,23 @@ async function streamCall(contender: Contender, key: string, spec: StreamUpstrea
   }
 }
 
+/** What one process saw of a round: its callers, and the CPU time it spent (µs, user + system). */
+export interface StreamHerdResult {
+  calls: StreamCallRecord[];
+  cpuUs: number;
+}
+
 /** Worker task: `callers` concurrent streaming calls on one key, all started at `startAtMs`. */
 export async function streamHerd(
   contender: Contender,
   counter: Redis | undefined,
   args: { key: string; callers: number; startAtMs: number; upstream: StreamUpstreamSpec },
-): Promise<StreamCallRecord[]> {
+): Promise<StreamHerdResult> {
   await waitUntil(args.startAtMs);
-  return Promise.all(Array.from({ length: args.callers }, () => streamCall(contender, args.key, args.upstream, counter)));
+  const cpu = process.cpuUsage();
+  const calls = await Promise.all(Array.from({ length: args.callers }, () => streamCall(contender, args.key, args.upstream, counter)));
+  const used = process.cpuUsage(cpu);
+  return { calls, cpuUs: used.user + used.system };
 }
 
 export interface BehindOwner {
@@ -155,6 +167,8 @@ async function memoryUsage(admin: Redis, keys: readonly string[]): Promise<numbe
   return ((await p.exec()) ?? []).reduce((sum, [, bytes]) => sum + Number(bytes ?? 0), 0);
 }
 
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+
 const netBytes = async (admin: Redis) => (await infoField(admin, 'stats', 'total_net_input_bytes')) + (await infoField(admin, 'stats', 'total_net_output_bytes'));
 
 export async function runStream(ctx: BenchContext, contenders: ContenderName[], opts: StreamOptions): Promise<ResultRow[]> {
@@ -170,10 +184,16 @@ export async function runStream(ctx: BenchContext, contenders: ContenderName[], 
       const round_ = async (key: string, callers: number, spec: StreamUpstreamSpec) => {
         const ck = counterKey(ctx, 'stream', `${name}:${key}`);
         const startAtMs = nowMs() + 30;
-        const records: StreamCallRecord[][] = await Promise.all(
+        const redisBefore = await redisCpu(ctx.admin);
+        const results: StreamHerdResult[] = await Promise.all(
           workers.map((w) => w.call('streamHerd', { key, callers, startAtMs, upstream: { ...spec, counterKey: ck } })),
         );
-        return { records, upstream: Number((await ctx.admin.get(ck)) ?? 0) };
+        return {
+          records: results.map((r) => r.calls),
+          clientCpuUs: results.reduce((sum, r) => sum + r.cpuUs, 0),
+          redisCpuUs: ((await redisCpu(ctx.admin)) - redisBefore) * 1e6,
+          upstream: Number((await ctx.admin.get(ck)) ?? 0),
+        };
       };
       // Warm-up (connections, script loading), not measured.
       await round_('warm-up', 5, { ...upstream, chunks: 3 });
@@ -184,11 +204,15 @@ export async function runStream(ctx: BenchContext, contenders: ContenderName[], 
       const errors = new Map<string, number>();
       const memory: number[] = [];
       const traffic: number[] = [];
+      const clientCpu: number[] = [];
+      const redisCpuUs: number[] = [];
       let incomplete = 0;
       for (let r = 0; r < opts.rounds; r++) {
         const keysBefore = new Set(await scanKeys(ctx.admin, `${prefix}*`));
         const netBefore = await netBytes(ctx.admin);
-        const { records, upstream: calls } = await round_(`stream-${r}`, opts.callersPerProcess, upstream);
+        const { records, upstream: calls, clientCpuUs, redisCpuUs: redisUs } = await round_(`stream-${r}`, opts.callersPerProcess, upstream);
+        clientCpu.push(clientCpuUs);
+        redisCpuUs.push(redisUs);
         traffic.push((await netBytes(ctx.admin)) - netBefore);
         memory.push(await memoryUsage(ctx.admin, (await scanKeys(ctx.admin, `${prefix}*`)).filter((k) => !keysBefore.has(k))));
         perRound.push(calls);
@@ -226,8 +250,10 @@ export async function runStream(ctx: BenchContext, contenders: ContenderName[], 
         remoteFirstChunkVsOwnerP99Ms: remoteBehind.p99Ms,
         remoteChunkLagP50Ms: remoteLag.p50Ms,
         remoteChunkLagP99Ms: remoteLag.p99Ms,
-        redisBytesPerFlight: redisBacked ? Math.round(memory.reduce((a, b) => a + b, 0) / memory.length) : null,
-        redisTrafficBytesPerFlight: redisBacked ? Math.round(traffic.reduce((a, b) => a + b, 0) / traffic.length) : null,
+        redisBytesPerFlight: redisBacked ? Math.round(mean(memory)) : null,
+        redisTrafficBytesPerFlight: redisBacked ? Math.round(mean(traffic)) : null,
+        clientCpuMsPerFlight: round(mean(clientCpu) / 1000, 1),
+        redisCpuMsPerFlight: redisBacked ? round(mean(redisCpuUs) / 1000, 1) : null,
         chunks: opts.chunks,
         chunkIntervalMs: opts.chunkIntervalMs,
         callers: opts.processes * opts.callersPerProcess,

@@ -64,7 +64,7 @@ async function rawCeiling(
 }
 
 /** CPU seconds used by redis-server so far (main thread + others). */
-async function redisCpu(admin: Redis): Promise<number> {
+export async function redisCpu(admin: Redis): Promise<number> {
   const text = await admin.info('cpu');
   const get = (f: string) => Number(new RegExp(`^${f}:(\\S+)`, 'm').exec(text)?.[1] ?? 0);
   return get('used_cpu_user') + get('used_cpu_sys');
