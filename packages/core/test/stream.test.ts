@@ -169,6 +169,30 @@ describe('executeStream', () => {
     expect(appends).toEqual([30, 20]);
   });
 
+  it('a follower node reads the coordinator only while a caller waits for more: a paused consumer costs no reads', async () => {
+    const coordinator = createMemoryCoordinator();
+    let reads = 0;
+    const readStream = coordinator.readStream.bind(coordinator);
+    coordinator.readStream = (ref, input) => {
+      reads++;
+      return readStream(ref, input);
+    };
+    const [a, b] = [node(coordinator), node(coordinator)];
+    const key = randomUUID();
+    const { supplier } = tokens(20, 10);
+    const owner = collect(a.executeStream('s', key, supplier));
+    const iterator = b.executeStream('s', key, supplier)[Symbol.asyncIterator]();
+    expect((await iterator.next()).value).toBe('t0');
+    // The consumer pauses while the owner streams the rest: its node stops reading.
+    await sleep(30);
+    const readsWhenPaused = reads;
+    await owner;
+    expect(reads - readsWhenPaused).toBeLessThanOrEqual(1);
+    const rest: unknown[] = [];
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) rest.push(next.value);
+    expect(['t0', ...rest]).toEqual(expected(20));
+  });
+
   it('a run past its cap fails with E_FLIGHT_STREAM_LIMIT for every caller', async () => {
     const flight = node(createMemoryCoordinator());
     const { supplier } = tokens(10, 0);

@@ -4,6 +4,7 @@
  * run or read from the coordinator (see stream-reader.ts).
  */
 import { FlightStreamUnsupportedError, FlightValidationError } from '../errors.js';
+import type { FlightEventMap } from '../events/types.js';
 import type { FlightMode } from '../flight/options.js';
 import type { FlightResult, Supplier } from '../flight/types.js';
 import { assertRequestKey, flightId } from '../keys/key-builder.js';
@@ -24,6 +25,7 @@ import type { ExecuteStreamOptions, FlightStream, StreamChunk } from './types.js
 /** What a streamed flight needs of its `SingleFlight`. */
 export interface StreamHost {
   readonly mode: FlightMode;
+  on(event: 'follower', listener: (payload: FlightEventMap['follower']) => void): () => void;
   policy(stage: string): StagePolicy;
   execute<T>(stage: string, key: string, supplier: Supplier<T>, options: ExecuteStreamOptions): Promise<FlightResult<T>>;
 }
@@ -45,6 +47,8 @@ export class StreamFlights {
     private readonly deps: StreamDeps,
   ) {
     this.coordinator = host.mode !== 'local' && supportsStreams(deps.coordinator) ? deps.coordinator : undefined;
+    // A call of this node joined a run: its reader (idle until it knows a run to read) reads it at once.
+    if (this.coordinator) host.on('follower', (joined) => this.hub.get(flightId(joined))?.notify());
   }
 
   open<C extends StreamChunk>(

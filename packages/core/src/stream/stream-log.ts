@@ -84,6 +84,11 @@ export class StreamHub {
     return log;
   }
 
+  /** The log of a flight held by some caller of this node. */
+  get(id: string): StreamLog | undefined {
+    return this.logs.get(id);
+  }
+
   release(id: string, log: StreamLog): void {
     if (--log.holders > 0) return;
     if (this.logs.get(id) === log) this.logs.delete(id);

@@ -42,10 +42,12 @@ export function demandChunks(spec: ReaderSpec, running: WeakSet<StreamLog>): voi
 
 async function read(spec: ReaderSpec): Promise<void> {
   const { coordinator, ref, log, clock, logger, pollIntervalMs } = spec;
+  /** Nothing to read: wait for a change of the log (this node's run, a run joined, the outcome) or the next poll. */
+  const idle = () => Promise.race([sleep(clock, pollIntervalMs), log.changed()]);
   /** The remote run being read (undefined until the flight's current run is known). */
   let run: StreamRun | undefined = log.run && !log.run.local ? log.run : undefined;
   while (log.waiting > 0 && log.holders > 0 && !log.pushedLocally) {
-    // This node's own run, still current, was pushed whole: only the flight's outcome can follow.
+    // This node's own run, still current, was pushed whole: only the flight's outcome (or a newer run) can follow.
     const ownRun = log.run?.local === true ? log.run : undefined;
     const epoch = run?.epoch ?? ownRun?.epoch ?? 0;
     let reply;
@@ -53,27 +55,33 @@ async function read(spec: ReaderSpec): Promise<void> {
       reply = await coordinator.readStream(ref, { epoch, afterId: run?.lastId ?? '', count: READ_BATCH });
     } catch (error) {
       logger.warn({ ...ref, err: error }, 'reading the stream failed; trying again');
-      await sleep(clock, pollIntervalMs);
+      await idle();
       continue;
     }
     if (log.pushedLocally) return;
     const { meta } = reply;
-    if (meta && isActive(meta.status) && meta.epoch > epoch) {
+    const active = meta !== null && isActive(meta.status);
+    if (active && meta.epoch > epoch) {
       // A newer run: its chunks start over.
       run = log.begin(meta.epoch, false);
       continue;
     }
-    if (run && log.run === run && reply.entries.length > 0) {
+    const reading = run !== undefined && log.run === run;
+    if (reading && reply.entries.length > 0) {
       for (const entry of reply.entries) {
-        run.lastId = entry.id;
+        run!.lastId = entry.id;
         try {
-          log.push(run, decodeChunk(entry.chunk));
+          log.push(run!, decodeChunk(entry.chunk));
         } catch (error) {
-          logger.warn({ ...ref, epoch: run.epoch, entry: entry.id, err: error }, 'skipped a stream entry that does not decode');
+          logger.warn({ ...ref, epoch: run!.epoch, entry: entry.id, err: error }, 'skipped a stream entry that does not decode');
         }
       }
       continue;
     }
-    await coordinator.waitForStream(ref, { epoch, afterId: run?.lastId ?? '', timeoutMs: pollIntervalMs });
+    // The remote run goes on: wait for its next entries. Otherwise (no run yet, this node's own run, a
+    // run that ended) the call's outcome or a run it joins comes through the log.
+    if (reading && active && meta.epoch === run!.epoch) {
+      await coordinator.waitForStream(ref, { epoch: run!.epoch!, afterId: run!.lastId, timeoutMs: pollIntervalMs });
+    } else await idle();
   }
 }
