@@ -96,7 +96,7 @@ export async function runWakeup(ctx: BenchContext, contenders: ContenderName[], 
       const t0 = nowMs();
       const prefix = prefixOf(ctx, 'wakeup', name);
       const all = [owner, ...followers];
-      await Promise.all(all.map((w) => w.call('setup', { name, options: { redisUrl: ctx.redis.url, prefix, resultTtlMs: 60_000 } })));
+      await Promise.all(all.map((w) => w.call('setup', { name, options: { redisUrl: ctx.redis.url, prefix, resultTtlMs: 60_000, recordCompletions: true } })));
       const run = async (tag: string, flights: number) => {
         const keys = Array.from({ length: flights }, (_, i) => `${tag}-${i}`);
         const ck = counterKey(ctx, 'wakeup', `${name}:${tag}`);
