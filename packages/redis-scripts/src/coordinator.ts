@@ -40,7 +40,7 @@ export interface RedisCoordinator extends FlightCoordinator {
   readonly notifications: NotificationCounters;
 }
 
-/** Flights whose keys are remembered (a digest each); the oldest is forgotten first. */
+/** Flights whose keys are remembered per generation (a digest each; see `keysOf`). */
 const KEY_CACHE_SIZE = 4096;
 
 const ACQUIRE_OUTCOMES = new Set<string>(['OWNER_NEW', 'OWNER_TAKEOVER', 'FOLLOWER_WAIT', 'REPLAY_SUCCESS', 'REPLAY_FAILURE']);
@@ -75,17 +75,27 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
   const nowArg = () => (opts.clock ? String(Math.trunc(opts.clock())) : '');
 
-  /** Keys of recent flights: an owner's acquire and complete hash the same ref once. */
-  const keyCache = new Map<string, CachedKeys>();
+  /**
+   * Keys of recent flights: an owner's acquire and complete hash the same ref once. Two generations of at
+   * most KEY_CACHE_SIZE each: when the newer fills up it becomes the older and the older is dropped whole
+   * (evicting one oldest entry at a time from a Map walks over the holes earlier deletions left).
+   */
+  let recentKeys = new Map<string, CachedKeys>();
+  let olderKeys = new Map<string, CachedKeys>();
   function keysOf(ref: FlightRef): CachedKeys {
     const id = flightId(ref);
-    let keys = keyCache.get(id);
+    let keys = recentKeys.get(id);
+    if (keys) return keys;
+    keys = olderKeys.get(id);
     if (!keys) {
-      const k = flightKeys(opts.prefix, ref);
-      keys = { ...k, channel: noticeChannel(opts.prefix, k.tag, driver.db) };
-      if (keyCache.size >= KEY_CACHE_SIZE) keyCache.delete(keyCache.keys().next().value as string);
-      keyCache.set(id, keys);
+      const { tag, meta, list } = flightKeys(opts.prefix, ref);
+      keys = { tag, meta, list, channel: noticeChannel(opts.prefix, tag, driver.db), followed: undefined };
     }
+    if (recentKeys.size >= KEY_CACHE_SIZE) {
+      olderKeys = recentKeys;
+      recentKeys = new Map();
+    }
+    recentKeys.set(id, keys);
     return keys;
   }
 
