@@ -122,13 +122,22 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     }
   }
 
-  async function script(
+  function script(
     name: LuaScriptName,
     ref: FlightRef,
     args: readonly string[],
     ownerWrite: boolean,
     keys: CachedKeys = keysOf(ref),
   ): Promise<ScriptReply> {
+    if (versionChecked && !(ownerWrite && opts.waitReplicas)) {
+      // The common case in one promise chain: no async frames around the command.
+      return withDeadline(runScript(driver, name, keys.list, args), opts.commandTimeoutMs).then(
+        (raw) => decodeReply(raw, ref), // throws FlightCoordinationError only, which the mapping keeps as it is
+        (error: unknown) => {
+          throw toFlightRedisError(error, name, { stage: ref.stage, key: ref.key });
+        },
+      );
+    }
     return call(name, ref, async () => {
       const reply = decodeReply(await runScript(driver, name, keys.list, args), ref);
       if (ownerWrite && opts.waitReplicas && driver.waitReplicas) {
