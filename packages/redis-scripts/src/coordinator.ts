@@ -18,7 +18,7 @@ import {
   type Fence,
   type AcquireOutcome,
 } from '@flight/core';
-import type { RedisDriver } from './driver';
+import type { RedisDriver, ScriptRunner } from './driver';
 import { FlightRedisVersionError, toFlightRedisError, withDeadline } from './errors';
 import { flightKeys, noticeChannel, type FlightKeys } from './keys';
 import type { LuaScriptName } from './lua.generated';
@@ -128,10 +128,12 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     args: readonly string[],
     ownerWrite: boolean,
     keys: CachedKeys = keysOf(ref),
+    /** The connection to run it on: the command connection unless a re-read rides with a subscription. */
+    via: ScriptRunner = driver,
   ): Promise<ScriptReply> {
     if (versionChecked && !(ownerWrite && opts.waitReplicas)) {
       // The common case in one promise chain: no async frames around the command.
-      return withDeadline(runScript(driver, name, keys.list, args), opts.commandTimeoutMs).then(
+      return withDeadline(runScript(via, name, keys.list, args), opts.commandTimeoutMs).then(
         (raw) => decodeReply(raw, ref), // throws FlightCoordinationError only, which the mapping keeps as it is
         (error: unknown) => {
           throw toFlightRedisError(error, name, { stage: ref.stage, key: ref.key });
@@ -139,7 +141,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       );
     }
     return call(name, ref, async () => {
-      const reply = decodeReply(await runScript(driver, name, keys.list, args), ref);
+      const reply = decodeReply(await runScript(via, name, keys.list, args), ref);
       if (ownerWrite && opts.waitReplicas && driver.waitReplicas) {
         await driver.waitReplicas(keys.meta, opts.waitReplicas.replicas, opts.waitReplicas.timeoutMs);
       }
@@ -161,8 +163,8 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     return String(Math.trunc(value));
   }
 
-  async function read(ref: FlightRef, withResult: boolean): Promise<ScriptReply> {
-    return script('read', ref, [nowArg(), withResult ? '1' : '0'], false);
+  function read(ref: FlightRef, withResult: boolean, via?: ScriptRunner): Promise<ScriptReply> {
+    return script('read', ref, [nowArg(), withResult ? '1' : '0'], false, undefined, via);
   }
 
   return {
@@ -297,7 +299,9 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       // published. Any other waiter marks the record watched when it re-reads it, so that it is.
       const joined = keys.followed?.epoch === options.epoch;
       const nonce = joined ? keys.followed!.nonce : undefined;
-      const reread = joined ? () => read(ref, true) : () => script('watch', ref, [nowArg()], false, keys);
+      const reread = joined
+        ? (via?: ScriptRunner) => read(ref, true, via)
+        : (via?: ScriptRunner) => script('watch', ref, [nowArg()], false, keys, via);
       return notifications.wait(ref, keys.channel, { ...options, nonce }, reread);
     },
 
