@@ -59,12 +59,17 @@ if (process.argv[4] === 'follower') {
   let waitedAt = 0;
   const waitForTerminal = coordinator.waitForTerminal.bind(coordinator);
   coordinator.waitForTerminal = (ref, options) => waitForTerminal(ref, options).then((e) => ((waitedAt = now()), e));
+  // The bare hop to this process, for comparison: a plain ioredis subscriber of its own.
+  const raw = new Redis(url);
+  await raw.subscribe(`${prefix}:hop`);
+  raw.on('message', () => process.send({ type: 'hop', at: now() }));
   process.on('message', async (m) => {
     if (m.type === 'join') {
       const t = now();
       const ends = await Promise.all(Array.from({ length: 5 }, () => flight.execute('bench', m.key, async () => payload).then(() => now())));
-      process.send({ type: 'done', key: m.key, joinAt: t, noticeAt, waitedAt, msgAt: globalThis.__tMsg, finishAt: globalThis.__tFinish, coreAt: globalThis.__tCore, first: Math.min(...ends), last: Math.max(...ends), received: coordinator.notifications.received });
+      process.send({ type: 'done', key: m.key, joinAt: t, noticeAt, waitedAt, msgAt: globalThis.__tMsg, finishAt: globalThis.__tFinish, coreAt: globalThis.__tCore, decodedAt: globalThis.__tDecoded, first: Math.min(...ends), last: Math.max(...ends), received: coordinator.notifications.received });
     } else if (m.type === 'close') {
+      raw.disconnect();
       await close();
       process.exit(0);
     }
@@ -107,14 +112,26 @@ if (process.argv[4] === 'follower') {
       toFirst.push(d.first - completeAt.get(key));
       toNotice.push(d.noticeAt - completeAt.get(key));
       toWaited.push(d.waitedAt - completeAt.get(key));
-      for (const f of ['msgAt', 'finishAt', 'coreAt']) if (d[f]) (extra[f] ??= []).push(d[f] - completeAt.get(key));
+      for (const f of ['msgAt', 'finishAt', 'coreAt', 'decodedAt']) if (d[f]) (extra[f] ??= []).push(d[f] - completeAt.get(key));
       toLast.push(d.last - completeAt.get(key));
     }
     await sleep(2);
   }
+  // The bare PUBLISH -> SUBSCRIBE hop to the same follower process, from PUBLISH returned (like `complete` returned).
+  const publisher = new Redis(url);
+  const hops = [];
+  for (let i = 0; i < flights + 10; i++) {
+    const arrived = next('hop');
+    await publisher.publish(`${prefix}:hop`, 'x');
+    const sent = now();
+    const { at } = await arrived;
+    if (i >= 10) hops.push(at - sent);
+    await sleep(25);
+  }
+  publisher.disconnect();
   const p = (a, q) => a.sort((x, y) => x - y)[Math.floor(q * (a.length - 1))].toFixed(3);
   for (const [f, a] of Object.entries(extra)) console.log(f, p(a, 0.5));
-  console.log(JSON.stringify({ adapter, flights, noticeP50: p(toNotice, 0.5), waitedP50: p(toWaited, 0.5), firstP50: p(toFirst, 0.5), lastP50: p(toLast, 0.5), lastP99: p(toLast, 0.99) }));
+  console.log(JSON.stringify({ adapter, flights, hopP50: p(hops, 0.5), noticeP50: p(toNotice, 0.5), waitedP50: p(toWaited, 0.5), firstP50: p(toFirst, 0.5), lastP50: p(toLast, 0.5), lastP99: p(toLast, 0.99) }));
   child.send({ type: 'close' });
   await close();
 }

@@ -9,6 +9,7 @@ import { counterKey, guarded, infoField, prefixOf, type BenchContext, type Resul
 import { FLIGHT_CONTENDERS, type ContenderName } from '../contenders/index.js';
 import type { BatchResult } from '../tasks.js';
 import { nowMs, sleep, summarize } from '../stats.js';
+import { HOP_ACROSS_CONTENDER } from '../targets.js';
 
 /**
  * The bare notification hop in the same run, as a floor for the figures above: the time from the
@@ -69,6 +70,51 @@ async function rawHop(ctx: BenchContext, kind: 'pubsub' | 'xadd-xread', n: numbe
     maxMs: s.maxMs,
     fromReplyP50Ms: summarize(samples).p50Ms,
     note: "writer's send -> reader's message, two connections of the harness process (a floor, not a contender)",
+  };
+}
+
+/**
+ * The same bare PUBLISH→SUBSCRIBE hop to another process (a worker's plain ioredis subscriber), which is
+ * what a follower's wake-up crosses: the receiver has to be woken and scheduled. Context, not the target's
+ * reference.
+ */
+async function rawHopAcross(ctx: BenchContext, worker: BenchContext['workers'][number], n: number): Promise<ResultRow> {
+  const writer = new Redis(ctx.redis.url);
+  const channel = `fb:${ctx.runId}:hop:across`;
+  const sent = new Map<number, number>();
+  const replied = new Map<number, number>();
+  try {
+    await worker.call('hopListen', { url: ctx.redis.url, channel });
+    for (let i = 0; i < n + 5; i++) {
+      sent.set(i, nowMs());
+      await writer.publish(channel, String(i));
+      replied.set(i, nowMs());
+      await sleep(5);
+    }
+    await sleep(50);
+  } finally {
+    writer.disconnect();
+  }
+  const arrivals = (await worker.call('hopCollect')) as [number, number][];
+  const fromSend: number[] = [];
+  const fromReply: number[] = [];
+  for (const [i, at] of arrivals) {
+    if (i < 5) continue;
+    fromSend.push(at - sent.get(i)!);
+    fromReply.push(at - replied.get(i)!);
+  }
+  const s = summarize(fromSend);
+  return {
+    scenario: 'wakeup',
+    contender: HOP_ACROSS_CONTENDER,
+    upstreamCalls: null,
+    flights: null,
+    samples: s.count,
+    p50Ms: s.p50Ms,
+    p99Ms: s.p99Ms,
+    maxMs: s.maxMs,
+    fromReplyP50Ms: summarize(fromReply).p50Ms,
+    note: "writer's send -> a worker process's message (context: the hop a follower's wake-up crosses; the target uses the in-process hop)",
   };
 }
 
@@ -147,7 +193,7 @@ export async function runWakeup(ctx: BenchContext, contenders: ContenderName[], 
     });
   }
   const hops = ctx.quick ? 100 : 300;
-  rows.push(await rawHop(ctx, 'pubsub', hops), await rawHop(ctx, 'xadd-xread', hops));
+  rows.push(await rawHop(ctx, 'pubsub', hops), await rawHopAcross(ctx, followers[0]!, hops), await rawHop(ctx, 'xadd-xread', hops));
   return rows;
 }
 
