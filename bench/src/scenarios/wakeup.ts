@@ -58,18 +58,28 @@ async function rawHop(ctx: BenchContext, kind: 'pubsub' | 'xadd-xread', n: numbe
     writer.disconnect();
     await ctx.admin.unlink(name);
   }
+  return hopRow(
+    kind === 'pubsub' ? 'raw PUBLISH→SUBSCRIBE hop' : 'raw XADD→XREAD hop',
+    fromSend,
+    samples,
+    "writer's send -> reader's message, two connections of the harness process (a floor, not a contender)",
+  );
+}
+
+/** A hop's row: latencies from the writer's send (the figures) and from its reply (`fromReplyP50Ms`). */
+function hopRow(contender: string, fromSend: number[], fromReply: number[], note: string): ResultRow {
   const s = summarize(fromSend);
   return {
     scenario: 'wakeup',
-    contender: kind === 'pubsub' ? 'raw PUBLISH→SUBSCRIBE hop' : 'raw XADD→XREAD hop',
+    contender,
     upstreamCalls: null,
     flights: null,
     samples: s.count,
     p50Ms: s.p50Ms,
     p99Ms: s.p99Ms,
     maxMs: s.maxMs,
-    fromReplyP50Ms: summarize(samples).p50Ms,
-    note: "writer's send -> reader's message, two connections of the harness process (a floor, not a contender)",
+    fromReplyP50Ms: summarize(fromReply).p50Ms,
+    note,
   };
 }
 
@@ -103,19 +113,12 @@ async function rawHopAcross(ctx: BenchContext, worker: BenchContext['workers'][n
     fromSend.push(at - sent.get(i)!);
     fromReply.push(at - replied.get(i)!);
   }
-  const s = summarize(fromSend);
-  return {
-    scenario: 'wakeup',
-    contender: HOP_ACROSS_CONTENDER,
-    upstreamCalls: null,
-    flights: null,
-    samples: s.count,
-    p50Ms: s.p50Ms,
-    p99Ms: s.p99Ms,
-    maxMs: s.maxMs,
-    fromReplyP50Ms: summarize(fromReply).p50Ms,
-    note: "writer's send -> a worker process's message (context: the hop a follower's wake-up crosses; the target uses the in-process hop)",
-  };
+  return hopRow(
+    HOP_ACROSS_CONTENDER,
+    fromSend,
+    fromReply,
+    "writer's send -> a worker process's message (context: the hop a follower's wake-up crosses; the target uses the in-process hop)",
+  );
 }
 
 export interface WakeupOptions {
