@@ -101,13 +101,20 @@ export function createNodeRedisDriver(
       }
     }
   };
-  const evalArgs = (head: string, keys: readonly string[], args: readonly string[]) => [head, String(keys.length), ...keys, ...args];
+  /** `EVALSHA sha numkeys keys… args…` (or EVAL) as one array. */
+  const scriptCommand = (command: 'EVALSHA' | 'EVAL', head: string, keys: readonly string[], args: readonly string[]) => [
+    command,
+    head,
+    String(keys.length),
+    ...keys,
+    ...args,
+  ];
 
   return {
     isCluster: cluster,
     db: cluster ? 0 : ((client as NodeRedisClient).options?.database ?? (connection.redis as { database?: number } | undefined)?.database ?? 0),
-    evalsha: (sha, keys, args) => send(keys[0], ['EVALSHA', ...evalArgs(sha, keys, args)]),
-    eval: (source, keys, args) => send(keys[0], ['EVAL', ...evalArgs(source, keys, args)]),
+    evalsha: (sha, keys, args) => send(keys[0], scriptCommand('EVALSHA', sha, keys, args)),
+    eval: (source, keys, args) => send(keys[0], scriptCommand('EVAL', source, keys, args)),
     createSubscriber(handlers) {
       // One duplicate for the coordinator's life, connected on first use. node-redis re-subscribes by
       // itself after a reconnect and emits 'ready' only once that is done; on a cluster it keeps one
@@ -148,8 +155,8 @@ export function createNodeRedisDriver(
           ? {}
           : {
               scripts: {
-                evalsha: (sha, keys, args) => runScriptCommand(['EVALSHA', ...evalArgs(sha, keys, args)]),
-                eval: (source, keys, args) => runScriptCommand(['EVAL', ...evalArgs(source, keys, args)]),
+                evalsha: (sha, keys, args) => runScriptCommand(scriptCommand('EVALSHA', sha, keys, args)),
+                eval: (source, keys, args) => runScriptCommand(scriptCommand('EVAL', source, keys, args)),
               },
             }),
         async close() {
