@@ -49,9 +49,10 @@ export function toFlightRedisError(error: unknown, operation: string, context: F
 
 /**
  * Deadlines of every Redis call in the process: one lane (and at most one timer) per deadline length
- * instead of a `setTimeout` armed and cleared per command.
+ * instead of a `setTimeout` armed and cleared per command. On the monotonic clock: a step of the wall
+ * clock neither fires nor delays them.
  */
-const deadlines = new DeadlineQueue(systemClock, silentLogger);
+const deadlines = new DeadlineQueue({ ...systemClock, now: () => performance.now() }, silentLogger);
 
 /** Settles by `timeoutMs` at the latest: a blackholed Redis never leaves the caller pending. */
 export function withDeadline<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
