@@ -47,6 +47,8 @@ export const LIMITS = {
 } as const;
 
 export const HOP_CONTENDER = 'raw PUBLISH→SUBSCRIBE hop';
+/** The same hop received by another process (context for the wake-up's "why"). */
+export const HOP_ACROSS_CONTENDER = 'raw PUBLISH→SUBSCRIBE hop, another process';
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const ratio = (a: unknown, b: unknown): number | null => {
@@ -131,6 +133,7 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
 
   const raw = pick(all, 'distinct-keys', 'raw-evalsha');
   const hop = pick(all, 'wakeup', HOP_CONTENDER);
+  const hopAcross = pick(all, 'wakeup', HOP_ACROSS_CONTENDER);
   const local = pick(all, 'distinct-keys', 'local');
   if (local) {
     const naive = pick(all, 'distinct-keys', 'naive');
@@ -280,7 +283,8 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
         name,
         `p50 ${fmt(wake.p50Ms)} ms vs hop ${fmt(hop?.p50Ms)} ms (${fmt(wake.vsHopP50)}×); p99 ${fmt(wake.p99Ms)} ms vs hop ${fmt(hop?.p99Ms)} ms`,
         within(wake.p50Ms, LIMITS.wakeupVsHop, hop?.p50Ms),
-        `woken by ${fmt(wake.woken)}; the follower verifies and decodes the notice and resolves its callers after the hop.`,
+        `woken by ${fmt(wake.woken)}; the follower verifies and decodes the notice and resolves its callers after the hop` +
+          (hopAcross ? ` (the same hop to another process: p50 ${fmt(hopAcross.p50Ms)} ms, ${fmt(ratio(wake.p50Ms, hopAcross.p50Ms))}× of it).` : '.'),
       );
     }
 

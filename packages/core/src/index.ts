@@ -17,6 +17,7 @@ export {
 } from './policy/stage-policy.js';
 export { classifyError, toFailureRecord, toExecutionError } from './failure/classify.js';
 export { createGuard, type Guard } from './guard/guard.js';
+export { DeadlineQueue, type Deadline } from './run/deadline-queue.js';
 export { HeartbeatManager, type HeartbeatSpec, type HeartbeatTask, type RenewResult } from './heartbeat/heartbeat-manager.js';
 export { createEnvelopeCodec, type EnvelopeCodecOptions, type Serializer } from './codec/envelope-codec.js';
 export { createLruReplayCache, type LruReplayCacheOptions } from './cache/lru-replay-cache.js';
