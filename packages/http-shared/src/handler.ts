@@ -29,7 +29,7 @@ import {
   UnshareableResponse,
 } from './errors.js';
 import { resolveHttpFlightOptions, type FlightKeySpec, type HttpFlightOptions } from './options.js';
-import type { OwnerRun } from './recorder.js';
+import type { OwnerRun, RecordResult } from './recorder.js';
 import {
   canonicalQuery,
   declaredLength,
@@ -106,13 +106,16 @@ class DetachedRequest extends Error {
 }
 
 /**
- * Releases an owner's recorded response, as a promise whose rejection (Koa hands the handler's own error
- * to the framework this way) is handled until the caller awaits it.
+ * Releases an owner's recorded response: `true` once handed over, or (a framework that sends it later: Koa)
+ * a promise whose rejection (Koa hands the handler's own error to the framework this way) is handled until
+ * the caller awaits it.
  */
-function releaseOwner(run: OwnerRun): Promise<void> {
+function releaseOwner(run: OwnerRun): Promise<void> | true {
   let released: Promise<void>;
   try {
-    released = Promise.resolve(run.release());
+    const pending = run.release();
+    if (pending === undefined) return true;
+    released = Promise.resolve(pending);
   } catch (error) {
     released = Promise.reject(error);
   }
@@ -120,18 +123,33 @@ function releaseOwner(run: OwnerRun): Promise<void> {
   return released;
 }
 
+/** Why a recording that did not complete cannot be shared. */
+function unrecorded(outcome: Exclude<RecordResult, { kind: 'complete' }>, replayable: boolean): UnshareableResponse {
+  if (outcome.kind === 'overflow') return new UnshareableResponse('too-large', undefined, { replayable });
+  if (outcome.kind === 'unrecordable') return new UnshareableResponse('body', undefined, { replayable });
+  return new UnshareableResponse('status', outcome.status, { replayable });
+}
+
 /** True when the flight failed because its run or this caller's wait ran out of time. */
 function isTimeout(error: unknown): boolean {
   return error instanceof FlightWaitTimeoutError || (error instanceof FlightExecutionError && error.errorType === 'TIMEOUT');
 }
 
-function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
-  if (a.aborted) return a;
+/** A signal aborted when `a` or `b` aborts; `dispose` removes its listeners (`a` may outlive the request). */
+function anySignal(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; dispose(): void } {
+  if (a.aborted) return { signal: a, dispose() {} };
   const controller = new AbortController();
-  const forward = (source: AbortSignal) => () => controller.abort(source.reason);
-  a.addEventListener('abort', forward(a), { once: true });
-  b.addEventListener('abort', forward(b), { once: true });
-  return controller.signal;
+  const onA = () => controller.abort(a.reason);
+  const onB = () => controller.abort(b.reason);
+  a.addEventListener('abort', onA, { once: true });
+  b.addEventListener('abort', onB, { once: true });
+  return {
+    signal: controller.signal,
+    dispose() {
+      a.removeEventListener('abort', onA);
+      b.removeEventListener('abort', onB);
+    },
+  };
 }
 
 function normalizeSpec(spec: Exclude<FlightKeySpec, null | undefined>): { parts?: readonly KeyPart[]; identity?: string } {
@@ -251,8 +269,8 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
    */
   class FlightCall implements ExecuteOptions {
     run: OwnerRun | undefined;
-    /** The owner's response handed to its client, as soon as it is known to be shareable. */
-    released: Promise<void> | undefined;
+    /** The owner's response handed to its client (`true`, or the promise of it), as soon as it is known to be shareable. */
+    released: Promise<void> | true | undefined;
     answered = false;
     conflicted = false;
     /** Only `inFlight: 'conflict'` detaches a caller itself (to answer 409 instead of following). */
@@ -263,7 +281,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
     /** An unsafe request's run is never repeated automatically: its failures are stored non-retryable. */
     readonly atMostOnce: boolean;
     readonly supplier: (context: FlightContext) => Promise<SharedResponse>;
-    private signalOf: AbortSignal | undefined;
+    private signalOf: { signal: AbortSignal; dispose(): void } | AbortSignal | undefined;
 
     constructor(
       readonly exchange: HttpExchange<Req>,
@@ -277,29 +295,43 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
     }
 
     get signal(): AbortSignal {
-      return (this.signalOf ??= this.detach ? anySignal(this.exchange.signal, this.detach.signal) : this.exchange.signal);
+      const signal = (this.signalOf ??= this.detach ? anySignal(this.exchange.signal, this.detach.signal) : this.exchange.signal);
+      return signal instanceof AbortSignal ? signal : signal.signal;
+    }
+
+    /** Removes what this call listens to on signals that outlive it. */
+    end(): void {
+      if (this.signalOf && !(this.signalOf instanceof AbortSignal)) this.signalOf.dispose();
     }
 
     async supply(context: FlightContext): Promise<SharedResponse> {
       const { exchange, idempotent } = this;
-      const replayable = { replayable: idempotent };
       // Never run the handler twice for one request, nor for a request already answered.
-      if (this.run) throw new UnshareableResponse('timeout', undefined, replayable);
+      if (this.run) throw new UnshareableResponse('timeout', undefined, { replayable: idempotent });
       if (this.answered || this.conflicted) throw new DetachedRequest('the request was already answered');
       setRole(exchange, context.role);
       const run = (this.run = exchange.record(options.maxBodyBytes));
-      const outcome = await untilAborted(run.result, context.signal);
-      if (outcome.kind === 'overflow') throw new UnshareableResponse('too-large', undefined, replayable);
-      if (outcome.kind === 'unrecordable') throw new UnshareableResponse('body', undefined, replayable);
-      if (outcome.kind === 'error') throw new UnshareableResponse('status', outcome.status, replayable);
+      // A handler that answered synchronously (`res.json`) needs no race with the run's signal.
+      const outcome = run.outcome ?? (await untilAborted(run.result, context.signal));
+      if (outcome.kind !== 'complete') throw unrecorded(outcome, idempotent);
       const refused = unshareableReason(outcome.response, options, idempotent);
       if (refused) throw refused;
       const shared = toShared(outcome.response, options, exchange.request.method, this.flight.fingerprint);
       // The owner's client gets its response now, not after the flight's bookkeeping (storing the result,
       // waking followers) settles: that changes nothing it receives, only when.
-      this.released = releaseOwner(run);
-      if (exchange.ownerReleased) this.released.then(() => exchange.ownerReleased!(), () => {});
+      const released = (this.released = releaseOwner(run));
+      if (exchange.ownerReleased) {
+        if (released === true) exchange.ownerReleased();
+        else released.then(() => exchange.ownerReleased!(), () => {});
+      }
       return shared;
+    }
+
+    /** An owner answers its client: the response released already, or its own as the handler gives it. */
+    async answerOwner(run: OwnerRun): Promise<void> {
+      const { released } = this;
+      if (released === undefined) return run.release();
+      if (released !== true) return released;
     }
 
     reject(error: FlightHttpError, role?: HttpFlightRole): void {
@@ -330,7 +362,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
 
     try {
       const result = await singleFlight.execute(stage, flight.key, call.supplier, call);
-      if (call.run) return await (call.released ?? call.run.release());
+      if (call.run) return await call.answerOwner(call.run);
       const shared = result.value;
       if (!isSharedResponse(shared)) throw new TypeError('the shared value is not an HTTP response');
       const role: HttpFlightRole = result.role === 'owner' || result.role === 'local' ? 'follower' : result.role;
@@ -348,7 +380,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
           return;
         }
         // The owner answers with its own response (when the handler gives it), whatever happened to sharing it.
-        return await (call.released ?? call.run.release());
+        return await call.answerOwner(call.run);
       }
       if (call.conflicted) {
         return call.reject(new FlightIdempotencyConflictError('a request with this Idempotency-Key is still being processed'));
@@ -379,6 +411,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
       setRole(exchange, 'bypass');
       return exchange.passthrough();
     } finally {
+      call.end();
       unsubscribe?.();
       if (flight.conflict) inFlightHere.delete(flight.key);
     }
@@ -386,19 +419,30 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
 
   return Object.assign(handle, { purge });
 
-  async function handle(exchange: HttpExchange<Req>): Promise<void> {
-    let decided: Plan;
+  /** Plans the request, then runs it: no extra promise when the plan is synchronous (the common case). */
+  function handle(exchange: HttpExchange<Req>): Promise<void> {
     try {
       const planned = plan(exchange);
-      decided = planned instanceof Promise ? await planned : planned;
+      if (planned instanceof Promise) return planned.then((decided) => dispatch(exchange, decided), (error: unknown) => refuse(exchange, error));
+      return dispatch(exchange, planned);
     } catch (error) {
-      if (error instanceof FlightHttpError) return exchange.reject(error);
-      throw error;
+      return refuse(exchange, error);
     }
-    if (decided.kind === 'bypass') {
-      setRole(exchange, 'bypass');
-      return exchange.passthrough();
-    }
-    return runFlight(exchange, decided);
+  }
+
+  /** Answers a request the plan refused (a `FlightHttpError`); anything else is the framework's to answer. */
+  async function refuse(exchange: HttpExchange<Req>, error: unknown): Promise<void> {
+    if (error instanceof FlightHttpError) return exchange.reject(error);
+    throw error;
+  }
+
+  function dispatch(exchange: HttpExchange<Req>, decided: Plan): Promise<void> {
+    return decided.kind === 'bypass' ? bypass(exchange) : runFlight(exchange, decided);
+  }
+
+  /** A request that is not coalesced: the handler runs as if the middleware were not there. */
+  async function bypass(exchange: HttpExchange<Req>): Promise<void> {
+    setRole(exchange, 'bypass');
+    return exchange.passthrough();
   }
 }

@@ -89,10 +89,13 @@ export function toShared(
   fingerprint?: string,
 ): SharedResponse {
   const headers: [string, string][] = [];
-  for (const [rawName, value] of Object.entries(response.headers)) {
+  const captured = response.headers;
+  for (const rawName in captured) {
     const name = rawName.toLowerCase();
     if (!options.replayHeaders.has(name)) continue;
-    for (const item of headerValues(value)) headers.push([name, item]);
+    const value = captured[rawName];
+    if (typeof value === 'string') headers.push([name, value]);
+    else for (const item of headerValues(value)) headers.push([name, item]);
   }
   const shared: SharedResponse = { v: 2, status: response.status, headers, body: '' };
   if (method === 'HEAD') {
