@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyPluginCallback, FastifyRequest, RouteOptio
 import fp from 'fastify-plugin';
 import { createHttpFlightHandler, resolveHttpFlightOptions, type HttpFlightOptions } from '@flight/http-shared';
 import { bodyLimitHook } from './body-limit.js';
-import { FastifyExchange, fastifyRequestInfo, type RouteHandler } from './exchange.js';
+import { FastifyExchange, fastifyRequestView, type RouteHandler } from './exchange.js';
 
 export {
   FlightBodyTooLargeError,
@@ -100,7 +100,7 @@ const flightPlugin: FastifyPluginCallback<FastifyFlightPluginOptions> = (fastify
     fastify.decorate('purgeFlight', async function purgeFlight(request: FastifyRequest, flight: FastifyFlightRouteConfig = true) {
       const resolved = routeOptions(options, flight);
       if (!resolved) return false;
-      return createHttpFlightHandler(resolved).purge({ native: request, request: fastifyRequestInfo(request) });
+      return createHttpFlightHandler(resolved).purge(fastifyRequestView(request));
     });
   }
   const registration = {};
