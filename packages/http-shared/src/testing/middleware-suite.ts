@@ -1,7 +1,8 @@
 /**
- * The middleware behaviour suite, run unchanged against every framework binding (Express 4/5,
- * Koa 2/3). A driver starts a real server on loopback whose route is guarded by the middleware and
- * answered by a framework-neutral handler description; the tests talk to it with real HTTP (fetch).
+ * The middleware behaviour suite (`registerMiddlewareSuite`, exported as `@flight/http-shared/testing`), run
+ * unchanged against every framework binding (Express 4/5, Koa 2/3, Fastify 4/5). A driver starts a real server
+ * on loopback whose route is guarded by the middleware and answered by a framework-neutral handler
+ * description; the tests talk to it with real HTTP (fetch).
  */
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
@@ -10,7 +11,7 @@ import { createSingleFlight, FlightValidationError, type FlightCoordinator, type
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FlightKeySpec, HttpFlightOptions } from '../src/index.js';
+import type { FlightKeySpec, HttpFlightOptions } from '../index.js';
 
 export interface NeutralRequest {
   method: string;
