@@ -27,6 +27,7 @@ import {
   FlightSharedFailureError,
   unshareableOf,
   UnshareableResponse,
+  type UnshareableOutcome,
 } from './errors.js';
 import { resolveHttpFlightOptions, type FlightKeySpec, type HttpFlightOptions } from './options.js';
 import type { OwnerRun, RecordResult } from './recorder.js';
@@ -40,7 +41,16 @@ import {
   requestFingerprint,
   type HttpRequestInfo,
 } from './request.js';
-import { isSharedResponse, toShared, unshareableReason, type SharedResponse } from './response.js';
+import {
+  isSharedResponse,
+  isUnsharedOutcome,
+  toShared,
+  unsharedOutcome,
+  unshareableReason,
+  type HttpFlightValue,
+  type SharedResponse,
+  type UnsharedOutcome,
+} from './response.js';
 
 /** How the response was obtained, as told by the role header. `bypass`: not coalesced, the handler ran. */
 export type HttpFlightRole = FlightRole | 'bypass';
@@ -99,9 +109,8 @@ function digest(text: string): string {
   return (oneShotHash ? oneShotHash('sha256', text, 'base64url') : hashPart(text)).slice(0, 32);
 }
 
-/** A stored failure that tells callers to stop waiting for this request (already answered). */
+/** The failure of a run for a request already answered: its callers stop waiting (never kept: `keepFailures: false`). */
 class DetachedRequest extends Error {
-  readonly failureType = 'OVERLOAD';
   readonly code = 'E_FLIGHT_HTTP_DETACHED';
 }
 
@@ -124,10 +133,10 @@ function releaseOwner(run: OwnerRun): Promise<void> | true {
 }
 
 /** Why a recording that did not complete cannot be shared. */
-function unrecorded(outcome: Exclude<RecordResult, { kind: 'complete' }>, replayable: boolean): UnshareableResponse {
-  if (outcome.kind === 'overflow') return new UnshareableResponse('too-large', undefined, { replayable });
-  if (outcome.kind === 'unrecordable') return new UnshareableResponse('body', undefined, { replayable });
-  return new UnshareableResponse('status', outcome.status, { replayable });
+function unrecorded(outcome: Exclude<RecordResult, { kind: 'complete' }>): UnshareableResponse {
+  if (outcome.kind === 'overflow') return new UnshareableResponse('too-large', undefined);
+  if (outcome.kind === 'unrecordable') return new UnshareableResponse('body', undefined);
+  return new UnshareableResponse('status', outcome.status);
 }
 
 /** True when the flight failed because its run or this caller's wait ran out of time. */
@@ -280,7 +289,12 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
     readonly localFallback: boolean;
     /** An unsafe request's run is never repeated automatically: its failures are stored non-retryable. */
     readonly atMostOnce: boolean;
-    readonly supplier: (context: FlightContext) => Promise<SharedResponse>;
+    /**
+     * A safe request's failure (its response may not be shared, or it was answered already) concerns its run
+     * only: the next request starts a new run instead of having it replayed, and the guard never retries it.
+     */
+    readonly keepFailures: boolean;
+    readonly supplier: (context: FlightContext) => Promise<HttpFlightValue>;
     private signalOf: { signal: AbortSignal; dispose(): void } | AbortSignal | undefined;
 
     constructor(
@@ -290,6 +304,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
       this.idempotent = flight.fingerprint !== undefined;
       this.localFallback = !this.idempotent;
       this.atMostOnce = this.idempotent;
+      this.keepFailures = this.idempotent;
       this.detach = flight.conflict ? new AbortController() : undefined;
       this.supplier = this.supply.bind(this);
     }
@@ -304,18 +319,18 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
       if (this.signalOf && !(this.signalOf instanceof AbortSignal)) this.signalOf.dispose();
     }
 
-    async supply(context: FlightContext): Promise<SharedResponse> {
-      const { exchange, idempotent } = this;
+    async supply(context: FlightContext): Promise<HttpFlightValue> {
+      const { exchange } = this;
       // Never run the handler twice for one request, nor for a request already answered.
-      if (this.run) throw new UnshareableResponse('timeout', undefined, { replayable: idempotent });
+      if (this.run) throw new UnshareableResponse('timeout', undefined);
       if (this.answered || this.conflicted) throw new DetachedRequest('the request was already answered');
       setRole(exchange, context.role);
       const run = (this.run = exchange.record(options.maxBodyBytes));
       // A handler that answered synchronously (`res.json`) needs no race with the run's signal.
       const outcome = run.outcome ?? (await untilAborted(run.result, context.signal));
-      if (outcome.kind !== 'complete') throw unrecorded(outcome, idempotent);
-      const refused = unshareableReason(outcome.response, options, idempotent);
-      if (refused) throw refused;
+      if (outcome.kind !== 'complete') return this.unshared(unrecorded(outcome));
+      const refused = unshareableReason(outcome.response, options);
+      if (refused) return this.unshared(refused);
       const shared = toShared(outcome.response, options, exchange.request.method, this.flight.fingerprint);
       // The owner's client gets its response now, not after the flight's bookkeeping (storing the result,
       // waking followers) settles: that changes nothing it receives, only when.
@@ -325,6 +340,16 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
         else released.then(() => exchange.ownerReleased!(), () => {});
       }
       return shared;
+    }
+
+    /**
+     * The owner's response may not be shared. A safe request's run fails with the typed reason (its callers
+     * on this node get it; nobody later does); an idempotent request's handler ran, so its outcome is the
+     * flight's value, recorded for every later caller with the key.
+     */
+    private unshared(refused: UnshareableResponse): UnsharedOutcome {
+      if (!this.idempotent) throw refused;
+      return unsharedOutcome(refused, this.flight.fingerprint);
     }
 
     /** An owner answers its client: the response released already, or its own as the handler gives it. */
@@ -363,15 +388,17 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
     try {
       const result = await singleFlight.execute(stage, flight.key, call.supplier, call);
       if (call.run) return await call.answerOwner(call.run);
-      const shared = result.value;
-      if (!isSharedResponse(shared)) throw new TypeError('the shared value is not an HTTP response');
+      const value = result.value;
+      const unshared = isUnsharedOutcome(value);
+      if (!unshared && !isSharedResponse(value)) throw new TypeError('the shared value is not an HTTP response');
       const role: HttpFlightRole = result.role === 'owner' || result.role === 'local' ? 'follower' : result.role;
-      if (idempotent && shared.fp !== flight.fingerprint) {
+      if (idempotent && value.fp !== flight.fingerprint) {
         return call.reject(new FlightIdempotencyKeyReusedError('this Idempotency-Key was used with a different request'), role);
       }
+      if (unshared) return answerUnshared(call, value.unshared);
       call.answered = true;
       setRole(exchange, role);
-      return exchange.replay(shared);
+      return exchange.replay(value);
     } catch (error) {
       if (call.run) {
         // An owner whose client went away still finishes, so the others get the response.
@@ -390,31 +417,47 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
         return; // the client went away: nobody to answer
       }
       const unshareable = error instanceof FlightExecutionError ? unshareableOf(error) : undefined;
-      if (unshareable?.reason === 'status' && (idempotent || options.onUnshareable === 'fail')) {
-        return call.reject(
-          new FlightSharedFailureError(`the shared request failed with status ${unshareable.status}`, { status: unshareable.status }),
-          'follower',
-        );
-      }
-      if (unshareable?.reason === 'timeout' || (!unshareable && isTimeout(error))) {
+      if (unshareable) return answerUnshared(call, unshareable, error);
+      if (isTimeout(error)) {
         // The run it joined is too slow: running the same slow handler again for each caller would only add load.
         return call.reject(new FlightHttpTimeoutError('the shared request did not finish in time', { cause: error }), 'follower');
       }
       if (idempotent) {
-        if (unshareable) {
+        if (error instanceof FlightExecutionError && error.replayed) {
+          // A recorded failure of a run that did take place: it is not run again.
           return call.reject(new FlightIdempotencyConflictError('the response to this Idempotency-Key cannot be replayed'), 'follower');
         }
         return call.reject(new FlightHttpUnavailableError('the idempotent request could not be coordinated; it was not run', { cause: error }));
       }
-      // A safe request: when it cannot be shared (or coordination failed), run it here.
-      call.answered = true;
-      setRole(exchange, 'bypass');
-      return exchange.passthrough();
+      // A safe request whose flight could not be coordinated: run it here.
+      return runHere(call);
     } finally {
       call.end();
       unsubscribe?.();
       if (flight.conflict) inFlightHere.delete(flight.key);
     }
+  }
+
+  /** Answers a caller of a run whose response was not shared: with the owner's failure, or by running the handler itself. */
+  function answerUnshared(call: FlightCall, outcome: UnshareableOutcome, cause?: unknown): void | Promise<void> {
+    if (outcome.reason === 'status' && (call.idempotent || options.onUnshareable === 'fail')) {
+      return call.reject(new FlightSharedFailureError(`the shared request failed with status ${outcome.status}`, { status: outcome.status }), 'follower');
+    }
+    if (outcome.reason === 'timeout') {
+      // The run it joined is too slow: running the same slow handler again for each caller would only add load.
+      return call.reject(new FlightHttpTimeoutError('the shared request did not finish in time', { cause }), 'follower');
+    }
+    if (call.idempotent) {
+      return call.reject(new FlightIdempotencyConflictError('the response to this Idempotency-Key cannot be replayed'), 'follower');
+    }
+    return runHere(call);
+  }
+
+  /** A safe request that cannot get a shared response runs the handler itself. */
+  function runHere(call: FlightCall): Promise<void> | void {
+    call.answered = true;
+    setRole(call.exchange, 'bypass');
+    return call.exchange.passthrough();
   }
 
   return Object.assign(handle, { purge });
