@@ -33,3 +33,8 @@ export { createMemorySessionLock } from './memory/memory-session-lock.js';
 export { FLIGHT_MODES, type FlightMode, type SingleFlightOptions } from './flight/options.js';
 export { SingleFlight, createSingleFlight } from './flight/single-flight.js';
 export type { ExecuteOptions, FlightContext, FlightResult, Supplier } from './flight/types.js';
+export { FlightStreamRestart } from './stream/restart.js';
+export type { ChunkSupplier } from './stream/streamed-supplier.js';
+export type { ExecuteStreamOptions, FlightStream, StreamChunk, StreamJson, StreamRestartMode } from './stream/types.js';
+export { DEFAULT_MAX_STREAM_CHUNKS, DEFAULT_STREAM_BATCH_MS } from './stream/options.js';
+export { encodeChunk, decodeChunk } from './stream/chunk-codec.js';

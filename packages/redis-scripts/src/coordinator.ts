@@ -12,7 +12,7 @@ import {
   type CancelReply,
   type ExpireReply,
   type ForgetReply,
-  type FlightCoordinator,
+  type StreamingFlightCoordinator,
   type FlightRef,
   type WriteReply,
   type Fence,
@@ -26,6 +26,7 @@ import { createNotifications, type NotificationCounters } from './notifications'
 import { resolveRedisOptions, type RedisCoordinatorOptions } from './options';
 import { decodeReply, type ScriptReply } from './reply';
 import { runScript } from './scripts';
+import { createRedisStreams } from './streams';
 
 /** Longest failure message stored with a FAILED flight; longer ones are cut. */
 export const MAX_ERROR_MESSAGE_LENGTH = 4096;
@@ -33,7 +34,7 @@ export const MAX_ERROR_MESSAGE_LENGTH = 4096;
 /** The oldest Redis the scripts run on (`#!lua` flags, sharded pub/sub, `redis.REDIS_VERSION`). */
 export const MIN_REDIS_VERSION = '7.0.0';
 
-export interface RedisCoordinator extends FlightCoordinator {
+export interface RedisCoordinator extends StreamingFlightCoordinator {
   /** Followers currently waiting on this coordinator (all share one subscriber connection). */
   readonly waiting: number;
   /** Wake-up counters of this coordinator's subscriber (live values). */
@@ -147,6 +148,8 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   }
 
   return {
+    ...createRedisStreams({ driver, prefix: opts.prefix, notifications, keysOf, call, nowArg, fenceArgs, ms }),
+
     get waiting() {
       return notifications.waiting;
     },

@@ -61,6 +61,9 @@ export function parseNotice(message: string): Notice | null {
 
 type Listener = ((notice: Notice) => void) & { recheck?: () => void };
 
+/** A progress notice of a streamed run (`RUNNING`, see lua/streamAppend.lua): it never ends a terminal wait. */
+const isProgress = (notice: Notice): boolean => notice.status === 'RUNNING' || notice.status === 'PENDING';
+
 const CONFIRMED = Promise.resolve(true);
 const noop = () => undefined;
 
@@ -125,6 +128,12 @@ export interface Notifications {
     options: WaitOptions,
     reread: () => Promise<{ meta: FlightMeta | null; result: string | undefined }>,
   ): Promise<TerminalEvent | null>;
+  /**
+   * Calls `onNotice` with every notice of `channel` (progress notices included) until the returned
+   * function is called. `onCovered` runs once the subscription is confirmed (or could not be) and again
+   * after a reconnect: what was published before it is to be read, not waited for.
+   */
+  listen(channel: string, onNotice: (notice: Notice) => void, onCovered: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -372,6 +381,7 @@ export function createNotifications(
         nonce: '',
         parkedAt: 0,
         listener: (notice) => {
+          if (isProgress(notice)) return;
           if (!ticket.notice || ticket.notice.epoch < notice.epoch) ticket.notice = notice;
         },
       };
@@ -411,7 +421,7 @@ export function createNotifications(
         };
         /** A notice of the joined run carries its result; a newer run's notice only wakes the waiter. */
         const accept = (notice: Notice): boolean => {
-          if (notice.epoch < epoch) return false;
+          if (notice.epoch < epoch || isProgress(notice)) return false;
           if (notice.epoch > epoch) {
             finish(toEvent(ref, notice.status, notice.epoch));
             return true;
@@ -449,6 +459,19 @@ export function createNotifications(
         }
         channel.confirmed.then(recheck, recheck);
       });
+    },
+
+    listen(name, onNotice, onCovered) {
+      if (closed) return noop;
+      let active = true;
+      const listener: Listener = (notice) => onNotice(notice);
+      listener.recheck = () => active && onCovered();
+      const channel = watch(name, listener);
+      void channel.confirmed.then(listener.recheck);
+      return () => {
+        active = false;
+        unwatch(channel, listener);
+      };
     },
 
     async close() {
