@@ -3,9 +3,15 @@
  * every write at once, as the handler makes it (nothing is held back), and the flight gets the response's
  * head (status and headers, as they stand when the handler first writes, flushes or ends) followed by
  * each body piece, as an async iterable that ends when the handler ends the response.
+ *
+ * The owner's client going away must not stop the response for the flight's other callers. A handler that
+ * writes to the response itself goes on writing (a write to a closed response is harmless). A body piped
+ * into the response (`stream.pipe(res)`; Koa and Fastify send a stream body so) would stop: the pipe ends
+ * when its destination closes and Koa and Fastify then destroy the body. So the tee keeps reading such a
+ * body to its end — through the tee, into the closed response — and refuses to let it be destroyed meanwhile.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { PassThrough } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { applyHeaders, toPiece, type OwnerRun, type Piece, type RecordResult } from './recorder.js';
 
 /** The head of a streamed response, as the owner's client receives it (every header). */
@@ -40,6 +46,9 @@ class ResponseTee implements StreamedOwnerRun {
   private headTaken = false;
   private teeing = true;
   private finished!: () => void;
+  /** The body piped into the response, if any. */
+  private source: Readable | undefined;
+  private forwarding = false;
 
   constructor(private readonly res: ServerResponse) {
     const target = res as unknown as Methods;
@@ -67,6 +76,46 @@ class ResponseTee implements StreamedOwnerRun {
       this.detach();
       return this.original.end.call(res, chunk, encoding, callback);
     };
+    res.on('pipe', this.onPipe);
+    res.once('close', this.onClose);
+  }
+
+  private readonly onPipe = (source: Readable): void => {
+    this.source = source;
+    const destroy = source.destroy;
+    source.destroy = (error?: Error) => {
+      // The client went away (the framework cleans up, `pipeline` with a premature close): the body goes on for the flight.
+      const cleanup = !error || (error as { code?: unknown }).code === 'ERR_STREAM_PREMATURE_CLOSE';
+      if (cleanup && this.teeing && this.res.destroyed && !source.readableEnded) {
+        this.keepReading(source);
+        return source;
+      }
+      source.destroy = destroy;
+      return destroy.call(source, error);
+    };
+  };
+
+  private readonly onClose = (): void => {
+    if (this.teeing && this.source && !this.source.readableEnded) this.keepReading(this.source);
+  };
+
+  /** Reads the piped body to its end into the (closed) response, through the tee. */
+  private keepReading(source: Readable): void {
+    if (this.forwarding) return;
+    this.forwarding = true;
+    const { res } = this;
+    source.unpipe(res);
+    source.on('data', (piece: unknown) => void res.write(piece));
+    source.once('end', () => res.end());
+    source.once('error', (error: Error) => this.fail(error));
+    source.resume();
+  }
+
+  /** The body failed after the head: nothing more is shared, and the flight's stream fails with `error`. */
+  private fail(error: Error): void {
+    if (!this.teeing) return;
+    this.channel.destroy(error);
+    this.detach();
   }
 
   get pieces(): AsyncIterable<StreamedHead | Piece> {
@@ -91,6 +140,8 @@ class ResponseTee implements StreamedOwnerRun {
     this.teeing = false;
     const target = this.res as unknown as Methods;
     for (const name of TEED) target[name] = this.original[name];
+    this.res.off('pipe', this.onPipe);
+    this.res.off('close', this.onClose);
     if (!this.channel.destroyed) this.channel.end();
     this.finished();
   }
