@@ -43,8 +43,12 @@ async function answer(reply: Reply, res: Response, next: NextFunction): Promise<
       res.end();
       return;
     case 'live':
-      for await (const piece of reply.live!()) res.write(piece);
-      res.end();
+      try {
+        for await (const piece of reply.live!()) res.write(piece);
+        res.end();
+      } catch (error) {
+        res.destroy(error as Error); // what a streaming handler does when its source fails after the head
+      }
       return;
   }
 }

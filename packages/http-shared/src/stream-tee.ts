@@ -30,9 +30,9 @@ export interface StreamedOwnerRun extends OwnerRun {
   detach(): void;
 }
 
-type Teed = 'writeHead' | 'write' | 'end' | 'flushHeaders';
+type Teed = 'writeHead' | 'write' | 'end' | 'flushHeaders' | 'destroy';
 type Methods = Record<Teed, (...args: unknown[]) => unknown>;
-const TEED: readonly Teed[] = ['writeHead', 'write', 'end', 'flushHeaders'];
+const TEED: readonly Teed[] = ['writeHead', 'write', 'end', 'flushHeaders', 'destroy'];
 
 /** Settled once the response ended (or the tee detached): the run's outcome is streamed, never recorded. */
 const STREAMED: RecordResult = { kind: 'unrecordable' };
@@ -52,7 +52,7 @@ class ResponseTee implements StreamedOwnerRun {
 
   constructor(private readonly res: ServerResponse) {
     const target = res as unknown as Methods;
-    this.original = { writeHead: target.writeHead, write: target.write, end: target.end, flushHeaders: target.flushHeaders };
+    this.original = { writeHead: target.writeHead, write: target.write, end: target.end, flushHeaders: target.flushHeaders, destroy: target.destroy };
     this.result = new Promise<RecordResult>((resolve) => (this.finished = () => resolve(STREAMED)));
     target.writeHead = (status: unknown, reason?: unknown, headers?: unknown) => {
       if (this.headTaken) return this.original.writeHead.call(res, status, reason, headers);
@@ -76,12 +76,19 @@ class ResponseTee implements StreamedOwnerRun {
       this.detach();
       return this.original.end.call(res, chunk, encoding, callback);
     };
+    target.destroy = (error?: unknown) => {
+      // The server side gives up on a response its client still reads (a handler or its body failed);
+      // destroying a response whose client is gone is only cleanup.
+      if (!res.destroyed) this.fail(error instanceof Error ? error : new Error('the response was destroyed before it ended'));
+      return this.original.destroy.call(res, error);
+    };
     res.on('pipe', this.onPipe);
     res.once('close', this.onClose);
   }
 
   private readonly onPipe = (source: Readable): void => {
     this.source = source;
+    source.once('error', (error: Error) => this.fail(error));
     const destroy = source.destroy;
     source.destroy = (error?: Error) => {
       // The client went away (the framework cleans up, `pipeline` with a premature close): the body goes on for the flight.
@@ -96,7 +103,10 @@ class ResponseTee implements StreamedOwnerRun {
   };
 
   private readonly onClose = (): void => {
-    if (this.teeing && this.source && !this.source.readableEnded) this.keepReading(this.source);
+    const { source } = this;
+    if (!this.teeing || !source || source.readableEnded) return;
+    if (source.destroyed) this.fail(source.errored ?? new Error('the response body was destroyed before it ended'));
+    else this.keepReading(source);
   };
 
   /** Reads the piped body to its end into the (closed) response, through the tee. */
@@ -107,11 +117,10 @@ class ResponseTee implements StreamedOwnerRun {
     source.unpipe(res);
     source.on('data', (piece: unknown) => void res.write(piece));
     source.once('end', () => res.end());
-    source.once('error', (error: Error) => this.fail(error));
     source.resume();
   }
 
-  /** The body failed after the head: nothing more is shared, and the flight's stream fails with `error`. */
+  /** The response failed before it ended: nothing more is shared, and the flight's stream fails with `error`. */
   private fail(error: Error): void {
     if (!this.teeing) return;
     this.channel.destroy(error);

@@ -8,7 +8,7 @@
  *   and 3, then waits for a late joiner's first piece (`late`), events 4 and 5. A wait that runs out (5 s) is
  *   recorded (`stalled`): the clients' first pieces did not arrive while the handler ran.
  * - `/r/paced/<kind>/<id>`: five events 60 ms apart; `kind` `private` adds `Cache-Control: private`,
- *   `cookie` a `Set-Cookie`, `plain` nothing.
+ *   `cookie` a `Set-Cookie`, `plain` nothing; `broken` fails after two events.
  */
 import type { Redis } from 'ioredis';
 import type { NeutralRequest, Reply } from './middleware-suite.js';
@@ -58,7 +58,8 @@ export function streamRoutes(redis: Redis, prefix: string) {
       yield STREAM_EVENTS[4]!;
     }
     async function* paced() {
-      for (const event of STREAM_EVENTS) {
+      for (const [i, event] of STREAM_EVENTS.entries()) {
+        if (kind === 'broken' && i === 2) throw new Error('upstream failed mid-stream');
         yield event;
         await sleep(60);
       }

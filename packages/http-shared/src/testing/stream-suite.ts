@@ -176,6 +176,29 @@ export function registerStreamSuite(driver: Driver): void {
       expect(answers.map((answer) => answer.cookie)).toEqual([`sid=${id}`, null, null, null, null]);
     });
 
+    it("a handler whose stream fails after the head: the other clients' responses are cut short, never ended as if complete; the failure is not replayed", async () => {
+      const id = `broken-${randomBytes(4).toString('hex')}`;
+      const keys = streamKeys(prefix, id);
+      const path = `/r/paced/broken/${id}`;
+      const owner = open(nodes[0]!, path, {});
+      await until(() => owner.body.length > 0, 'the owner to start');
+      const followers = await Promise.all([0, 1, 0].map((n) => open(nodes[n]!, path, {}).done));
+      owner.leave();
+      await owner.done;
+      const twoEvents = STREAM_EVENTS.slice(0, 2).join('');
+      for (const answer of followers) {
+        expect({ aborted: answer.aborted, role: answer.role }).toEqual({ aborted: true, role: 'follower' });
+        expect(twoEvents.startsWith(answer.body)).toBe(true);
+      }
+      expect(await count(keys.calls)).toBe(1);
+      // (Koa 2 leaves a response whose stream body failed open: each client leaves once it saw enough.)
+      const next = open(nodes[1]!, path, {});
+      await until(() => next.body.length > 0, 'the next request to start');
+      next.leave();
+      expect((await next.done).role).toBe('owner');
+      expect(await count(keys.calls)).toBe(2);
+    });
+
     it("a follower's client going away detaches only it; the owner's client going away does not stop the stream for the others", async () => {
       const id = `leave-${randomBytes(4).toString('hex')}`;
       const path = `/r/paced/plain/${id}`;
