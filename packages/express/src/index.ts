@@ -5,25 +5,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { createHttpFlightHandler, NodeExchange, nodeRequestView, type HttpFlightOptions, type NodeRequest } from '@flight/http-shared';
 
-export {
-  FlightBodyTooLargeError,
-  FlightHttpError,
-  FlightHttpErrorCodes,
-  FlightHttpTimeoutError,
-  FlightHttpUnavailableError,
-  FlightIdempotencyConflictError,
-  FlightIdempotencyKeyInvalidError,
-  FlightIdempotencyKeyMissingError,
-  FlightIdempotencyKeyReusedError,
-  FlightSharedFailureError,
-  DEFAULT_CREDENTIAL_HEADERS,
-  DEFAULT_REPLAY_HEADERS,
-  REPRESENTATION_HEADERS,
-  type FlightKeySpec,
-  type HttpFlightRole,
-  type IdempotencyOptions,
-  type SharedResponse,
-} from '@flight/http-shared';
+export * from '@flight/http-shared/public';
 
 /** Options of the Express middleware; `key` receives the Express request. */
 export type ExpressFlightOptions = HttpFlightOptions<Request>;

@@ -11,25 +11,7 @@ import { createHttpFlightHandler, resolveHttpFlightOptions, type HttpFlightOptio
 import { bodyLimitHook } from './body-limit.js';
 import { FastifyExchange, fastifyRequestView, type RouteHandler } from './exchange.js';
 
-export {
-  FlightBodyTooLargeError,
-  FlightHttpError,
-  FlightHttpErrorCodes,
-  FlightHttpTimeoutError,
-  FlightHttpUnavailableError,
-  FlightIdempotencyConflictError,
-  FlightIdempotencyKeyInvalidError,
-  FlightIdempotencyKeyMissingError,
-  FlightIdempotencyKeyReusedError,
-  FlightSharedFailureError,
-  DEFAULT_CREDENTIAL_HEADERS,
-  DEFAULT_REPLAY_HEADERS,
-  REPRESENTATION_HEADERS,
-  type FlightKeySpec,
-  type HttpFlightRole,
-  type IdempotencyOptions,
-  type SharedResponse,
-} from '@flight/http-shared';
+export * from '@flight/http-shared/public';
 
 /** The options of one coalesced route (those of the Express and Koa middleware); `key` receives the Fastify request. */
 export type FastifyFlightOptions = HttpFlightOptions<FastifyRequest>;

@@ -110,6 +110,9 @@ type Plan = { kind: 'bypass' } | { kind: 'flight'; key: string; fingerprint: str
 
 const BYPASS: Plan = { kind: 'bypass' };
 
+/** The key of a middleware without a `key` function: path and query, no identity (one object for every request). */
+const DEFAULT_SPEC: { parts?: readonly KeyPart[]; identity?: string } = Object.freeze({});
+
 /** SHA-256 of `text`, base64url, 32 characters (as `hashPart`), with the one-shot `crypto.hash` where Node has it. */
 const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string }).hash;
 function digest(text: string): string {
@@ -191,7 +194,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
   };
 
   const keyOf = (exchange: HttpRequestView<Req>): { parts?: readonly KeyPart[]; identity?: string } | null => {
-    if (!options.key) return {};
+    if (!options.key) return DEFAULT_SPEC;
     const spec = options.key(exchange.native);
     return spec === null || spec === undefined ? null : normalizeSpec(spec);
   };

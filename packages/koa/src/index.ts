@@ -23,25 +23,7 @@ import {
   type StreamedOwnerRun,
 } from '@flight/http-shared';
 
-export {
-  FlightBodyTooLargeError,
-  FlightHttpError,
-  FlightHttpErrorCodes,
-  FlightHttpTimeoutError,
-  FlightHttpUnavailableError,
-  FlightIdempotencyConflictError,
-  FlightIdempotencyKeyInvalidError,
-  FlightIdempotencyKeyMissingError,
-  FlightIdempotencyKeyReusedError,
-  FlightSharedFailureError,
-  DEFAULT_CREDENTIAL_HEADERS,
-  DEFAULT_REPLAY_HEADERS,
-  REPRESENTATION_HEADERS,
-  type FlightKeySpec,
-  type HttpFlightRole,
-  type IdempotencyOptions,
-  type SharedResponse,
-} from '@flight/http-shared';
+export * from '@flight/http-shared/public';
 
 /** Options of the Koa middleware; `key` receives the Koa context. */
 export type KoaFlightOptions = HttpFlightOptions<Context>;
