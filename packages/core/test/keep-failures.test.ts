@@ -70,4 +70,26 @@ describe('keepFailures: false', () => {
     await expect(sf.execute('transient', key, supplier.supplier, { keepFailures: false, atMostOnce: true })).rejects.toMatchObject({ replayed: true });
     expect(supplier.runs()).toBe(1);
   });
+
+  it('executeStream takes it too: a streamed run that failed is not replayed to the next caller, who runs it again', async () => {
+    const sf = createSingleFlight({ mode: 'distributed', coordinator: createMemoryCoordinator(), defaults: RETRYING });
+    created.push(sf);
+    let runs = 0;
+    async function* chunks() {
+      runs++;
+      yield 'head';
+      throw new Error('plain');
+    }
+    const read = async (options: { keepFailures?: boolean }) => {
+      for await (const chunk of sf.executeStream('transient', key, chunks, options)) void chunk;
+    };
+    let key = randomUUID();
+    await expect(read({})).rejects.toMatchObject({ errorType: 'UNEXPECTED' });
+    await expect(read({})).rejects.toMatchObject({ replayed: true });
+    expect(runs).toBe(1);
+    key = randomUUID();
+    await expect(read({ keepFailures: false })).rejects.toMatchObject({ errorType: 'UNEXPECTED', retryable: true });
+    await expect(read({ keepFailures: false })).rejects.toMatchObject({ replayed: false });
+    expect(runs).toBe(3);
+  });
 });

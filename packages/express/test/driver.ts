@@ -1,12 +1,17 @@
 /** Serves the shared middleware suite's routes with Express (4 or 5). */
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import type { NextFunction, Request, Response } from 'express';
 import type express5 from 'express';
 import type { Driver, NeutralRequest, Reply } from '@flight/http-shared/testing';
 import { createFlightMiddleware } from '../src/index.js';
 
 type ExpressFactory = typeof express5;
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+/** Server processes of the suite load the drivers from drivers.ts. */
+const serverProcess = { module: here('./drivers.ts'), cwd: here('..'), tsconfig: here('./fixtures/tsconfig.json') };
 
 function neutral(req: Request): NeutralRequest {
   return { method: req.method, path: req.path, headers: req.headers, body: req.body };
@@ -37,12 +42,21 @@ async function answer(reply: Reply, res: Response, next: NextFunction): Promise<
     case 'empty':
       res.end();
       return;
+    case 'live':
+      try {
+        for await (const piece of reply.live!()) res.write(piece);
+        res.end();
+      } catch (error) {
+        res.destroy(error as Error); // what a streaming handler does when its source fails after the head
+      }
+      return;
   }
 }
 
 export function expressDriver(name: string, express: ExpressFactory): Driver {
   return {
     name,
+    process: serverProcess,
     create: (options) => createFlightMiddleware(options),
     async start(setup) {
       const app = express();

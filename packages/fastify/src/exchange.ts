@@ -115,6 +115,14 @@ export class FastifyExchange extends NodeExchange<FastifyRequest> {
     else void reply.header('content-length', Buffer.byteLength(payload)).send(Readable.from([payload]));
   }
 
+  /** The shared head, then `body` through `reply.send` (a stream that fails after the head cuts the response short). */
+  override replayStream(head: SharedResponse, body: Readable): void {
+    const { reply } = this;
+    void reply.code(head.status);
+    eachSharedHeader(head, (name, value) => void reply.header(name, value));
+    void reply.send(body);
+  }
+
   override reject(error: FlightHttpError): void {
     const { reply } = this;
     if (reply.raw.headersSent) return void reply.raw.end();

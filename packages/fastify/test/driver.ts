@@ -1,12 +1,17 @@
 /** Serves the shared middleware suite's routes with Fastify (4 or 5), coalesced through the plugin. */
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import type fastify5 from 'fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Driver, NeutralRequest, Reply } from '@flight/http-shared/testing';
 import { fastifyFlight, type FastifyFlightOptions } from '../src/index.js';
 
 export type FastifyFactory = typeof fastify5;
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+/** Server processes of the suite load the drivers from drivers.ts. */
+const serverProcess = { module: here('./drivers.ts'), cwd: here('..'), tsconfig: here('./fixtures/tsconfig.json') };
 
 function neutral(req: FastifyRequest): NeutralRequest {
   const url = req.url;
@@ -31,6 +36,8 @@ function answer(reply: Reply, res: FastifyReply): unknown {
       return Readable.from(reply.chunks ?? []);
     case 'empty':
       return res.send();
+    case 'live':
+      return Readable.from(reply.live!());
   }
 }
 
@@ -46,6 +53,7 @@ function declareRoute(fastify: FastifyFactory, options: FastifyFlightOptions): v
 export function fastifyDriver(name: string, fastify: FastifyFactory): Driver {
   return {
     name,
+    process: serverProcess,
     create: (options) => declareRoute(fastify, options),
     async start(setup) {
       const app = fastify();

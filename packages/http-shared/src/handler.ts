@@ -5,6 +5,7 @@
  * the request may be coalesced, computes its flight key, runs the flight and answers every caller.
  */
 import * as crypto from 'node:crypto';
+import type { Readable } from 'node:stream';
 import {
   buildFlightKey,
   FlightExecutionError,
@@ -51,6 +52,8 @@ import {
   type SharedResponse,
   type UnsharedOutcome,
 } from './response.js';
+import { streamFlight } from './stream-flight.js';
+import type { StreamedOwnerRun } from './stream-tee.js';
 
 /** How the response was obtained, as told by the role header. `bypass`: not coalesced, the handler ran. */
 export type HttpFlightRole = FlightRole | 'bypass';
@@ -81,6 +84,10 @@ export interface HttpExchange<Req> {
    * framework sends the response when the middleware returns (Koa) returns from the middleware then.
    */
   ownerReleased?(): void;
+  /** Optional (routes with `stream: true`): runs the downstream handler, its writes going to the client live and teed to the flight. */
+  recordStream?(): StreamedOwnerRun;
+  /** Optional (routes with `stream: true`): answers with a shared head, then `body` as it comes. */
+  replayStream?(head: SharedResponse, body: Readable): void;
 }
 
 /** What `purge` reads of a request: the framework's request and its normalized view. */
@@ -99,7 +106,7 @@ export interface HttpFlightHandler<Req> {
   purge(request: HttpRequestView<Req>): Promise<boolean>;
 }
 
-type Plan = { kind: 'bypass' } | { kind: 'flight'; key: string; fingerprint: string | undefined; conflict: boolean };
+type Plan = { kind: 'bypass' } | { kind: 'flight'; key: string; fingerprint: string | undefined; conflict: boolean; stream?: boolean };
 
 const BYPASS: Plan = { kind: 'bypass' };
 
@@ -210,7 +217,9 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
     if (headers.range !== undefined || headers['if-range'] !== undefined) return BYPASS;
     if (!options.key && hasBody(headers)) return BYPASS;
     const key = coalescingKey(exchange, method);
-    return key === null ? BYPASS : { kind: 'flight', key, fingerprint: undefined, conflict: false };
+    if (key === null) return BYPASS;
+    const stream = options.stream && method !== 'HEAD' && exchange.recordStream !== undefined;
+    return { kind: 'flight', key, fingerprint: undefined, conflict: false, stream };
   }
 
   /** The flight key of a coalesced request to this URL under `method`, or null when it would not be coalesced. */
@@ -322,12 +331,17 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
       if (this.signalOf && !(this.signalOf instanceof AbortSignal)) this.signalOf.dispose();
     }
 
-    async supply(context: FlightContext): Promise<HttpFlightValue> {
-      const { exchange } = this;
+    /** Checks that this call may run the handler for `context`, and tells its client its role. */
+    claim(context: FlightContext): void {
       // Never run the handler twice for one request, nor for a request already answered.
       if (this.run) throw new UnshareableResponse('timeout', undefined);
       if (this.answered || this.conflicted) throw new DetachedRequest('the request was already answered');
-      setRole(exchange, context.role);
+      setRole(this.exchange, context.role);
+    }
+
+    async supply(context: FlightContext): Promise<HttpFlightValue> {
+      const { exchange } = this;
+      this.claim(context);
       const run = (this.run = exchange.record(options.maxBodyBytes));
       // A handler that answered synchronously (`res.json`) needs no race with the run's signal.
       const outcome = run.outcome ?? (await untilAborted(run.result, context.signal));
@@ -389,6 +403,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
     }
 
     try {
+      if (flight.stream) return await streamFlight(call, flight.key, options, setRole);
       const result = await singleFlight.execute(stage, flight.key, call.supplier, call);
       if (call.run) return await call.answerOwner(call.run);
       const value = result.value;

@@ -6,3 +6,4 @@ export { recordResponse, type OwnerRun, type RecordResult } from './recorder.js'
 export { createHttpFlightHandler, type HttpExchange, type HttpFlightHandler, type HttpFlightRole, type HttpRequestView } from './handler.js';
 export { eachSharedHeader, groupedHeaders, errorStatus } from './replay.js';
 export { NodeExchange, nodeRequestView, type NodeRequest } from './node-exchange.js';
+export { teeResponse, type StreamedHead, type StreamedOwnerRun } from './stream-tee.js';

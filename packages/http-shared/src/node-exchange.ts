@@ -6,12 +6,14 @@
  * does differently (Fastify answers through its reply, Koa records its context).
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline, type Readable } from 'node:stream';
 import { errorHeaders, PROBLEM_CONTENT_TYPE, problemBody, type FlightHttpError } from './errors.js';
 import type { HttpExchange, HttpRequestView } from './handler.js';
 import { recordResponse, type OwnerRun } from './recorder.js';
 import { eachSharedHeader } from './replay.js';
 import { disconnectSignal, nodeRequestInfo, readBody, type HttpRequestInfo } from './request.js';
 import { sharedPayload, type SharedResponse } from './response.js';
+import { teeResponse, type StreamedOwnerRun } from './stream-tee.js';
 
 /** The Node request and the framework's view of its method, URL and headers. */
 export interface NodeRequest {
@@ -78,6 +80,19 @@ export abstract class NodeExchange<Req> implements HttpExchange<Req> {
 
   record(maxBodyBytes: number): OwnerRun {
     return recordResponse(this.res, { maxBodyBytes, head: this.request.method === 'HEAD' }, () => void this.runHandler());
+  }
+
+  recordStream(): StreamedOwnerRun {
+    return teeResponse(this.res, () => this.runHandler());
+  }
+
+  /** Sends the head at once, then the body as it comes; a body that fails cuts the response short (the connection closes). */
+  replayStream(head: SharedResponse, body: Readable): void {
+    const { res } = this;
+    res.statusCode = head.status;
+    eachSharedHeader(head, (name, value) => res.setHeader(name, value));
+    res.flushHeaders();
+    pipeline(body, res, () => {});
   }
 
   passthrough(): Promise<void> | void {

@@ -94,6 +94,16 @@ export interface HttpFlightOptions<Req> {
    * @default false
    */
   shareAcrossHosts?: boolean;
+  /**
+   * Coalesce this route's responses as streams (`SingleFlight.executeStream`): for Server-Sent Events
+   * (`text/event-stream`) and other bodies written in pieces. Every caller gets the owner's status and
+   * headers, then each piece as the owner's handler writes it; a caller that joins late catches up from the
+   * first piece; after completion the stored pieces replay. The same sharing rules apply (decided on the
+   * head). `HEAD` and idempotency-mode requests are buffered as without it. Off: a response is shared
+   * once complete, in one piece.
+   * @default false
+   */
+  stream?: boolean;
 }
 
 export interface ResolvedIdempotency {
@@ -119,6 +129,7 @@ export interface ResolvedHttpFlightOptions<Req> {
   roleHeader: string | undefined;
   credentialHeaders: readonly string[];
   shareAcrossHosts: boolean;
+  stream: boolean;
 }
 
 export const DEFAULT_CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-auth-token'] as const;
@@ -243,6 +254,7 @@ export function resolveHttpFlightOptions<Req>(options: HttpFlightOptions<Req>): 
 
   const credentialHeaders = headerList('credentialHeaders', options.credentialHeaders ?? DEFAULT_CREDENTIAL_HEADERS);
   if (options.shareAcrossHosts !== undefined && typeof options.shareAcrossHosts !== 'boolean') fail('shareAcrossHosts must be a boolean');
+  if (options.stream !== undefined && typeof options.stream !== 'boolean') fail('stream must be a boolean');
 
   return {
     singleFlight,
@@ -259,5 +271,6 @@ export function resolveHttpFlightOptions<Req>(options: HttpFlightOptions<Req>): 
     roleHeader,
     credentialHeaders: [...new Set(credentialHeaders)],
     shareAcrossHosts: options.shareAcrossHosts ?? false,
+    stream: options.stream ?? false,
   };
 }

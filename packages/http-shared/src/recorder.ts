@@ -34,9 +34,9 @@ export interface OwnerRun {
 type Patched = 'writeHead' | 'write' | 'end' | 'flushHeaders';
 
 /** A written chunk as UTF-8 text (kept as the string it was written as) or bytes. */
-type Piece = string | Buffer;
+export type Piece = string | Buffer;
 
-function toPiece(chunk: unknown, encoding: unknown): Piece {
+export function toPiece(chunk: unknown, encoding: unknown): Piece {
   if (chunk === undefined || chunk === null) return '';
   if (typeof chunk === 'string') {
     return encoding === undefined || encoding === 'utf8' || encoding === 'utf-8' ? chunk : Buffer.from(chunk, encoding as BufferEncoding);
@@ -46,7 +46,7 @@ function toPiece(chunk: unknown, encoding: unknown): Piece {
   return String(chunk);
 }
 
-function applyHeaders(res: ServerResponse, headers: unknown): void {
+export function applyHeaders(res: ServerResponse, headers: unknown): void {
   if (!headers) return;
   if (Array.isArray(headers)) {
     // Either [[name, value], …] or the flat [name, value, name, value, …] form.

@@ -37,6 +37,7 @@ describe('options', () => {
     expect(options.roleHeader).toBe('x-flight-role');
     expect(options.credentialHeaders).toEqual(['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-auth-token']);
     expect(options.shareAcrossHosts).toBe(false);
+    expect(options.stream).toBe(false);
     expect(resolve({ idempotency: true }).idempotency).toMatchObject({ header: 'idempotency-key', required: true, maxKeyLength: 255, inFlight: 'wait' });
   });
 
@@ -53,6 +54,7 @@ describe('options', () => {
     [{ singleFlight: {} }, /SingleFlight instance/],
     [{ credentialHeaders: ['x key'] }, /invalid header name/],
     [{ shareAcrossHosts: 'yes' }, /shareAcrossHosts/],
+    [{ stream: 'yes' }, /stream must be a boolean/],
   ])('refuses %j with a FlightValidationError', (extra, message) => {
     expect(() => resolve(extra)).toThrow(FlightValidationError);
     expect(() => resolve(extra)).toThrow(message);

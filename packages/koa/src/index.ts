@@ -20,6 +20,7 @@ import {
   type OwnerRun,
   type RecordResult,
   type SharedResponse,
+  type StreamedOwnerRun,
 } from '@flight/http-shared';
 
 export * from '@flight/http-shared/public';
@@ -137,6 +138,7 @@ class KoaExchange extends NodeExchange<Context> {
     ctx: Context,
     private readonly next: Next,
     readonly ownerReleased: () => void,
+    private readonly ownerFailed: (error: unknown) => void,
   ) {
     super(ctx, sourceOf(ctx), ctx.res);
   }
@@ -162,6 +164,27 @@ class KoaExchange extends NodeExchange<Context> {
 
   override record(maxBodyBytes: number): OwnerRun {
     return recordKoa(this.native, this.next, maxBodyBytes);
+  }
+
+  /**
+   * A streamed owner's middleware returns once the downstream middleware did (Koa then sends the body it
+   * left, through the tee), or rejects with its error (Koa answers it, through the tee).
+   */
+  override recordStream(): StreamedOwnerRun {
+    const run = super.recordStream();
+    Promise.resolve(run.handled).then(this.ownerReleased, this.ownerFailed);
+    return run;
+  }
+
+  /** The shared head on the context and `body` as its body: Koa sends it when the middleware returns. */
+  override replayStream(head: SharedResponse, body: Readable): void {
+    const ctx = this.native;
+    ctx.status = head.status;
+    for (const [name, value] of groupedHeaders(head)) ctx.set(name, value);
+    // Headers already sent: a body that fails can only cut the response short.
+    body.once('error', () => ctx.res.destroy());
+    ctx.body = body;
+    if (!head.headers.some(([name]) => name === 'content-type')) ctx.remove('Content-Type');
   }
 
   override replay(shared: SharedResponse): void {
@@ -204,7 +227,7 @@ export function createFlightMiddleware(options: KoaFlightOptions): KoaFlightMidd
   const flightMiddleware = function flightMiddleware(ctx: Context, next: Next): Promise<void> {
     // Returns as soon as an owner's response is set (Koa sends it then), or when the request is handled.
     return new Promise<void>((resolve, reject) => {
-      handle(new KoaExchange(ctx, next, resolve)).then(resolve, reject);
+      handle(new KoaExchange(ctx, next, resolve, reject)).then(resolve, reject);
     });
   };
   return Object.assign(flightMiddleware, { purge: (ctx: Context) => handle.purge(nodeRequestView(ctx, sourceOf(ctx))) });

@@ -1,12 +1,17 @@
 /** Serves the shared middleware suite's routes with Koa (2 or 3). */
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import type Koa3 from 'koa';
 import type { Context } from 'koa';
 import type { Driver, NeutralRequest, Reply } from '@flight/http-shared/testing';
 import { createFlightMiddleware } from '../src/index.js';
 
 type KoaClass = typeof Koa3;
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+/** Server processes of the suite load the drivers from drivers.ts. */
+const serverProcess = { module: here('./drivers.ts'), cwd: here('..'), tsconfig: here('./fixtures/tsconfig.json') };
 
 function neutral(ctx: Context): NeutralRequest {
   return { method: ctx.method, path: ctx.path, headers: ctx.req.headers, body: (ctx.request as { body?: unknown }).body };
@@ -32,12 +37,16 @@ function answer(reply: Reply, ctx: Context): void {
       return;
     case 'empty':
       return;
+    case 'live':
+      ctx.body = Readable.from(reply.live!());
+      return;
   }
 }
 
 export function koaDriver(name: string, Koa: KoaClass): Driver {
   return {
     name,
+    process: serverProcess,
     create: (options) => createFlightMiddleware(options),
     async start(setup) {
       const app = new Koa();

@@ -77,6 +77,7 @@ export class StreamFlights {
       const executeOptions: ExecuteStreamOptions = {};
       if (options.signal) executeOptions.signal = options.signal;
       if (options.sessionId !== undefined) executeOptions.sessionId = options.sessionId;
+      if (options.keepFailures !== undefined) executeOptions.keepFailures = options.keepFailures;
       return {
         log,
         outcome: this.host.execute(stage, key, streamed, executeOptions),

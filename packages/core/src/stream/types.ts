@@ -10,7 +10,7 @@ export type StreamChunk = string | Uint8Array | StreamJson;
 /** What a caller does when the run it already received chunks of is replaced by a new run (a takeover). */
 export type StreamRestartMode = 'error' | 'restart';
 
-export interface ExecuteStreamOptions extends Pick<ExecuteOptions, 'signal' | 'sessionId'> {
+export interface ExecuteStreamOptions extends Pick<ExecuteOptions, 'signal' | 'sessionId' | 'keepFailures'> {
   /**
    * A caller that already received chunks of a run that is then replaced by a new owner's run:
    * `'error'` ends its iteration with `FlightStreamInterruptedError`; `'restart'` yields a

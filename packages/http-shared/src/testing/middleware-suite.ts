@@ -12,6 +12,7 @@ import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FlightKeySpec, HttpFlightOptions } from '../index.js';
+import { registerStreamSuite } from './stream-suite.js';
 
 export interface NeutralRequest {
   method: string;
@@ -28,11 +29,13 @@ export interface Reply {
   /**
    * text: `res.send(string)` / `ctx.body = string`; json: `res.json` / object body; buffer: a Buffer;
    * stream: a Readable of `chunks` piped; chunks: `res.write` per chunk (Express) / a stream (Koa);
-   * throw: the handler fails with an error of `status`.
+   * throw: the handler fails with an error of `status`; live: each piece of `live()` written as it is produced
+   * (`res.write` (Express), a stream of it (Koa, Fastify)).
    */
-  kind: 'text' | 'json' | 'buffer' | 'stream' | 'chunks' | 'empty' | 'throw';
+  kind: 'text' | 'json' | 'buffer' | 'stream' | 'chunks' | 'empty' | 'throw' | 'live';
   body?: unknown;
   chunks?: Buffer[];
+  live?: () => AsyncIterable<string>;
 }
 
 export type MiddlewareOptions = Omit<Partial<HttpFlightOptions<unknown>>, 'key'> & {
@@ -57,6 +60,11 @@ export interface Driver {
   start(setup: ServerSetup): Promise<{ url: string; close(): Promise<void> }>;
   /** Builds the middleware alone (for option validation). */
   create(options: HttpFlightOptions<any>): unknown;
+  /**
+   * How a server process serves this driver (stream-node.ts): `module` exports `drivers`, this driver under
+   * its `name`; `tsconfig` maps `@flight/*` to source.
+   */
+  process: { module: string; cwd: string; tsconfig: string };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -123,6 +131,7 @@ function gatedCompletion(coordinator: FlightCoordinator) {
 /** Registers the whole suite for one driver. */
 export function registerMiddlewareSuite(driver: Driver): void {
   describe(driver.name, () => {
+    registerStreamSuite(driver);
     const servers: Array<{ close(): Promise<void> }> = [];
     const flights: SingleFlight[] = [];
     afterEach(async () => {

@@ -1,0 +1,131 @@
+/**
+ * A coalesced request on a route with `stream: true`, as a streamed flight (`SingleFlight.executeStream`):
+ * the owner's handler writes to its own client live (see stream-tee.ts) while its response's head — the
+ * shared form of its status and headers, checked by the same sharing rules as a buffered response — and
+ * then each body piece become the flight's chunks. Every other caller, on any node, gets the head and
+ * then the pieces as the owner's handler writes them; a caller that joins late catches up from the first
+ * piece; after completion the stored chunks replay. Errors before a caller's head was sent are thrown to
+ * the handler, which answers them as for a buffered flight.
+ */
+import { isUtf8 } from 'node:buffer';
+import { Readable } from 'node:stream';
+import type { FlightContext, FlightRole, StreamChunk, StreamJson } from '@flight/core';
+import { UnshareableResponse } from './errors.js';
+import type { HttpExchange, HttpFlightRole } from './handler.js';
+import type { ResolvedHttpFlightOptions } from './options.js';
+import type { OwnerRun, Piece } from './recorder.js';
+import { isSharedResponse, toShared, unshareableReason, type SharedResponse } from './response.js';
+import type { StreamedHead } from './stream-tee.js';
+
+/** What a streamed flight needs of the handler's call for one request. */
+export interface StreamedCall<Req> {
+  readonly exchange: HttpExchange<Req>;
+  /** The caller's signal (its client went away). */
+  readonly signal: AbortSignal;
+  /** The owner's run of the handler, once this call runs it. */
+  run: OwnerRun | undefined;
+  /** Set once this call's client is being answered. */
+  answered: boolean;
+  /** Throws unless this call may run the handler for `context` (never twice, never once answered); marks its role. */
+  claim(context: FlightContext): void;
+}
+
+type StreamOptions = Pick<ResolvedHttpFlightOptions<unknown>, 'singleFlight' | 'stage' | 'shareStatus' | 'vary' | 'maxBodyBytes' | 'replayHeaders'>;
+
+/** A body piece as a chunk: text as it was written (or bytes that are valid UTF-8, as text), else the bytes. */
+function chunkOf(piece: Piece): StreamChunk {
+  return typeof piece === 'string' || !isUtf8(piece) ? piece : piece.toString('utf8');
+}
+
+/** The bytes or text a chunk read back from the flight stands for. */
+function pieceOf(chunk: StreamChunk): Piece {
+  if (typeof chunk === 'string') return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  throw new TypeError('a streamed response chunk is neither text nor bytes');
+}
+
+/** The owner's chunks: its handler's head (refused when it may not be shared), then its body pieces. */
+async function* ownerChunks<Req>(call: StreamedCall<Req>, context: FlightContext, options: StreamOptions): AsyncGenerator<StreamChunk> {
+  call.claim(context);
+  const { exchange } = call;
+  const run = exchange.recordStream!();
+  call.run = run;
+  // The run was given up (lease lost, timeout): the owner's client gets the rest of the response directly.
+  const stop = () => run.detach();
+  context.signal.addEventListener('abort', stop, { once: true });
+  let head = true;
+  try {
+    for await (const piece of run.pieces as AsyncIterable<StreamedHead | Piece>) {
+      if (!head) {
+        yield chunkOf(piece as Piece);
+        continue;
+      }
+      head = false;
+      const captured = { ...(piece as StreamedHead), body: '' };
+      const refused = unshareableReason(captured, options);
+      if (refused) throw refused;
+      yield toShared(captured, options, exchange.request.method) as unknown as StreamJson;
+    }
+    // Detached before the handler wrote anything: there is no response to share.
+    if (head) throw new UnshareableResponse('timeout', undefined);
+  } finally {
+    context.signal.removeEventListener('abort', stop);
+    run.detach();
+  }
+}
+
+/** The body pieces after the head; returning it (the client went away) detaches this caller from the flight. */
+async function* bodyPieces(chunks: AsyncIterator<StreamChunk>): AsyncGenerator<Piece> {
+  try {
+    for (;;) {
+      const next = await chunks.next();
+      if (next.done) return;
+      yield pieceOf(next.value);
+    }
+  } finally {
+    await chunks.return?.();
+  }
+}
+
+/**
+ * Runs the streamed flight of one request and answers it: the owner's client is answered by its handler
+ * (teed), any other caller with the shared head, then the body as it comes. Resolves once the caller's
+ * answer has started (the owner's: once the flight settled); rejects, before anything was sent, with what
+ * the handler answers as for a buffered flight (an unshareable response, a timeout, a coordination error).
+ */
+export async function streamFlight<Req>(
+  call: StreamedCall<Req>,
+  key: string,
+  options: StreamOptions,
+  setRole: (exchange: HttpExchange<Req>, role: HttpFlightRole) => void,
+): Promise<void> {
+  const stream = options.singleFlight.executeStream(options.stage, key, (context) => ownerChunks(call, context, options), {
+    signal: call.signal,
+    keepFailures: false,
+    maxBytes: options.maxBodyBytes,
+  });
+  let settledRole: FlightRole | undefined;
+  const outcome = stream.result();
+  // A caller served from a stored result knows it by its first chunk; one that joined the run does not yet.
+  outcome.then((result) => (settledRole = result.role), () => {});
+  const chunks = stream[Symbol.asyncIterator]();
+  let first: IteratorResult<StreamChunk>;
+  try {
+    first = await chunks.next();
+  } catch (error) {
+    await chunks.return?.();
+    throw error;
+  }
+  if (call.run) {
+    await chunks.return?.();
+    await outcome;
+    return;
+  }
+  if (first.done || !isSharedResponse(first.value)) {
+    await chunks.return?.();
+    throw new TypeError('the shared value is not a streamed HTTP response');
+  }
+  call.answered = true;
+  setRole(call.exchange, settledRole === 'replay' || settledRole === 'l1' ? settledRole : 'follower');
+  call.exchange.replayStream!(first.value as SharedResponse, Readable.from(bodyPieces(chunks)));
+}

@@ -1,0 +1,174 @@
+/**
+ * Tees what a handler writes to a Node `ServerResponse` for a streamed flight: the owner's client gets
+ * every write at once, as the handler makes it (nothing is held back), and the flight gets the response's
+ * head (status and headers, as they stand when the handler first writes, flushes or ends) followed by
+ * each body piece, as an async iterable that ends when the handler ends the response.
+ *
+ * The owner's client going away must not stop the response for the flight's other callers. A handler that
+ * writes to the response itself goes on writing (a write to a closed response is harmless). A body piped
+ * into the response (`stream.pipe(res)`; Koa and Fastify send a stream body so) would stop: the pipe ends
+ * when its destination closes and Koa and Fastify then destroy the body. So the tee keeps reading such a
+ * body to its end — through the tee, into the closed response — and refuses to let it be destroyed meanwhile.
+ */
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { PassThrough, type Readable } from 'node:stream';
+import { applyHeaders, toPiece, type OwnerRun, type Piece, type RecordResult } from './recorder.js';
+
+/** The head of a streamed response, as the owner's client receives it (every header). */
+export interface StreamedHead {
+  status: number;
+  headers: OutgoingHttpHeaders;
+}
+
+/** A handler run whose response is teed: an `OwnerRun` whose release is a no-op (its client is answered live). */
+export interface StreamedOwnerRun extends OwnerRun {
+  /** The head, then every non-empty body piece, until the handler ends the response or the tee detaches. */
+  readonly pieces: AsyncIterable<StreamedHead | Piece>;
+  /** What the downstream handler returned (Koa: the promise of its middleware). */
+  readonly handled: Promise<void> | void;
+  /** Stops teeing: the handler's writes go on to its client only. */
+  detach(): void;
+}
+
+type Teed = 'writeHead' | 'write' | 'end' | 'flushHeaders' | 'destroy';
+type Methods = Record<Teed, (...args: unknown[]) => unknown>;
+const TEED: readonly Teed[] = ['writeHead', 'write', 'end', 'flushHeaders', 'destroy'];
+
+/** Settled once the response ended (or the tee detached): the run's outcome is streamed, never recorded. */
+const STREAMED: RecordResult = { kind: 'unrecordable' };
+
+class ResponseTee implements StreamedOwnerRun {
+  readonly outcome: RecordResult | undefined = undefined;
+  readonly result: Promise<RecordResult>;
+  handled: Promise<void> | void = undefined;
+  private readonly channel = new PassThrough({ objectMode: true });
+  private readonly original: Methods;
+  private headTaken = false;
+  private teeing = true;
+  private finished!: () => void;
+  /** The body piped into the response, if any. */
+  private source: Readable | undefined;
+  private forwarding = false;
+
+  constructor(private readonly res: ServerResponse) {
+    const target = res as unknown as Methods;
+    this.original = { writeHead: target.writeHead, write: target.write, end: target.end, flushHeaders: target.flushHeaders, destroy: target.destroy };
+    this.result = new Promise<RecordResult>((resolve) => (this.finished = () => resolve(STREAMED)));
+    target.writeHead = (status: unknown, reason?: unknown, headers?: unknown) => {
+      if (this.headTaken) return this.original.writeHead.call(res, status, reason, headers);
+      res.statusCode = status as number;
+      if (typeof reason === 'string') res.statusMessage = reason;
+      else headers = reason;
+      applyHeaders(res, headers);
+      this.takeHead();
+      return this.original.writeHead.call(res, res.statusCode, res.statusMessage);
+    };
+    target.flushHeaders = () => {
+      this.takeHead();
+      return this.original.flushHeaders.call(res);
+    };
+    target.write = (chunk: unknown, encoding?: unknown, callback?: unknown) => {
+      this.take(chunk, encoding);
+      return this.original.write.call(res, chunk, encoding, callback);
+    };
+    target.end = (chunk?: unknown, encoding?: unknown, callback?: unknown) => {
+      this.take(typeof chunk === 'function' ? undefined : chunk, encoding);
+      this.detach();
+      return this.original.end.call(res, chunk, encoding, callback);
+    };
+    target.destroy = (error?: unknown) => {
+      // The server side gives up on a response its client still reads (a handler or its body failed);
+      // destroying a response whose client is gone is only cleanup.
+      if (!res.destroyed) this.fail(error instanceof Error ? error : new Error('the response was destroyed before it ended'));
+      return this.original.destroy.call(res, error);
+    };
+    res.on('pipe', this.onPipe);
+    res.once('close', this.onClose);
+  }
+
+  private readonly onPipe = (source: Readable): void => {
+    this.source = source;
+    source.once('error', (error: Error) => this.fail(error));
+    const destroy = source.destroy;
+    source.destroy = (error?: Error) => {
+      // The client went away (the framework cleans up, `pipeline` with a premature close): the body goes on for the flight.
+      const cleanup = !error || (error as { code?: unknown }).code === 'ERR_STREAM_PREMATURE_CLOSE';
+      if (cleanup && this.teeing && this.res.destroyed && !source.readableEnded) {
+        this.keepReading(source);
+        return source;
+      }
+      source.destroy = destroy;
+      return destroy.call(source, error);
+    };
+  };
+
+  private readonly onClose = (): void => {
+    const { source } = this;
+    if (!this.teeing || !source || source.readableEnded) return;
+    if (source.destroyed) this.fail(source.errored ?? new Error('the response body was destroyed before it ended'));
+    else this.keepReading(source);
+  };
+
+  /** Reads the piped body to its end into the (closed) response, through the tee. */
+  private keepReading(source: Readable): void {
+    if (this.forwarding) return;
+    this.forwarding = true;
+    const { res } = this;
+    source.unpipe(res);
+    source.on('data', (piece: unknown) => void res.write(piece));
+    source.once('end', () => res.end());
+    source.resume();
+  }
+
+  /** The response failed before it ended: nothing more is shared, and the flight's stream fails with `error`. */
+  private fail(error: Error): void {
+    if (!this.teeing) return;
+    this.channel.destroy(error);
+    this.detach();
+  }
+
+  get pieces(): AsyncIterable<StreamedHead | Piece> {
+    return this.channel;
+  }
+
+  private takeHead(): void {
+    if (this.headTaken) return;
+    this.headTaken = true;
+    if (this.teeing) this.channel.write({ status: this.res.statusCode, headers: this.res.getHeaders() } satisfies StreamedHead);
+  }
+
+  private take(chunk: unknown, encoding: unknown): void {
+    this.takeHead();
+    if (!this.teeing) return;
+    const piece = toPiece(chunk, typeof encoding === 'function' ? undefined : encoding);
+    if (piece.length > 0) this.channel.write(piece);
+  }
+
+  detach(): void {
+    if (!this.teeing) return;
+    this.teeing = false;
+    const target = this.res as unknown as Methods;
+    for (const name of TEED) target[name] = this.original[name];
+    this.res.off('pipe', this.onPipe);
+    this.res.off('close', this.onClose);
+    if (!this.channel.destroyed) this.channel.end();
+    this.finished();
+  }
+
+  release(): void {}
+}
+
+/**
+ * Starts teeing `res`, then calls `run` (which invokes the downstream handler). A handler that throws
+ * synchronously ends the tee (nothing more is shared) and the error is thrown on.
+ */
+export function teeResponse(res: ServerResponse, run: () => Promise<void> | void): StreamedOwnerRun {
+  const tee = new ResponseTee(res);
+  try {
+    tee.handled = run();
+  } catch (error) {
+    tee.detach();
+    throw error;
+  }
+  return tee;
+}
