@@ -18,6 +18,7 @@ import {
   type Fence,
   type AcquireOutcome,
 } from '@flight/core';
+import type { InspectableCoordinator } from '@flight/core/testing';
 import type { RedisDriver, ScriptRunner } from './driver';
 import { FlightRedisVersionError, toFlightRedisError, withDeadline } from './errors';
 import { flightKeys, noticeChannel, type FlightKeys } from './keys';
@@ -34,7 +35,7 @@ export const MAX_ERROR_MESSAGE_LENGTH = 4096;
 /** The oldest Redis the scripts run on (`#!lua` flags, sharded pub/sub, `redis.REDIS_VERSION`). */
 export const MIN_REDIS_VERSION = '7.0.0';
 
-export interface RedisCoordinator extends StreamingFlightCoordinator {
+export interface RedisCoordinator extends StreamingFlightCoordinator, InspectableCoordinator {
   /** Followers currently waiting on this coordinator (all share one subscriber connection). */
   readonly waiting: number;
   /** Wake-up counters of this coordinator's subscriber (live values). */
