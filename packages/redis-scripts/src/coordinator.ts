@@ -69,7 +69,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   if (opts.waitReplicas && !driver.waitReplicas) {
     throw new FlightValidationError('waitReplicas is not supported by this client');
   }
-  const notifications = createNotifications(driver, { commandTimeoutMs: opts.commandTimeoutMs });
+  const notifications = createNotifications(driver, { commandTimeoutMs: opts.commandTimeoutMs, clock: opts.localClock });
   let closed = false;
   /** The server version check, once per coordinator (retried after a failure to reach Redis). */
   let versionChecked = false;
