@@ -504,7 +504,7 @@ export function createNotifications(
       const listener: Listener = (notice) => onNotice(notice);
       listener.recheck = () => active && onCovered();
       const channel = watch(name, listener);
-      void channel.confirmed.then(() => listener.recheck?.());
+      void channel.confirmed.then(listener.recheck);
       return () => {
         active = false;
         unwatch(channel, listener);
