@@ -4,8 +4,9 @@
  * arguments), write-replies.ts (replies as core's types), key-cache.ts (keys of recent flights),
  * notifications.ts (follower wake-up) and streams.ts (the streaming extension).
  */
-import { FlightValidationError, transitions, type StreamingFlightCoordinator } from '@flight/core';
-import type { InspectableCoordinator } from '@flight/core/testing';
+// InspectableCoordinator comes from core's main entry: the adapters' public types then never import its
+// testing entry (and the optional test libraries behind it).
+import { FlightValidationError, transitions, type InspectableCoordinator, type StreamingFlightCoordinator } from '@flight/core';
 import type { RedisDriver, ScriptRunner } from './driver';
 import { createKeyCache } from './key-cache';
 import { createNotifications, type NotificationCounters } from './notifications';

@@ -65,8 +65,9 @@ export interface FlightCoordinator {
 
 /**
  * A coordinator whose stored state tests can read back: the conformance suite, the model comparison and
- * fault tests check what a transition stored through it. Core never reads a flight this way (exported by
- * `@flight/core/testing`; the memory and Redis coordinators implement it).
+ * fault tests check what a transition stored through it. Core never reads a flight this way. Implemented
+ * by the memory and Redis coordinators; exported by `@flight/core/testing` (and, as a type, by the main
+ * entry, so the adapters' public types need not import the testing entry).
  */
 export interface InspectableCoordinator extends FlightCoordinator {
   /** Reads the metadata, or null when there is no live record. */
