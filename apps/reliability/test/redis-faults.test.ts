@@ -5,7 +5,7 @@
  * adapter-suite.ts (run by both adapters) and are not repeated here.
  */
 import { randomUUID } from 'node:crypto';
-import { FlightCoordinationError, FlightError, type FlightCoordinator } from '@flight/core';
+import { FlightCoordinationError, FlightError } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { flightKeys } from '@flight/redis-scripts';
 import { patchFlightRecord, rawCommand, scanKeysWithoutTtl, startRedisServer, type RedisServer } from '@flight/redis-scripts/testing';
@@ -489,7 +489,7 @@ describe('#11 out of memory and eviction', () => {
   it('meta evicted mid-run: treated as lost, a new owner runs, and fencing refuses the old owner’s completion', async () => {
     const a = startNode({ id: 'a', url: server.url, prefix: 'evict' });
     const b = startNode({ id: 'b', url: server.url, prefix: 'evict' });
-    const probe: FlightCoordinator = createIoredisCoordinator({ redis: server.url, prefix: 'evict' });
+    const probe = createIoredisCoordinator({ redis: server.url, prefix: 'evict' });
     try {
       const ref = { stage: 'rel', key: 'ev' };
       const aCall = settle(a, 'ev', 800);

@@ -43,17 +43,15 @@ local function take(prev, prev_session, outcome, epoch_floor)
   if ARGV[10] == '1' then code = 'R' end
   local takeovers, created, watched, forgotten = 0, now, '0', 0
   if prev ~= nil then
-    forgotten = tonumber(string.sub(prev, 114, 129)) or 0
-    takeovers = (tonumber(string.sub(prev, 101, 106)) or 0) + 1
-    created = tonumber(string.sub(prev, 54, 66)) or now
+    forgotten = tonumber(string.sub(prev, FORGOTTEN_AT, FORGOTTEN_END)) or 0
+    takeovers = (tonumber(string.sub(prev, TAKEOVERS_AT, TAKEOVERS_END)) or 0) + 1
+    created = tonumber(string.sub(prev, CREATED_AT, CREATED_END)) or now
     if has_listeners_at(prev) then watched = '1' end
   end
   local epoch = math.max(epoch_floor + 1, now * 1000)
   local nonce = string.sub(redis.sha1hex(owner_token), 1, 16)
-  local rec = string.format(HEADER_FORMAT, code, now, time_at(now + lease_ttl), now, time_at(now + max_run), created,
-    epoch, '0', '0', nonce, math.min(takeovers, 999999), 0, watched, forgotten)
-    .. #owner_id .. ':' .. owner_id .. #owner_token .. ':' .. owner_token .. #session .. ':' .. session .. '0:0:0:'
-    .. #traceparent .. ':' .. traceparent
+  local rec = encode_record(code, now, now + lease_ttl, now, now + max_run, created, epoch, '0', '0', nonce, takeovers,
+    0, watched, forgotten, owner_id, owner_token, session, '', '', '', traceparent)
   redis.call('SET', KEYS[1], rec, 'PX', ARGV[8])
   -- A fresh record is fully known to the caller but for the epoch, the server time and the nonce: reply
   -- those three (see reply.ts `freshOwnerMeta`), not the record.
@@ -106,7 +104,7 @@ end
 -- kept; an active record has no result after it); its later polls pass joinEpoch.
 if join_epoch == nil or join_epoch ~= rec.epoch then
   local followers = string.format('%06.0f', math.min((tonumber(rec.v[FOLLOWERS]) or 0) + 1, 999999))
-  rec.rec = string.sub(rec.rec, 1, 106) .. followers .. string.sub(rec.rec, 113)
+  rec.rec = string.sub(rec.rec, 1, FOLLOWERS_AT - 1) .. followers .. string.sub(rec.rec, FOLLOWERS_END + 1)
   redis.call('SET', KEYS[1], rec.rec, 'KEEPTTL')
 end
 return reply('FOLLOWER_WAIT', rec)

@@ -31,19 +31,21 @@ if #ARGV[6] <= inline_max then inline = ARGV[6] end
 -- rest of the record kept byte for byte.
 local s = redis.call('GET', KEYS[1])
 if s and #s >= HEADER_BYTES then
-  local code = string.sub(s, 1, 1)
-  local expire_at, at_epoch = tonumber(string.sub(s, 15, 27)), tonumber(string.sub(s, 67, 82))
+  local code = string.sub(s, STATUS_AT, STATUS_END)
+  local expire_at, at_epoch = tonumber(string.sub(s, EXPIRE_AT, EXPIRE_END)), tonumber(string.sub(s, EPOCH_AT, EPOCH_END))
   if (code == 'R' or code == 'P') and expire_at ~= nil and expire_at > now and at_epoch == epoch
-    and tonumber(string.sub(s, 114, 129)) ~= epoch then
+    and tonumber(string.sub(s, FORGOTTEN_AT, FORGOTTEN_END)) ~= epoch then
     local owner, i = text_field(s, HEADER_BYTES + 1)
     if owner == ARGV[3] and text_field(s, i) == ARGV[4] then
       expire_at = time_at(now + ttl)
-      local rec = string.format('S%013.0f%013.0f', now, expire_at) .. string.sub(s, 28, 82) .. '1' .. string.sub(s, 84)
+      -- The header leads with status, updatedAt and expireAt (src/record-layout.ts).
+      local rec = string.format('S%013.0f%013.0f', now, expire_at) .. string.sub(s, EXPIRE_END + 1, RESULT_REF_AT - 1) .. '1'
+        .. string.sub(s, RESULT_REF_END + 1)
       local px = ARGV[7]
       if expire_at < now + ttl then px = fmt(math.max(1, expire_at - now)) end
       redis.call('SET', KEYS[1], rec .. ARGV[6], 'PX', px)
       if has_listeners_at(s) then
-        local notice = string.sub(s, 85, 100) .. ' ' .. fmt(epoch) .. ' SUCCEEDED'
+        local notice = string.sub(s, NONCE_AT, NONCE_END) .. ' ' .. fmt(epoch) .. ' SUCCEEDED'
         if inline ~= nil then notice = notice .. ' ' .. #inline .. ' ' .. inline end
         redis.call('SPUBLISH', ARGV[2], notice)
       end

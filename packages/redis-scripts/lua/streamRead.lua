@@ -21,7 +21,7 @@ local count = int_arg(ARGV[3])
 if now == nil or count == nil or count < 1 then return bad_input('streamRead arguments') end
 local rec = load_live(KEYS[1], now)
 if rec ~= nil and ARGV[4] == '1' and is_active(rec) and rec.v[WATCHED] ~= '1' then
-  rec.rec = string.sub(rec.rec, 1, 112) .. '1' .. string.sub(rec.rec, 114)
+  rec.rec = string.sub(rec.rec, 1, WATCHED_AT - 1) .. '1' .. string.sub(rec.rec, WATCHED_END + 1)
   redis.call('SET', KEYS[1], rec.rec, 'KEEPTTL')
 end
 local start = '-'

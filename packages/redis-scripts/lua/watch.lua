@@ -18,7 +18,7 @@ local rec = load_live(KEYS[1], now)
 if rec == nil then return reply('OK', nil) end
 if is_active(rec) and rec.v[WATCHED] ~= '1' then
   -- The header's watched flag, the TTL kept (an active record has no result after it).
-  rec.rec = string.sub(rec.rec, 1, 112) .. '1' .. string.sub(rec.rec, 114)
+  rec.rec = string.sub(rec.rec, 1, WATCHED_AT - 1) .. '1' .. string.sub(rec.rec, WATCHED_END + 1)
   redis.call('SET', KEYS[1], rec.rec, 'KEEPTTL')
 end
 local result = false

@@ -1,5 +1,7 @@
 export type { RedisDriver, RedisSubscriber, RedisSubscriberHandlers, ScriptRunner } from './driver';
-export { createRedisCoordinator, assertRedisVersion, MAX_ERROR_MESSAGE_LENGTH, MIN_REDIS_VERSION, type RedisCoordinator } from './coordinator';
+export { createRedisCoordinator, type RedisCoordinator } from './coordinator';
+export { assertRedisVersion, MIN_REDIS_VERSION } from './version-check';
+export { MAX_ERROR_MESSAGE_LENGTH } from './script-args';
 export { parseNotice, type Notice, type NotificationCounters } from './notifications';
 export { createRedisSessionLock, type RedisSessionLock, type RedisSessionLockOptions } from './session-lock';
 export {

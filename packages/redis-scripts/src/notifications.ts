@@ -10,7 +10,7 @@
  * A notice wakes a waiter only when it proves it belongs to the run the waiter joined (same epoch and
  * nonce; a newer epoch only wakes it to ask again, without its result).
  */
-import type { FlightMeta, FlightRef, FlightStatus, TerminalEvent } from '@flight/core';
+import type { Clock, FlightMeta, FlightRef, FlightStatus, TerminalEvent, TimerHandle } from '@flight/core';
 import type { RedisDriver, RedisSubscriber, ScriptRunner } from './driver';
 import { withDeadline } from './errors';
 
@@ -104,6 +104,8 @@ export interface Ticket {
 
 /** How long a parked ticket waits for its `wait`; past it the waiter re-reads. */
 const TICKET_TTL_MS = 5000;
+/** How often parked tickets are swept while any is parked. */
+const SWEEP_INTERVAL_MS = 1000;
 /** At most this many parked tickets (oldest dropped first; a dropped one only costs its waiter a read). */
 const MAX_PARKED_TICKETS = 10_000;
 
@@ -152,7 +154,7 @@ function toEvent(ref: FlightRef, status: FlightStatus, epoch: number, result?: s
 
 export function createNotifications(
   driver: Pick<RedisDriver, 'createSubscriber'>,
-  options: { commandTimeoutMs: number; onError?: (error: unknown, what: string) => void },
+  options: { commandTimeoutMs: number; clock: Clock; onError?: (error: unknown, what: string) => void },
 ): Notifications {
   const channels = new Map<string, Channel>();
   const counters = { received: 0, foreign: 0, bytes: 0, channels: 0 };
@@ -167,7 +169,9 @@ export function createNotifications(
   const toUnsubscribe = new Set<string>();
   let flushScheduled = false;
   const parked = new Set<Ticket>();
-  let sweeper: ReturnType<typeof setInterval> | undefined;
+  const { clock } = options;
+  /** The pending sweep of parked tickets, while any is parked. */
+  let sweeper: TimerHandle | undefined;
   const report = options.onError ?? (() => undefined);
 
   function onMessage(name: string, message: string): void {
@@ -342,14 +346,23 @@ export function createNotifications(
   function dropTicket(ticket: Ticket): void {
     const channel = channels.get(ticket.channel);
     if (channel) unwatch(channel, ticket.listener);
-    if (parked.delete(ticket) && parked.size === 0 && sweeper) {
-      clearInterval(sweeper);
+    if (parked.delete(ticket) && parked.size === 0 && sweeper !== undefined) {
+      clock.clearTimeout(sweeper);
       sweeper = undefined;
     }
   }
 
+  /** Sweeps every second while tickets are parked. */
+  function scheduleSweep(): void {
+    sweeper ??= clock.setTimeout(() => {
+      sweeper = undefined;
+      sweepTickets();
+      if (parked.size > 0) scheduleSweep();
+    }, SWEEP_INTERVAL_MS);
+  }
+
   function sweepTickets(): void {
-    const oldest = Date.now() - TICKET_TTL_MS;
+    const oldest = clock.now() - TICKET_TTL_MS;
     for (const ticket of parked) {
       if (ticket.parkedAt > oldest && parked.size <= MAX_PARKED_TICKETS) break;
       dropTicket(ticket);
@@ -410,13 +423,10 @@ export function createNotifications(
       if (!followed || closed) return dropTicket(ticket);
       ticket.epoch = followed.epoch;
       ticket.nonce = followed.nonce;
-      ticket.parkedAt = Date.now();
+      ticket.parkedAt = clock.now();
       parked.add(ticket);
       if (parked.size > MAX_PARKED_TICKETS) sweepTickets();
-      if (!sweeper) {
-        sweeper = setInterval(sweepTickets, 1000);
-        sweeper.unref?.();
-      }
+      if (parked.size > 0) scheduleSweep();
     },
 
     wait(ref, name, { epoch, timeoutMs, signal, nonce: joined }, reread) {
@@ -429,7 +439,7 @@ export function createNotifications(
         const finish = (event: TerminalEvent | null) => {
           if (settled) return;
           settled = true;
-          clearTimeout(timer);
+          clock.clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
           finishers.delete(onAbort);
           waiting--;
@@ -462,8 +472,7 @@ export function createNotifications(
         const listener: Listener = (notice) => void accept(notice);
         listener.recheck = recheck;
         const onAbort = () => finish(null);
-        const timer = setTimeout(onAbort, Math.max(0, timeoutMs));
-        timer.unref?.();
+        const timer = clock.setTimeout(onAbort, Math.max(0, timeoutMs));
         signal?.addEventListener('abort', onAbort, { once: true });
         waiting++;
         finishers.add(onAbort);
@@ -512,7 +521,7 @@ export function createNotifications(
       for (const finish of [...finishers]) finish();
       for (const channel of channels.values()) channel.settle(false);
       channels.clear();
-      if (sweeper) clearInterval(sweeper);
+      if (sweeper !== undefined) clock.clearTimeout(sweeper);
       sweeper = undefined;
       const s = subscriber;
       subscriber = undefined;

@@ -1,4 +1,4 @@
-import { FlightValidationError } from '@flight/core';
+import { FlightValidationError, systemClock, type Clock } from '@flight/core';
 
 /** Options shared by both Redis adapters, resolved once by `resolveRedisOptions`. */
 export interface RedisCoordinatorOptions {
@@ -12,6 +12,11 @@ export interface RedisCoordinatorOptions {
    * @default the Redis server clock
    */
   clock?: () => number;
+  /**
+   * Node-local time and timers: a follower's wait timeout and the sweep of unclaimed wake-up tickets.
+   * Lease arithmetic never reads it (see `clock`). @default systemClock
+   */
+  localClock?: Clock;
   /** Largest result (bytes, UTF-8) sent to Redis; larger ones reject with `FlightResultTooLargeError`. @default 16 MiB */
   maxPayloadBytes?: number;
   /**
@@ -33,6 +38,7 @@ export interface ResolvedRedisOptions {
   prefix: string;
   commandTimeoutMs: number;
   clock: (() => number) | undefined;
+  localClock: Clock;
   maxPayloadBytes: number;
   waitReplicas: { replicas: number; timeoutMs: number } | undefined;
   inlineResultBytes: number;
@@ -67,6 +73,7 @@ export function resolveRedisOptions(options: RedisCoordinatorOptions = {}): Reso
     prefix,
     commandTimeoutMs: positive('commandTimeoutMs', options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS),
     clock: options.clock,
+    localClock: options.localClock ?? systemClock,
     maxPayloadBytes: positive('maxPayloadBytes', options.maxPayloadBytes, DEFAULT_MAX_PAYLOAD_BYTES),
     waitReplicas: wait,
     inlineResultBytes: inline,

@@ -1,16 +1,17 @@
 /**
  * Decodes the scripts' replies `{ code, record, result | false }` into core's types. The record is the
  * flight's record as stored (a fixed-width header, then length-prefixed text fields: see
- * `lua/includes/record.lua`), one bulk string: far cheaper for Redis to send than 20 values.
+ * `src/record-layout.ts`), one bulk string: far cheaper for Redis to send than 20 values.
  */
 import {
   FlightCoordinationError,
   type AcquireInput,
-  type FailureType,
   type FlightMeta,
   type FlightRef,
   type FlightStatus,
+  transitions,
 } from '@flight/core';
+import { RECORD_HEADER_BYTES, RECORD_TEXT_FIELDS, recordMeta } from './record.generated';
 
 export interface ScriptReply {
   code: string;
@@ -30,11 +31,6 @@ function num(value: unknown): number {
   if (value === null || value === undefined || value === false) return 0;
   return Number(text(value));
 }
-
-/** Bytes of a record's fixed-width header (lua/includes/record.lua); its text fields follow. */
-export const RECORD_HEADER_BYTES = 129;
-/** The text fields after the header, in order (lua/includes/record.lua). */
-export const RECORD_TEXT_FIELDS = ['ownerId', 'ownerToken', 'sessionId', 'errorType', 'errorCode', 'errorMessage', 'traceparent'] as const;
 
 const STATUS_OF: Record<string, FlightStatus> = {
   P: 'PENDING',
@@ -60,34 +56,7 @@ export function decodeMeta(raw: unknown, ref: FlightRef): FlightMeta | null {
   if (record === undefined) throw new FlightCoordinationError(`unexpected script reply element ${typeof raw}`);
   const status = STATUS_OF[record[0]!];
   if (status === undefined || record.length < RECORD_HEADER_BYTES) throw new FlightCoordinationError('malformed flight record');
-  const texts = splitTextFields(record);
-  // One object literal in FlightMeta's field order: one hidden class for every decoded record.
-  const meta: FlightMeta = {
-    status,
-    stage: ref.stage,
-    requestKey: ref.key,
-    sessionId: texts[2]!,
-    ownerId: texts[0]!,
-    ownerToken: texts[1]!,
-    epoch: Number(record.slice(66, 82)),
-    takeovers: Number(record.slice(100, 106)),
-    followers: Number(record.slice(106, 112)),
-    createdAt: Number(record.slice(53, 66)),
-    updatedAt: Number(record.slice(1, 14)),
-    heartbeatAt: Number(record.slice(27, 40)),
-    expireAt: Number(record.slice(14, 27)),
-    deadlineAt: Number(record.slice(40, 53)),
-    retryable: record[83] === '1',
-    errorType: texts[3] as FailureType | '',
-    errorCode: texts[4]!,
-    errorMessage: texts[5]!,
-    resultRef: record[82] === '1' ? 'result' : '',
-    nonce: record.slice(84, 100),
-    forgottenEpoch: Number(record.slice(113, 129)),
-  };
-  // Absent, not empty, when the owner passed none.
-  if (texts[6] !== '') meta.traceparent = texts[6];
-  return meta;
+  return recordMeta(record, status, splitTextFields(record), ref);
 }
 
 /**
@@ -123,34 +92,14 @@ export function splitTextFields(record: string): string[] {
 /**
  * The record `acquire` created for `input` when it found none, from the three values it replied
  * (epoch, server time, nonce): everything else is the caller's own input (transitions.ts `newOwnerMeta`).
+ * The script stores whole milliseconds of the lease terms (the coordinator sends them truncated).
  */
 export function freshOwnerMeta(values: unknown[], input: AcquireInput): FlightMeta {
-  const now = num(values[1]);
-  const meta: FlightMeta = {
-    status: input.startRunning ? 'RUNNING' : 'PENDING',
-    stage: input.stage,
-    requestKey: input.key,
-    sessionId: input.sessionId ?? '',
-    ownerId: input.ownerId,
-    ownerToken: input.ownerToken,
-    epoch: num(values[0]),
-    takeovers: 0,
-    followers: 0,
-    createdAt: now,
-    updatedAt: now,
-    heartbeatAt: now,
-    expireAt: now + Math.trunc(input.leaseTtlMs),
-    deadlineAt: now + Math.trunc(input.maxRunMs),
-    retryable: false,
-    errorType: '',
-    errorCode: '',
-    errorMessage: '',
-    resultRef: '',
-    nonce: text(values[2]),
-    forgottenEpoch: 0,
-  };
-  if (input.traceparent) meta.traceparent = input.traceparent;
-  return meta;
+  const whole =
+    Number.isInteger(input.leaseTtlMs) && Number.isInteger(input.maxRunMs)
+      ? input
+      : { ...input, leaseTtlMs: Math.trunc(input.leaseTtlMs), maxRunMs: Math.trunc(input.maxRunMs) };
+  return transitions.newOwnerMeta(whole, null, num(values[1]), num(values[0]), text(values[2]));
 }
 
 export function decodeReply(raw: unknown, ref: FlightRef): ScriptReply {

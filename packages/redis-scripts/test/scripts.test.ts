@@ -8,8 +8,8 @@ import { rawCommand, sharedRedisUrl } from '../src/testing/index.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 describe('Lua bundle', () => {
-  it('src/lua.generated.ts is fresh (run `node scripts/gen-lua.mjs` after editing lua/)', () => {
-    expect(() => execFileSync(process.execPath, ['scripts/gen-lua.mjs', '--check'], { cwd: root, stdio: 'pipe' })).not.toThrow();
+  it('src/lua.generated.ts is fresh (run `pnpm gen:lua` after editing lua/ or src/record-layout.ts)', () => {
+    expect(() => execFileSync(process.execPath, ['--import', 'tsx', 'scripts/gen-lua.mjs', '--check'], { cwd: root, stdio: 'pipe' })).not.toThrow();
   });
 
   it('has one script per .lua file, each with a KEYS/ARGV/Returns header and the version line inlined', () => {

@@ -22,6 +22,7 @@ import {
 import { FlightEvents } from '../events/emitter.js';
 import type { FlightEventMap, FlightEventName, FlightRole, LeaseLossReason } from '../events/types.js';
 import { toExecutionError, toFailureRecord } from '../failure/classify.js';
+import { failureOf } from '../failure/stored-failure.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import { HeartbeatManager } from '../heartbeat/heartbeat-manager.js';
 import { assertRequestKey, flightId } from '../keys/key-builder.js';
@@ -58,15 +59,6 @@ function noteWork(note: TraceNote | undefined, role: FlightRole, epoch: number |
   note.epoch = epoch;
   note.ownerTraceparent = ownerTraceparent;
   note.waitedMs = waitedMs;
-}
-
-function failureOf(meta: FlightMeta): FailureRecord {
-  return {
-    type: meta.errorType || 'UNEXPECTED',
-    code: meta.errorCode || 'E_UNEXPECTED',
-    message: meta.errorMessage,
-    retryable: meta.retryable,
-  };
 }
 
 /**

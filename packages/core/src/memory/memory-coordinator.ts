@@ -6,6 +6,7 @@ import { systemClock, type Clock } from '../ports/clock.js';
 import { flightId } from '../keys/key-builder.js';
 import * as machine from '../state/transitions.js';
 import type { FlightMeta, FlightRecord, FlightRef, TerminalEvent } from '../state/types.js';
+import type { InspectableCoordinator } from '../ports/coordinator.js';
 import type { StreamingFlightCoordinator } from '../ports/stream-coordinator.js';
 import { createMemoryStreams } from '../stream/memory-streams.js';
 
@@ -27,7 +28,7 @@ interface Waiter {
   resolve: (event: TerminalEvent | null) => void;
 }
 
-export interface MemoryCoordinator extends StreamingFlightCoordinator {
+export interface MemoryCoordinator extends StreamingFlightCoordinator, InspectableCoordinator {
   /** Live records (expired ones are swept first). */
   size(): number;
   /** Live run streams (see `executeStream`). */

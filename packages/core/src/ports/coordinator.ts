@@ -53,10 +53,6 @@ export interface FlightCoordinator {
    * live record.
    */
   forget(ref: FlightRef): Promise<ForgetReply>;
-  /** Reads the metadata, or null when there is no live record. */
-  readMeta(ref: FlightRef): Promise<FlightMeta | null>;
-  /** Reads the stored result of a SUCCEEDED flight, or null (also for a forgotten one). */
-  readResult(ref: FlightRef): Promise<string | null>;
   /**
    * Resolves with the first terminal event of `ref` at or after `epoch`, or `null` when `timeoutMs`
    * passes or `signal` aborts. Never rejects: a broken notification channel only delays the waiter
@@ -65,4 +61,17 @@ export interface FlightCoordinator {
   waitForTerminal(ref: FlightRef, options: { epoch: number; timeoutMs: number; signal?: AbortSignal }): Promise<TerminalEvent | null>;
   /** Releases connections and timers owned by the coordinator (not the user's own client). */
   close(): Promise<void>;
+}
+
+/**
+ * A coordinator whose stored state tests can read back: the conformance suite, the model comparison and
+ * fault tests check what a transition stored through it. Core never reads a flight this way. Implemented
+ * by the memory and Redis coordinators; exported by `@flight/core/testing` (and, as a type, by the main
+ * entry, so the adapters' public types need not import the testing entry).
+ */
+export interface InspectableCoordinator extends FlightCoordinator {
+  /** Reads the metadata, or null when there is no live record. */
+  readMeta(ref: FlightRef): Promise<FlightMeta | null>;
+  /** Reads the stored result of a SUCCEEDED flight, or null (also for a forgotten one). */
+  readResult(ref: FlightRef): Promise<string | null>;
 }

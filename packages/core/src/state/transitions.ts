@@ -77,7 +77,17 @@ function terminalEvent(meta: FlightMeta): TerminalEvent {
   return { stage: meta.stage, key: meta.requestKey, status: meta.status, epoch: meta.epoch };
 }
 
-function newOwnerMeta(input: AcquireInput, previous: FlightMeta | null, now: number): FlightMeta {
+/**
+ * A new owner's record for `input`, replacing `previous` (null when there is none). `epoch` and `nonce`
+ * default to `nextEpoch` and `flightNonce`; a coordinator whose store computed them passes its own.
+ */
+export function newOwnerMeta(
+  input: AcquireInput,
+  previous: FlightMeta | null,
+  now: number,
+  epoch = nextEpoch(previous?.epoch ?? 0, now),
+  nonce = flightNonce(input.ownerToken),
+): FlightMeta {
   const meta: FlightMeta = {
     status: input.startRunning ? 'RUNNING' : 'PENDING',
     stage: input.stage,
@@ -85,7 +95,7 @@ function newOwnerMeta(input: AcquireInput, previous: FlightMeta | null, now: num
     sessionId: input.sessionId ?? previous?.sessionId ?? '',
     ownerId: input.ownerId,
     ownerToken: input.ownerToken,
-    epoch: nextEpoch(previous?.epoch ?? 0, now),
+    epoch,
     takeovers: previous ? previous.takeovers + 1 : 0,
     followers: 0,
     createdAt: previous?.createdAt ?? now,
@@ -98,7 +108,7 @@ function newOwnerMeta(input: AcquireInput, previous: FlightMeta | null, now: num
     errorCode: '',
     errorMessage: '',
     resultRef: '',
-    nonce: flightNonce(input.ownerToken),
+    nonce,
     forgottenEpoch: previous?.forgottenEpoch ?? 0,
   };
   // The new owner's span only: a takeover never keeps the previous owner's. Absent rather than empty.

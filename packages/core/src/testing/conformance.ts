@@ -1,5 +1,5 @@
 /**
- * The coordinator conformance suite: any `FlightCoordinator` (memory, ioredis, node-redis, standalone
+ * The coordinator conformance suite: any `InspectableCoordinator` (memory, ioredis, node-redis, standalone
  * or cluster) registers it in one call and proves it obeys the state machine of `state/transitions.ts`:
  * every transition and outcome, fencing, TTL/expiry, terminal events, and a model-based run of random
  * interleavings from several simulated nodes compared step by step with the pure model.
@@ -11,13 +11,13 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { FlightCoordinator } from '../ports/coordinator.js';
+import type { InspectableCoordinator } from '../ports/coordinator.js';
 import type { AcquireInput, Fence, FailureRecord, FlightRef, LeaseTerms } from '../state/types.js';
 import { runModelComparison } from './model.js';
 import { registerStreamConformance } from './stream-conformance.js';
 
 export interface ConformanceTarget {
-  coordinator: FlightCoordinator;
+  coordinator: InspectableCoordinator;
   /** Called after each test. */
   cleanup?: () => Promise<void> | void;
 }
@@ -43,7 +43,7 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
   describe(`FlightCoordinator conformance: ${options.name}`, () => {
     let time = 0;
     let target: ConformanceTarget;
-    let c: FlightCoordinator;
+    let c: InspectableCoordinator;
     const now = () => time;
     const advance = (ms: number) => {
       time += ms;
@@ -350,7 +350,7 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       expect(await c.heartbeat(fence, LEASE)).toMatchObject({ ok: false, code: 'FORGOTTEN' });
       // The record holds the newer run, so a notice sent before the waiter's subscription is not recoverable
       // by a re-read (its followers fall back to polling): a repeated completion publishes it again.
-      let notice: Awaited<ReturnType<FlightCoordinator['waitForTerminal']>> = null;
+      let notice: Awaited<ReturnType<InspectableCoordinator['waitForTerminal']>> = null;
       for (let attempt = 1; attempt <= 5 && !notice; attempt++) {
         const waiting = c.waitForTerminal(r, { epoch: fence.epoch, timeoutMs: 1000 });
         await new Promise((resolve) => setTimeout(resolve, 20 * attempt));

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type fcModule from 'fast-check';
-import type { FlightCoordinator } from '../ports/coordinator.js';
+import type { InspectableCoordinator } from '../ports/coordinator.js';
 import * as machine from '../state/transitions.js';
 import type { Fence, FlightRecord, FlightRef, LeaseTerms } from '../state/types.js';
 
@@ -25,7 +25,7 @@ type Op =
   | { kind: 'advance'; ms: number };
 
 export interface ModelRunOptions {
-  coordinator: () => FlightCoordinator;
+  coordinator: () => InspectableCoordinator;
   now: () => number;
   advance: (ms: number) => void;
   runs: number;

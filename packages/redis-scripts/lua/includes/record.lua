@@ -1,12 +1,6 @@
 -- The flight record's full codec and its transitions (`--@include record`, after `--@include common`);
 -- the session-lock scripts do not carry it. Layout: see header.lua.
 --@include header
--- Decoded values (`v`, by index, as strings):
-local STATUS, SESSION, OWNER_ID, OWNER_TOKEN, EPOCH, TAKEOVERS, FOLLOWERS = 1, 4, 5, 6, 7, 8, 9
-local CREATED, UPDATED, HEARTBEAT, EXPIRE, DEADLINE, RETRYABLE = 10, 11, 12, 13, 14, 15
-local ERROR_TYPE, ERROR_CODE, ERROR_MESSAGE, RESULT_REF, NONCE, WATCHED, TRACEPARENT = 16, 17, 18, 19, 20, 21, 22
-local FORGOTTEN = 23
-
 -- The status of a header's code (its first letter); nil for anything else.
 local function status_of(code)
   if code == 'R' then return 'RUNNING' elseif code == 'S' then return 'SUCCEEDED' elseif code == 'P' then return 'PENDING'
@@ -14,48 +8,7 @@ local function status_of(code)
   return nil
 end
 
--- The values of a stored record, and the offset where the result after them starts; nil when the
--- string is not a record.
-local function decode(s)
-  if #s < HEADER_BYTES then return nil end
-  local status = status_of(string.sub(s, 1, 1))
-  if status == nil then return nil end
-  local v = { status, '', '', '', '', '', string.sub(s, 67, 82), string.sub(s, 101, 106), string.sub(s, 107, 112),
-    string.sub(s, 54, 66), string.sub(s, 2, 14), string.sub(s, 28, 40), string.sub(s, 15, 27), string.sub(s, 41, 53),
-    string.sub(s, 84, 84), '', '', '', '', string.sub(s, 85, 100), string.sub(s, 113, 113), '',
-    string.sub(s, 114, 129) }
-  if string.sub(s, 83, 83) == '1' then v[RESULT_REF] = 'result' end
-  local i = HEADER_BYTES + 1
-  v[OWNER_ID], i = text_field(s, i)
-  if i == nil then return nil end
-  v[OWNER_TOKEN], i = text_field(s, i)
-  if i == nil then return nil end
-  v[SESSION], i = text_field(s, i)
-  if i == nil then return nil end
-  v[ERROR_TYPE], i = text_field(s, i)
-  if i == nil then return nil end
-  v[ERROR_CODE], i = text_field(s, i)
-  if i == nil then return nil end
-  v[ERROR_MESSAGE], i = text_field(s, i)
-  if i == nil then return nil end
-  v[TRACEPARENT], i = text_field(s, i)
-  if i == nil then return nil end
-  return v, i
-end
-
--- The record of `v` (without the result). Text fields are concatenated (string.format's %s would cut a
--- short value at a NUL byte).
-local function encode(v)
-  local result_flag = '0'
-  if v[RESULT_REF] ~= '' then result_flag = '1' end
-  local head = string.format(HEADER_FORMAT, v[STATUS], time_at(tonumber(v[UPDATED])), time_at(tonumber(v[EXPIRE])),
-    time_at(tonumber(v[HEARTBEAT])), time_at(tonumber(v[DEADLINE])), time_at(tonumber(v[CREATED])), tonumber(v[EPOCH]),
-    result_flag, v[RETRYABLE], v[NONCE], math.min(tonumber(v[TAKEOVERS]) or 0, 999999),
-    math.min(tonumber(v[FOLLOWERS]) or 0, 999999), v[WATCHED], tonumber(v[FORGOTTEN]) or 0)
-  local a, b, c, d, e, f, g = v[OWNER_ID], v[OWNER_TOKEN], v[SESSION], v[ERROR_TYPE], v[ERROR_CODE], v[ERROR_MESSAGE], v[TRACEPARENT]
-  return head .. #a .. ':' .. a .. #b .. ':' .. b .. #c .. ':' .. c .. #d .. ':' .. d .. #e .. ':' .. e .. #f .. ':' .. f
-    .. #g .. ':' .. g
-end
+--@include codec
 
 -- A stored record: `v`, its values ('' = default), `result` ('' unless SUCCEEDED), `rec` (the record as
 -- stored, which replies carry) and the numbers the rules read. nil when there is no usable record.

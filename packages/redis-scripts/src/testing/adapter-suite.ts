@@ -15,10 +15,12 @@ import {
   FlightValidationError,
   type FlightCoordinator,
 } from '@flight/core';
+import { createManualClock } from '@flight/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisDriver } from '../driver';
 import type { RedisCoordinatorOptions } from '../options';
-import { assertRedisVersion, createRedisCoordinator, type RedisCoordinator } from '../coordinator';
+import { createRedisCoordinator, type RedisCoordinator } from '../coordinator';
+import { assertRedisVersion } from '../version-check';
 import type { RedisSessionLock, RedisSessionLockOptions } from '../session-lock';
 import { runScript } from '../scripts';
 import { FlightRedisVersionError, toFlightRedisError } from '../errors';
@@ -592,6 +594,25 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
     });
 
     describe('deadlines, sizes and typed errors', () => {
+      it('times a wait out on its localClock (the Clock port), not on the process timers', async () => {
+        const clock = createManualClock(Date.now());
+        const c = adapter.coordinator(url, { prefix, localClock: clock });
+        try {
+          const fence = await ownFence(c, 'clock', randomUUID());
+          let outcome: unknown = 'waiting';
+          const waiting = c.waitForTerminal(fence, { epoch: fence.epoch, timeoutMs: 60_000 }).then((event) => (outcome = event));
+          await sleep(100);
+          expect(outcome).toBe('waiting');
+          expect(clock.pending).toBeGreaterThan(0);
+          await clock.advance(60_000);
+          await waiting;
+          expect(outcome).toBeNull();
+          expect(clock.pending).toBe(0);
+        } finally {
+          await c.close();
+        }
+      });
+
       it('rejects with FlightCoordinationError by the deadline when Redis is blackholed, and never hangs waiters', async () => {
         const sockets = new Set<net.Socket>();
         const blackhole = net.createServer((socket) => {

@@ -1,35 +1,17 @@
 /**
  * Tests that tamper with a stored flight by hand (a lease overwritten, a field corrupted) edit the record
- * string that lua/includes/record.lua writes: a fixed-width header, then the text fields as
+ * string of src/record-layout.ts: a fixed-width header, then the text fields as
  * `<bytes>:<value>`, then the result. Byte lengths (UTF-8), so any value round-trips.
  */
-import { RECORD_HEADER_BYTES, RECORD_TEXT_FIELDS } from '../reply';
+import { RECORD_HEADER, RECORD_HEADER_BYTES, RECORD_TEXT_FIELDS } from '../record.generated';
 
-/** Header fields: 0-based offset and width (lua/includes/record.lua). Values are written as given, zero-padded. */
-const HEADER = {
-  status: [0, 1],
-  updatedAt: [1, 13],
-  expireAt: [14, 13],
-  heartbeatAt: [27, 13],
-  deadlineAt: [40, 13],
-  createdAt: [53, 13],
-  epoch: [66, 16],
-  resultStored: [82, 1],
-  retryable: [83, 1],
-  nonce: [84, 16],
-  takeovers: [100, 6],
-  followers: [106, 6],
-  watched: [112, 1],
-  forgottenEpoch: [113, 16],
-} as const satisfies Record<string, readonly [number, number]>;
-
-export type RecordField = keyof typeof HEADER | (typeof RECORD_TEXT_FIELDS)[number];
+export type RecordField = keyof typeof RECORD_HEADER | (typeof RECORD_TEXT_FIELDS)[number];
 
 /** Returns `raw` (a stored flight) with `changes` applied; the result after the record is kept. */
 export function patchFlightRecord(raw: string, changes: Partial<Record<RecordField, string>>): string {
   const bytes = Buffer.from(raw, 'utf8');
   const header = Buffer.from(bytes.subarray(0, RECORD_HEADER_BYTES));
-  for (const [field, [offset, width]] of Object.entries(HEADER)) {
+  for (const [field, [offset, width]] of Object.entries(RECORD_HEADER)) {
     const value = changes[field as RecordField];
     if (value === undefined) continue;
     if (value.length > width) throw new Error(`${field} is ${width} characters wide`);

@@ -1,0 +1,51 @@
+/** The checked arguments of the flight scripts (see each script's ARGV header in lua/). */
+import { FlightResultTooLargeError, FlightValidationError, type AcquireInput, type Fence } from '@flight/core';
+
+/** Longest failure message stored with a FAILED flight; longer ones are cut. */
+export const MAX_ERROR_MESSAGE_LENGTH = 4096;
+
+/** A duration in whole milliseconds; throws `FlightValidationError` unless it is a non-negative number. */
+export function ms(name: string, value: number): string {
+  if (!Number.isFinite(value) || value < 0) throw new FlightValidationError(`${name} must be a non-negative number, got ${value}`);
+  return String(Math.trunc(value));
+}
+
+/** ARGV of lua/acquire.lua. */
+export function acquireArgs(now: string, input: AcquireInput): string[] {
+  const args = [
+    now,
+    input.sessionId === undefined ? '0' : '1',
+    input.sessionId ?? '',
+    input.ownerId,
+    input.ownerToken,
+    input.joinEpoch === undefined ? '' : String(input.joinEpoch),
+    ms('takeoverAfterMs', input.takeoverAfterMs),
+    ms('leaseTtlMs', input.leaseTtlMs),
+    ms('maxRunMs', input.maxRunMs),
+    input.startRunning ? '1' : '0',
+  ];
+  // Stored only by a record this call creates; not sent at all without one.
+  if (input.traceparent) args.push(input.traceparent);
+  return args;
+}
+
+/** Throws unless `result` is a string of at most `maxPayloadBytes` bytes (UTF-8). */
+export function checkResultSize(result: unknown, maxPayloadBytes: number, fence: Fence): asserts result is string {
+  if (typeof result !== 'string') throw new FlightValidationError('result must be a string');
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: count the bytes only when the length cannot decide.
+  if (result.length * 3 > maxPayloadBytes) {
+    const bytes = Buffer.byteLength(result, 'utf8');
+    if (bytes > maxPayloadBytes) {
+      throw new FlightResultTooLargeError(`result of ${bytes} bytes exceeds maxPayloadBytes (${maxPayloadBytes})`, {
+        context: { stage: fence.stage, key: fence.key, bytes },
+      });
+    }
+  }
+}
+
+/** Throws unless `epoch` is absent or an integer. */
+export function checkEpoch(epoch: number | undefined): void {
+  if (epoch !== undefined && !Number.isSafeInteger(epoch)) {
+    throw new FlightValidationError(`epoch must be an integer, got ${String(epoch)}`);
+  }
+}
