@@ -9,13 +9,13 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   classifyError,
-  createGuard,
   createSingleFlight,
   FlightRunTimeoutError,
   resolveStagePolicy,
   type SingleFlight,
   type StagePolicyInput,
 } from '@flight/core';
+import { createGuard } from '../src/guard/guard.js';
 import { RunScope } from '../src/run/run-scope.js';
 import { never, sleep } from './helpers.js';
 
