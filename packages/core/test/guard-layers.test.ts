@@ -6,18 +6,16 @@
  * AbortController and no timer per call.
  */
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   classifyError,
-  createSingleFlight,
   FlightRunTimeoutError,
   resolveStagePolicy,
-  type SingleFlight,
   type StagePolicyInput,
 } from '@flight/core';
 import { createGuard } from '../src/guard/guard.js';
 import { RunScope } from '../src/run/run-scope.js';
-import { never, sleep } from './helpers.js';
+import { never, singleFlights, sleep } from './helpers.js';
 
 const ALL_LAYERS: StagePolicyInput = {
   guard: {
@@ -29,15 +27,8 @@ const ALL_LAYERS: StagePolicyInput = {
 };
 const status = (code: number) => Object.assign(new Error(`status ${code}`), { status: code });
 
-const created: SingleFlight[] = [];
-const local = (defaults: StagePolicyInput) => {
-  const sf = createSingleFlight({ mode: 'local', defaults: { ...defaults, l1: { enabled: false } } });
-  created.push(sf);
-  return sf;
-};
-afterEach(async () => {
-  await Promise.all(created.splice(0).map((sf) => sf.close()));
-});
+const make = singleFlights();
+const local = (defaults: StagePolicyInput) => make({ mode: 'local', defaults: { ...defaults, l1: { enabled: false } } });
 
 describe('guard with retry, circuit breaker, bulkhead and timeout', () => {
   it('times out each attempt on its own: the retry gets a fresh signal and its own timeout, the run goes on', async () => {
