@@ -6,7 +6,8 @@
  * that coordinator without SingleFlight, the floor the rest is measured against; `telemetry-off`: `telemetry: false`; otherwise the
  * OpenTelemetry API answers with no-op spans, no SDK).
  * Same policy as the bench's `local` contender (L1 off, guard extras off, 60 s timeout), 64 in flight,
- * distinct keys, an instant upstream returning one 1 KB object.
+ * distinct keys, an instant upstream returning one 1 KB object. `POLICY=default` keeps the stage's default
+ * guard instead (retry, circuit breaker, bulkhead, 30 s timeout); L1 stays off.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -28,7 +29,13 @@ const flight = createSingleFlight({
   mode,
   telemetry,
   coordinator,
-  defaults: { resultTtlMs: 10_000, failureTtlMs: 10_000, terminalTtlMs: 10_000, l1: { enabled: false }, guard: { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 } },
+  defaults: {
+    resultTtlMs: 10_000,
+    failureTtlMs: 10_000,
+    terminalTtlMs: 10_000,
+    l1: { enabled: false },
+    guard: process.env.POLICY === 'default' ? {} : { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 },
+  },
 });
 const payload = makePayload(1024);
 const supplier = async () => payload;
@@ -64,6 +71,7 @@ const naiveNs = Number(process.hrtime.bigint() - naiveStart);
 console.log(
   JSON.stringify({
     mode: arg,
+    policy: process.env.POLICY ?? 'bench',
     telemetry,
     calls,
     usPerCall: +(ns / calls / 1000).toFixed(2),

@@ -4,18 +4,15 @@
  * bulkhead slot at once.
  */
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createMemoryCoordinator,
-  createSingleFlight,
   FlightExecutionError,
   FlightRunTimeoutError,
   FlightWaitTimeoutError,
-  type SingleFlight,
-  type SingleFlightOptions,
   type StagePolicyInput,
 } from '@flight/core';
-import { downCoordinator, figure, never } from './helpers.js';
+import { downCoordinator, figure, never, singleFlights } from './helpers.js';
 
 const NO_TIMEOUT: StagePolicyInput = {
   heartbeatIntervalMs: 500,
@@ -25,15 +22,7 @@ const NO_TIMEOUT: StagePolicyInput = {
 };
 const HEAVY: StagePolicyInput = { sessionLock: { enabled: true, ttlMs: 300, waitMs: 100 } };
 
-const created: SingleFlight[] = [];
-const make = (options: SingleFlightOptions) => {
-  const sf = createSingleFlight(options);
-  created.push(sf);
-  return sf;
-};
-afterEach(async () => {
-  await Promise.all(created.splice(0).map((sf) => sf.close()));
-});
+const make = singleFlights();
 
 describe('deadlines in every mode (guard.timeoutMs: 0, a supplier that never settles)', () => {
   it('distributed: once the lease is lost the session lock and the bulkhead slot are released at once', async () => {

@@ -1,4 +1,5 @@
-import type { FlightCoordinator } from '@flight/core';
+import { afterEach } from 'vitest';
+import { createSingleFlight, type FlightCoordinator, type SingleFlight, type SingleFlightOptions } from '@flight/core';
 
 /** A coordinator whose backing store is down while `state.down`: every call fails like a dead Redis connection. */
 export function downCoordinator(healthy: FlightCoordinator, state: { down: boolean }): FlightCoordinator {
@@ -22,4 +23,17 @@ export const never = () => new Promise<never>(() => {});
 /** Prints a figure a test measured, for RELIABILITY.md (`[core] {...}`); never asserted on. */
 export function figure(name: string, values: Record<string, unknown>): void {
   console.log(`[core] ${JSON.stringify({ name, ...values })}`);
+}
+
+/** A factory of single-flights for one test file; every one it made is closed after each test. */
+export function singleFlights(): (options: SingleFlightOptions) => SingleFlight {
+  const created: SingleFlight[] = [];
+  afterEach(async () => {
+    await Promise.all(created.splice(0).map((sf) => sf.close()));
+  });
+  return (options) => {
+    const sf = createSingleFlight(options);
+    created.push(sf);
+    return sf;
+  };
 }

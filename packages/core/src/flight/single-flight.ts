@@ -359,8 +359,8 @@ export class SingleFlight {
     const work = () => {
       if (this.events.wants('run')) this.events.emit('run', { ...ref, role: context.role, attempt: context.attempt });
       return this.guard(policy).run(
-        (signal) =>
-          supplier(new SupplierContext(run, signal, ref.stage, ref.key, context.role, context.epoch, context.attempt, context.progress, context.fence)),
+        (scope) =>
+          supplier(new SupplierContext(scope, ref.stage, ref.key, context.role, context.epoch, context.attempt, context.progress, context.fence)),
         run,
         guardMayRetry(options),
       );

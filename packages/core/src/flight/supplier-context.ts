@@ -5,9 +5,8 @@ import type { FlightContext } from './types.js';
 /** The context a supplier receives; its `signal` is created only if the supplier reads it. */
 export class SupplierContext implements FlightContext {
   constructor(
-    private readonly run: RunScope,
-    /** The attempt's own signal (guards with retries), else the run's. */
-    private readonly attemptSignal: AbortSignal | undefined,
+    /** The attempt's scope: the run's, or the attempt's own (guards with retries). */
+    private readonly scope: RunScope,
     readonly stage: string,
     readonly key: string,
     readonly role: 'owner' | 'local',
@@ -24,6 +23,6 @@ export class SupplierContext implements FlightContext {
   }
 
   get signal(): AbortSignal {
-    return this.attemptSignal ?? this.run.signal;
+    return this.scope.signal;
   }
 }

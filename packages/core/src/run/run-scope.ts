@@ -34,6 +34,17 @@ export class RunScope {
     return this.controller.signal;
   }
 
+  /**
+   * A scope inside this one (one attempt of a run, with a deadline of its own): abandoned with this one, or
+   * on its own without abandoning this one.
+   */
+  child(): RunScope {
+    const child = new RunScope();
+    if (this.abandoned) child.abort(this.why);
+    else this.onAbort((reason) => child.abort(reason));
+    return child;
+  }
+
   /** Abandons the run (first reason wins): aborts the signal if it exists and rejects every `race`. */
   abort(reason: unknown): void {
     if (this.abandoned) return;
