@@ -213,6 +213,47 @@ describe('executeStream', () => {
     await memory.close();
   });
 
+  it('memory coordinator: a reading node learns of a takeover when it happens, not at its next poll or the new run\'s first chunk', async () => {
+    const coordinator = createMemoryCoordinator();
+    const slowPoll = (nodeId: string) => {
+      const flight = createSingleFlight({ coordinator, mode: 'distributed', nodeId, defaults: { ...FAST, pollIntervalMs: 3000 }, telemetry: false });
+      instances.push(flight);
+      return flight;
+    };
+    // Node B polls often (it takes the run over); node C polls every 3 s.
+    const [a, b, c] = [node(coordinator), node(coordinator), slowPoll('c')];
+    const key = randomUUID();
+    let runs = 0;
+    let takenOverAt = 0;
+    const supplier = async function* (ctx: { signal: AbortSignal }) {
+      const run = ++runs;
+      if (run === 2) {
+        takenOverAt = Date.now();
+        await sleep(1500);
+      }
+      for (let i = 0; i < 3; i++) {
+        if (run === 1 && i === 2) await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)));
+        yield `r${run}-${i}`;
+      }
+    };
+    void collect(a.executeStream('s', key, supplier)).catch(() => undefined);
+    await sleep(5);
+    const taker = b.executeStream('s', key, supplier).result().catch(() => undefined);
+    const got: unknown[] = [];
+    const read = (async () => {
+      for await (const chunk of c.executeStream('s', key, supplier)) got.push(chunk);
+    })().catch((e: unknown) => e);
+    while (got.length < 2) await sleep(5);
+    await a.close();
+    const ended = await read;
+    const endedAt = Date.now();
+    expect(got).toEqual(['r1-0', 'r1-1']);
+    expect(ended).toBeInstanceOf(FlightStreamInterruptedError);
+    expect(takenOverAt).toBeGreaterThan(0);
+    expect(endedAt - takenOverAt).toBeLessThan(700);
+    await taker;
+  });
+
   describe('takeover mid-stream', () => {
     /**
      * Node A owns a run that stops after 3 chunks and dies (closed: its run is abandoned); node B takes it

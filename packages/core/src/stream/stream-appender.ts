@@ -1,6 +1,7 @@
 /**
  * The owner's side of a run's stream on the coordinator: chunks produced within `batchMs` go out in one
- * fenced append, at most one append in flight at a time (later chunks wait for it, then go together).
+ * fenced append (with 0, the chunks produced in the same turn of the event loop), at most one append in
+ * flight at a time (later chunks wait for it, then go together).
  */
 import { FlightFencedError, FlightStreamLimitError, toCoordinationError } from '../errors.js';
 import type { Clock, TimerHandle } from '../ports/clock.js';
@@ -23,6 +24,7 @@ export class StreamAppender {
   private pending: string[] = [];
   private inFlight: Promise<void> | undefined = undefined;
   private timer: TimerHandle | undefined = undefined;
+  private immediate: ReturnType<typeof setImmediate> | undefined = undefined;
   private failure: Error | undefined = undefined;
   /** The run was forgotten: it goes on for this node's callers, nothing more is shared. */
   private forgotten = false;
@@ -34,7 +36,9 @@ export class StreamAppender {
     if (this.failure) throw this.failure;
     if (this.forgotten) return;
     this.pending.push(encoded);
-    if (this.timer === undefined && !this.inFlight) this.timer = this.spec.clock.setTimeout(() => this.flush(), this.spec.batchMs);
+    if (this.timer !== undefined || this.immediate !== undefined || this.inFlight) return;
+    if (this.spec.batchMs === 0) this.immediate = setImmediate(() => this.flush());
+    else this.timer = this.spec.clock.setTimeout(() => this.flush(), this.spec.batchMs);
   }
 
   /** Sends what is queued and waits for every append; throws the failure of any of them. */
@@ -55,6 +59,8 @@ export class StreamAppender {
   }
 
   private cancelTimer(): void {
+    if (this.immediate !== undefined) clearImmediate(this.immediate);
+    this.immediate = undefined;
     if (this.timer === undefined) return;
     this.spec.clock.clearTimeout(this.timer);
     this.timer = undefined;
@@ -62,6 +68,7 @@ export class StreamAppender {
 
   private flush(): void {
     this.timer = undefined;
+    this.immediate = undefined;
     if (this.inFlight || this.pending.length === 0 || this.failure || this.forgotten) return;
     const chunks = this.pending;
     this.pending = [];

@@ -26,7 +26,11 @@ export interface ExecuteStreamOptions extends Pick<ExecuteOptions, 'signal' | 's
    * past it). @default the stage's `maxResultBytes`
    */
   maxBytes?: number;
-  /** Owner side: chunks produced within this many milliseconds are appended to the coordinator in one write. @default 2 */
+  /**
+   * Owner side: chunks produced within this many milliseconds are appended to the coordinator in one write;
+   * 0 sends at once what was produced in the same turn of the event loop (chunks produced while an append
+   * is in flight always go together in the next one). @default 0
+   */
   batchMs?: number;
 }
 
