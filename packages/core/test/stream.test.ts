@@ -8,6 +8,7 @@ import {
   FlightStreamRestart,
   FlightStreamUnsupportedError,
   FlightValidationError,
+  FlightWaitTimeoutError,
   type FlightCoordinator,
   type FlightMode,
   type SingleFlight,
@@ -211,6 +212,38 @@ describe('executeStream', () => {
     const notIterable = local.executeStream('s', randomUUID(), (() => 42) as never);
     await expect(notIterable.result()).rejects.toMatchObject({ errorCode: 'E_FLIGHT_VALIDATION' });
     await memory.close();
+  });
+
+  it('waitTimeoutMs bounds a follower\'s wait for progress, not its whole stream: chunks keep it going; a stall past it ends it with FlightWaitTimeoutError', async () => {
+    const coordinator = createMemoryCoordinator();
+    const withWait = () => {
+      const flight = createSingleFlight({ coordinator, mode: 'distributed', nodeId: randomUUID(), defaults: { ...FAST, waitTimeoutMs: 250 }, telemetry: false });
+      instances.push(flight);
+      return flight;
+    };
+    const [a, b] = [withWait(), withWait()];
+    // 12 chunks 60 ms apart: the stream lasts ~3 × waitTimeoutMs.
+    const steady = randomUUID();
+    const { supplier } = tokens(12, 60);
+    const owner = collect(a.executeStream('s', steady, supplier));
+    await sleep(5);
+    const followers = await Promise.all(Array.from({ length: 3 }, () => collect(b.executeStream('s', steady, supplier))));
+    for (const chunks of followers) expect(chunks).toEqual(expected(12));
+    expect(await owner).toEqual(expected(12));
+    // A run that stalls for longer than waitTimeoutMs after its first chunks.
+    const stalled = randomUUID();
+    const stalling = async function* () {
+      yield 't0';
+      await sleep(600);
+      yield 't1';
+    };
+    const stalledOwner = collect(a.executeStream('s', stalled, stalling));
+    await sleep(5);
+    const got: unknown[] = [];
+    const error = await collect(b.executeStream('s', stalled, stalling), (chunk) => got.push(chunk)).catch((e: unknown) => e);
+    expect(got).toEqual(['t0']);
+    expect(error).toBeInstanceOf(FlightWaitTimeoutError);
+    expect(await stalledOwner).toEqual(['t0', 't1']);
   });
 
   it('memory coordinator: a reading node learns of a takeover when it happens, not at its next poll or the new run\'s first chunk', async () => {
