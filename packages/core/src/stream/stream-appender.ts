@@ -3,7 +3,7 @@
  * fenced append (with 0, the chunks produced in the same turn of the event loop), at most one append in
  * flight at a time (later chunks wait for it, then go together).
  */
-import { FlightFencedError, FlightStreamLimitError, toCoordinationError } from '../errors.js';
+import { FlightFencedError, isCoordinationFailure, FlightStreamLimitError, toCoordinationError } from '../errors.js';
 import type { Clock, TimerHandle } from '../ports/clock.js';
 import type { FlightLogger } from '../ports/logger.js';
 import type { FlightStreamCoordinator } from '../ports/stream-coordinator.js';
@@ -18,6 +18,12 @@ export interface AppenderSpec {
   ttlMs: number;
   maxChunks: number;
   maxBytes: number;
+  /**
+   * Hybrid mode: an append that fails because the coordinator is unreachable stops the sharing instead of
+   * failing the run — the run goes on for this node's callers, as a hybrid owner's run does when it
+   * cannot store its result.
+   */
+  keepRunWhenUnreachable: boolean;
 }
 
 export class StreamAppender {
@@ -26,7 +32,7 @@ export class StreamAppender {
   private timer: TimerHandle | undefined = undefined;
   private immediate: ReturnType<typeof setImmediate> | undefined = undefined;
   private failure: Error | undefined = undefined;
-  /** The run was forgotten: it goes on for this node's callers, nothing more is shared. */
+  /** The run was forgotten (or, in hybrid mode, the coordinator is unreachable): it goes on for this node's callers, nothing more is shared. */
   private forgotten = false;
 
   constructor(private readonly spec: AppenderSpec) {}
@@ -93,7 +99,13 @@ export class StreamAppender {
     }
     this.inFlight = sent
       .catch((error: unknown) => {
-        this.failure = toCoordinationError(error, ref);
+        const failure = toCoordinationError(error, ref);
+        if (!this.spec.keepRunWhenUnreachable || !isCoordinationFailure(failure)) {
+          this.failure = failure;
+          return;
+        }
+        this.spec.logger.warn({ ...ref, epoch: fence.epoch, err: failure }, 'stream append failed; the run goes on for this node\'s callers only');
+        this.stop();
       })
       .finally(() => {
         this.inFlight = undefined;

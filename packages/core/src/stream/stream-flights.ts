@@ -74,7 +74,15 @@ export class StreamFlights {
     const { clock, logger } = this.deps;
     return new FlightStreamCall<C>(ref, resolved.onRestart, () => {
       const log = this.hub.hold(id);
-      const streamed = streamedSupplier(supplier, { log, coordinator, clock, logger, options: resolved, ttlMs: policy.maxRunMs });
+      const streamed = streamedSupplier(supplier, {
+        log,
+        coordinator,
+        clock,
+        logger,
+        options: resolved,
+        ttlMs: policy.maxRunMs,
+        keepRunWhenUnreachable: this.host.mode === 'hybrid',
+      });
       // The wait for the outcome lasts as long as the run progresses (see `StreamExecuteOptions`).
       const executeOptions: StreamExecuteOptions = { progressedAt: () => log.progressedAt };
       if (options.signal) executeOptions.signal = options.signal;
