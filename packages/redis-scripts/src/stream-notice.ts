@@ -40,23 +40,29 @@ export function parseProgress(payload: string): Progress | undefined {
   return { lastId, before: before === '-' ? '' : before, entries };
 }
 
-/** Most entries a window keeps (the oldest go first). */
+/** Most entries a window keeps, and most characters of chunks (the oldest go first). */
 const WINDOW_ENTRIES = 512;
+const WINDOW_CHARS = 256 * 1024;
 
 /** The latest entries of one run received through notices, contiguous, and the id right before them. */
 export class RecentEntries {
   private before = '';
   private entries: StreamEntry[] = [];
+  private chars = 0;
 
   /** Adds a notice's entries; a gap (a notice missed) starts the window over from them. */
   add(before: string, entries: readonly StreamEntry[]): void {
     const last = this.entries.length > 0 ? this.entries[this.entries.length - 1]!.id : undefined;
-    if (last !== before) {
-      this.before = before;
-      this.entries = [];
+    if (last !== before) this.restart(before);
+    for (const entry of entries) {
+      this.entries.push(entry);
+      this.chars += entry.chunk.length;
     }
-    this.entries.push(...entries);
-    const drop = this.entries.length - WINDOW_ENTRIES;
+    let drop = 0;
+    while (drop < this.entries.length && (this.entries.length - drop > WINDOW_ENTRIES || this.chars > WINDOW_CHARS)) {
+      this.chars -= this.entries[drop]!.chunk.length;
+      drop++;
+    }
     if (drop > 0) {
       this.before = this.entries[drop - 1]!.id;
       this.entries = this.entries.slice(drop);
@@ -72,7 +78,12 @@ export class RecentEntries {
   }
 
   clear(): void {
-    this.before = '';
+    this.restart('');
+  }
+
+  private restart(before: string): void {
+    this.before = before;
     this.entries = [];
+    this.chars = 0;
   }
 }

@@ -39,10 +39,15 @@ describe('RecentEntries', () => {
     expect(w.following('5-0')).toEqual([e('6-0')]);
   });
 
-  it('keeps the latest 512 entries', () => {
+  it('keeps the latest 512 entries, and at most 256 KiB of chunks', () => {
     const w = new RecentEntries();
     for (let i = 1; i <= 600; i++) w.add(i === 1 ? '' : `${i - 1}-0`, [e(`${i}-0`)]);
     expect(w.following('')).toEqual([]);
     expect(w.following('88-0')).toHaveLength(512);
+    const big = new RecentEntries();
+    const chunk = 'x'.repeat(8000);
+    for (let i = 1; i <= 40; i++) big.add(i === 1 ? '' : `${i - 1}-0`, [{ id: `${i}-0`, chunk }]);
+    expect(big.following('8-0')).toHaveLength(32);
+    expect(big.following('7-0')).toEqual([]);
   });
 });
