@@ -66,7 +66,8 @@ describe('hybrid streamed flight: Redis dies mid-stream', () => {
     };
     const owned: unknown[][] = [[], [], []];
     const owners = owned.map((into) => collect(a.executeStream('s', key, tokens('a')), into));
-    await sleep(50);
+    // Node a owns the run (its callers get chunks before node b calls).
+    while (owned[0]!.length < 1) await sleep(10);
     const erroring: unknown[] = [];
     const restarting: unknown[] = [];
     const errored = collect(b.executeStream('s', key, tokens('b')), erroring).then(
