@@ -217,14 +217,14 @@ describe('executeStream', () => {
   it('waitTimeoutMs bounds a follower\'s wait for progress, not its whole stream: chunks keep it going; a stall past it ends it with FlightWaitTimeoutError', async () => {
     const coordinator = createMemoryCoordinator();
     const withWait = () => {
-      const flight = createSingleFlight({ coordinator, mode: 'distributed', nodeId: randomUUID(), defaults: { ...FAST, waitTimeoutMs: 250 }, telemetry: false });
+      const flight = createSingleFlight({ coordinator, mode: 'distributed', nodeId: randomUUID(), defaults: { ...FAST, waitTimeoutMs: 400 }, telemetry: false });
       instances.push(flight);
       return flight;
     };
     const [a, b] = [withWait(), withWait()];
-    // 12 chunks 60 ms apart: the stream lasts ~3 × waitTimeoutMs.
+    // 12 chunks 80 ms apart: the stream lasts ~2.4 × waitTimeoutMs.
     const steady = randomUUID();
-    const { supplier } = tokens(12, 60);
+    const { supplier } = tokens(12, 80);
     const owner = collect(a.executeStream('s', steady, supplier));
     await sleep(5);
     const followers = await Promise.all(Array.from({ length: 3 }, () => collect(b.executeStream('s', steady, supplier))));
@@ -234,7 +234,7 @@ describe('executeStream', () => {
     const stalled = randomUUID();
     const stalling = async function* () {
       yield 't0';
-      await sleep(600);
+      await sleep(1000);
       yield 't1';
     };
     const stalledOwner = collect(a.executeStream('s', stalled, stalling));
