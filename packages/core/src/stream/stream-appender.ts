@@ -1,6 +1,6 @@
 /**
  * The owner's side of a run's stream on the coordinator: chunks produced within `batchMs` go out in one
- * fenced append (with 0, the chunks produced in the same turn of the event loop), at most one append in
+ * fenced append (with 0, a chunk goes out at once when no append is in flight), at most one append in
  * flight at a time (later chunks wait for it, then go together).
  */
 import { FlightFencedError, isCoordinationFailure, FlightStreamLimitError, toCoordinationError } from '../errors.js';
@@ -30,7 +30,6 @@ export class StreamAppender {
   private pending: string[] = [];
   private inFlight: Promise<void> | undefined = undefined;
   private timer: TimerHandle | undefined = undefined;
-  private immediate: ReturnType<typeof setImmediate> | undefined = undefined;
   private failure: Error | undefined = undefined;
   /** The run was forgotten (or, in hybrid mode, the coordinator is unreachable): it goes on for this node's callers, nothing more is shared. */
   private forgotten = false;
@@ -42,8 +41,10 @@ export class StreamAppender {
     if (this.failure) throw this.failure;
     if (this.forgotten) return;
     this.pending.push(encoded);
-    if (this.timer !== undefined || this.immediate !== undefined || this.inFlight) return;
-    if (this.spec.batchMs === 0) this.immediate = setImmediate(() => this.flush());
+    if (this.timer !== undefined || this.inFlight) return;
+    // batchMs 0: out at once (before this node's callers get the chunk); what follows while it is in
+    // flight goes together in the next append.
+    if (this.spec.batchMs === 0) this.flush();
     else this.timer = this.spec.clock.setTimeout(() => this.flush(), this.spec.batchMs);
   }
 
@@ -65,8 +66,6 @@ export class StreamAppender {
   }
 
   private cancelTimer(): void {
-    if (this.immediate !== undefined) clearImmediate(this.immediate);
-    this.immediate = undefined;
     if (this.timer === undefined) return;
     this.spec.clock.clearTimeout(this.timer);
     this.timer = undefined;
@@ -74,7 +73,6 @@ export class StreamAppender {
 
   private flush(): void {
     this.timer = undefined;
-    this.immediate = undefined;
     if (this.inFlight || this.pending.length === 0 || this.failure || this.forgotten) return;
     const chunks = this.pending;
     this.pending = [];

@@ -28,8 +28,8 @@ export interface ExecuteStreamOptions extends Pick<ExecuteOptions, 'signal' | 's
   maxBytes?: number;
   /**
    * Owner side: chunks produced within this many milliseconds are appended to the coordinator in one write;
-   * 0 sends at once what was produced in the same turn of the event loop (chunks produced while an append
-   * is in flight always go together in the next one). @default 0
+   * with 0 a chunk goes out at once when no append is in flight (chunks produced while an append is in
+   * flight always go together in the next one). @default 0
    */
   batchMs?: number;
 }
