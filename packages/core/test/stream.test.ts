@@ -8,6 +8,7 @@ import {
   FlightStreamRestart,
   FlightStreamUnsupportedError,
   FlightValidationError,
+  FlightWaitTimeoutError,
   type FlightCoordinator,
   type FlightMode,
   type SingleFlight,
@@ -211,6 +212,79 @@ describe('executeStream', () => {
     const notIterable = local.executeStream('s', randomUUID(), (() => 42) as never);
     await expect(notIterable.result()).rejects.toMatchObject({ errorCode: 'E_FLIGHT_VALIDATION' });
     await memory.close();
+  });
+
+  it('waitTimeoutMs bounds a follower\'s wait for progress, not its whole stream: chunks keep it going; a stall past it ends it with FlightWaitTimeoutError', async () => {
+    const coordinator = createMemoryCoordinator();
+    const withWait = () => {
+      const flight = createSingleFlight({ coordinator, mode: 'distributed', nodeId: randomUUID(), defaults: { ...FAST, waitTimeoutMs: 400 }, telemetry: false });
+      instances.push(flight);
+      return flight;
+    };
+    const [a, b] = [withWait(), withWait()];
+    // 12 chunks 80 ms apart: the stream lasts ~2.4 × waitTimeoutMs.
+    const steady = randomUUID();
+    const { supplier } = tokens(12, 80);
+    const owner = collect(a.executeStream('s', steady, supplier));
+    await sleep(5);
+    const followers = await Promise.all(Array.from({ length: 3 }, () => collect(b.executeStream('s', steady, supplier))));
+    for (const chunks of followers) expect(chunks).toEqual(expected(12));
+    expect(await owner).toEqual(expected(12));
+    // A run that stalls for longer than waitTimeoutMs after its first chunks.
+    const stalled = randomUUID();
+    const stalling = async function* () {
+      yield 't0';
+      await sleep(1000);
+      yield 't1';
+    };
+    const stalledOwner = collect(a.executeStream('s', stalled, stalling));
+    await sleep(5);
+    const got: unknown[] = [];
+    const error = await collect(b.executeStream('s', stalled, stalling), (chunk) => got.push(chunk)).catch((e: unknown) => e);
+    expect(got).toEqual(['t0']);
+    expect(error).toBeInstanceOf(FlightWaitTimeoutError);
+    expect(await stalledOwner).toEqual(['t0', 't1']);
+  });
+
+  it('memory coordinator: a reading node learns of a takeover when it happens, not at its next poll or the new run\'s first chunk', async () => {
+    const coordinator = createMemoryCoordinator();
+    const slowPoll = (nodeId: string) => {
+      const flight = createSingleFlight({ coordinator, mode: 'distributed', nodeId, defaults: { ...FAST, pollIntervalMs: 3000 }, telemetry: false });
+      instances.push(flight);
+      return flight;
+    };
+    // Node B polls often (it takes the run over); node C polls every 3 s.
+    const [a, b, c] = [node(coordinator), node(coordinator), slowPoll('c')];
+    const key = randomUUID();
+    let runs = 0;
+    let takenOverAt = 0;
+    const supplier = async function* (ctx: { signal: AbortSignal }) {
+      const run = ++runs;
+      if (run === 2) {
+        takenOverAt = Date.now();
+        await sleep(1500);
+      }
+      for (let i = 0; i < 3; i++) {
+        if (run === 1 && i === 2) await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)));
+        yield `r${run}-${i}`;
+      }
+    };
+    void collect(a.executeStream('s', key, supplier)).catch(() => undefined);
+    await sleep(5);
+    const taker = b.executeStream('s', key, supplier).result().catch(() => undefined);
+    const got: unknown[] = [];
+    const read = (async () => {
+      for await (const chunk of c.executeStream('s', key, supplier)) got.push(chunk);
+    })().catch((e: unknown) => e);
+    while (got.length < 2) await sleep(5);
+    await a.close();
+    const ended = await read;
+    const endedAt = Date.now();
+    expect(got).toEqual(['r1-0', 'r1-1']);
+    expect(ended).toBeInstanceOf(FlightStreamInterruptedError);
+    expect(takenOverAt).toBeGreaterThan(0);
+    expect(endedAt - takenOverAt).toBeLessThan(700);
+    await taker;
   });
 
   describe('takeover mid-stream', () => {

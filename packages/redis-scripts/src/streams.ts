@@ -4,17 +4,30 @@
  * read by lua/streamRead.lua from the reader's last id. Readers wait on the flight's notice channel: while
  * a flight has stream waiters here, its channel is listened to and the newest progress notice (epoch and
  * last entry id) is kept, so a wait that starts after an append it has not read ends at once; the
- * listening lingers a moment after the last wait, so a reader's read-then-wait loses no notice.
+ * listening lingers a moment after the last wait, so a reader's read-then-wait loses no notice. The
+ * entries small appends carry in their notices are kept in a window (`RecentEntries`): a wait after an id
+ * the window holds gets the entries that follow it with the wake-up, without a read.
  */
-import { FlightCoordinationError, isActive, type Fence, type FlightRef, type FlightStreamCoordinator, type StreamEntry } from '@flight/core';
+import {
+  FlightCoordinationError,
+  isActive,
+  type Fence,
+  type FlightRef,
+  type FlightStreamCoordinator,
+  type StreamEntry,
+  type StreamWaitReply,
+} from '@flight/core';
 import type { RedisDriver } from './driver';
 import { streamKey, type FlightKeys } from './keys';
 import type { Notifications, Notice } from './notifications';
 import { decodeMeta } from './reply';
 import { runScript } from './scripts';
+import { parseProgress, RecentEntries } from './stream-notice';
 
 /** How long a flight's channel stays listened to after its last stream wait ended. */
 const LINGER_MS = 2000;
+/** Entries the read that follows a confirmed subscription returns with the wake-up. */
+const READ_ON_SUBSCRIBE = 256;
 
 export interface StreamsContext {
   driver: RedisDriver;
@@ -23,6 +36,8 @@ export interface StreamsContext {
   keysOf(ref: FlightRef): FlightKeys & { channel: string };
   /** Runs a Redis call with the coordinator's version check, deadline and error mapping. */
   call<T>(operation: string, ref: FlightRef, run: () => Promise<T>): Promise<T>;
+  /** The most chunk bytes a progress notice carries (the coordinator's `inlineResultBytes`). */
+  inlineBytes: number;
   nowArg(): string;
   fenceArgs(fence: Fence, keys: FlightKeys & { channel: string }): string[];
   ms(name: string, value: number): string;
@@ -43,6 +58,8 @@ interface Watch {
   lastId: string;
   /** A terminal notice came for `epoch`. */
   ended: boolean;
+  /** The entries of `epoch` that notices carried. */
+  recent: RecentEntries;
   waiters: Set<(notice: Notice | undefined) => void>;
   linger: ReturnType<typeof setTimeout> | undefined;
 }
@@ -54,7 +71,7 @@ function text(value: unknown): string {
 }
 
 export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator {
-  const { driver, prefix, notifications, keysOf, call, nowArg, fenceArgs, ms } = ctx;
+  const { driver, prefix, notifications, keysOf, call, nowArg, fenceArgs, ms, inlineBytes } = ctx;
   const watches = new Map<string, Watch>();
 
   const keysFor = (ref: FlightRef, epoch: number) => {
@@ -78,7 +95,15 @@ export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator
       watch.linger = undefined;
       return watch;
     }
-    const created: Watch = { stop: () => undefined, epoch: 0, lastId: '', ended: false, waiters: new Set(), linger: undefined };
+    const created: Watch = {
+      stop: () => undefined,
+      epoch: 0,
+      lastId: '',
+      ended: false,
+      recent: new RecentEntries(),
+      waiters: new Set(),
+      linger: undefined,
+    };
     watches.set(channel, created);
     created.stop = notifications.listen(
       channel,
@@ -87,10 +112,13 @@ export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator
           created.epoch = notice.epoch;
           created.lastId = '';
           created.ended = false;
+          created.recent.clear();
         }
         if (notice.epoch === created.epoch) {
           if (isActive(notice.status)) {
-            if (notice.result && streamIdAfter(notice.result, created.lastId)) created.lastId = notice.result;
+            const progress = notice.result === undefined ? undefined : parseProgress(notice.result);
+            if (progress && streamIdAfter(progress.lastId, created.lastId)) created.lastId = progress.lastId;
+            if (progress?.entries) created.recent.add(progress.before ?? '', progress.entries);
           } else created.ended = true;
         }
         for (const wake of [...created.waiters]) wake(notice);
@@ -122,6 +150,7 @@ export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator
         ms('ttlMs', input.ttlMs),
         ms('maxChunks', input.maxChunks),
         ms('maxBytes', input.maxBytes),
+        String(inlineBytes),
         ...input.chunks,
       ];
       const raw = (await call('streamAppend', fence, () => runScript(driver, 'streamAppend', list, args))) as unknown[];
@@ -136,41 +165,48 @@ export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator
 
     waitForStream(ref, { epoch, afterId, timeoutMs, signal }) {
       const { channel } = keysOf(ref);
-      return new Promise<void>((resolve) => {
-        if (signal?.aborted) return resolve();
+      return new Promise<StreamWaitReply>((resolve) => {
+        if (signal?.aborted) return resolve({ entries: [] });
         let done = false;
         const existing = watches.has(channel);
         const watch = watchOf(channel);
-        const finish = () => {
+        const finish = (entries: StreamEntry[] = []) => {
           if (done) return;
           done = true;
           clearTimeout(timer);
-          signal?.removeEventListener('abort', finish);
+          signal?.removeEventListener('abort', stop);
           watch.waiters.delete(wake);
           release(channel, watch);
-          resolve();
+          resolve({ entries });
         };
+        const stop = () => finish();
         /** Something this waiter has not read: a newer run, an ended one, or an entry after its id. */
         const news = (w: Watch) => w.epoch > epoch || (w.epoch === epoch && (w.ended || streamIdAfter(w.lastId, afterId)));
+        /** Ends the wait when there is news, with the entries after `afterId` that notices brought. */
+        const settle = () => {
+          if (!news(watch)) return;
+          finish(watch.epoch === epoch && !watch.ended ? watch.recent.following(afterId) : []);
+        };
         const check = () => {
-          read(ref, epoch, afterId, 1, true).then(
+          read(ref, epoch, afterId, READ_ON_SUBSCRIBE, true).then(
             ({ entries, meta }) => {
-              if (entries.length > 0 || !meta || meta.epoch !== epoch || !isActive(meta.status)) finish();
+              // A full read may have left entries unread: the reader reads on instead of taking these.
+              if (entries.length > 0 || !meta || meta.epoch !== epoch || !isActive(meta.status)) finish(entries.length < READ_ON_SUBSCRIBE ? entries : []);
             },
             () => undefined, // the reader polls by its timeout
           );
         };
         const wake = (notice: Notice | undefined) => {
           if (notice === undefined) check();
-          else if (news(watch)) finish();
+          else settle();
         };
-        const timer = setTimeout(finish, Math.max(0, timeoutMs));
+        const timer = setTimeout(stop, Math.max(0, timeoutMs));
         timer.unref?.();
-        signal?.addEventListener('abort', finish, { once: true });
+        signal?.addEventListener('abort', stop, { once: true });
         watch.waiters.add(wake);
         // A channel listened to before this wait has missed nothing since (its news is checked here); a new
         // one is covered by `check` once its subscription is confirmed.
-        if (existing && news(watch)) finish();
+        if (existing) settle();
       });
     },
   };

@@ -35,7 +35,7 @@ import type { AcquireInput, FailureRecord, Fence, FlightMeta, FlightRef } from '
 import { FlightTelemetry, type TraceNote } from '../telemetry/flight-telemetry.js';
 import { withSessionLock } from './session-lock-scope.js';
 import { SupplierContext } from './supplier-context.js';
-import type { ExecuteOptions, FlightResult, Supplier } from './types.js';
+import type { ExecuteOptions, FlightResult, StreamExecuteOptions, Supplier } from './types.js';
 import { resolveOptions, type FlightMode, type ResolvedOptions, type SingleFlightOptions } from './options.js';
 import { StreamFlights } from '../stream/stream-flights.js';
 import type { ChunkSupplier } from '../stream/streamed-supplier.js';
@@ -163,7 +163,8 @@ export class SingleFlight {
           : () => this.runFlight(stage, key, supplier, policy, options, note);
       const result = await this.local.do(id, span ? () => span.activate(run) : run, {
         signal,
-        waitTimeoutMs: policy.waitTimeoutMs,
+        // A streamed call joined here waits as long as the call it joined (which is bounded by progress).
+        waitTimeoutMs: (options as StreamExecuteOptions).progressedAt ? undefined : policy.waitTimeoutMs,
       });
       joined = !result.leader;
       if (joined) runNote = result.value.trace;
@@ -545,7 +546,8 @@ export class SingleFlight {
           joinEpoch = meta.epoch;
           waitStartedAt ??= clock.now();
           noteWork(note, 'follower', meta.epoch, meta.traceparent, this.sinceMs(waitStartedAt));
-          const remaining = policy.waitTimeoutMs - (clock.now() - waitStartedAt);
+          const progressedAt = (options as StreamExecuteOptions).progressedAt?.() ?? 0;
+          const remaining = policy.waitTimeoutMs - (clock.now() - Math.max(waitStartedAt, progressedAt));
           if (remaining <= 0) {
             if (note) note.waitedMs = this.sinceMs(waitStartedAt);
             this.events.emit('waited', { ...ref, waitedMs: clock.now() - waitStartedAt, woken: 'timeout' });

@@ -61,6 +61,17 @@ export interface ExecuteOptions {
   keepFailures?: boolean;
 }
 
+/** `ExecuteOptions` plus what `executeStream` passes to its `execute` calls (not part of the public API). */
+export interface StreamExecuteOptions extends ExecuteOptions {
+  /**
+   * When the followed run last made progress (a chunk arrived; clock ms). A follower then waits for the
+   * run's outcome as long as it progresses: `waitTimeoutMs` counts from the later of its wait's start and
+   * this, and a caller joining another caller of its node waits for that caller's call without a limit
+   * of its own.
+   */
+  progressedAt?: () => number;
+}
+
 /** What a caller gets. */
 export interface FlightResult<T> {
   value: T;

@@ -5,7 +5,7 @@
 import { systemClock, type Clock } from '../ports/clock.js';
 import { flightId } from '../keys/key-builder.js';
 import * as machine from '../state/transitions.js';
-import type { FlightMeta, FlightRecord, FlightRef, TerminalEvent } from '../state/types.js';
+import { isActive, type FlightMeta, type FlightRecord, type FlightRef, type TerminalEvent } from '../state/types.js';
 import type { InspectableCoordinator } from '../ports/coordinator.js';
 import type { StreamingFlightCoordinator } from '../ports/stream-coordinator.js';
 import { createMemoryStreams } from '../stream/memory-streams.js';
@@ -75,10 +75,18 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
     return record ?? null;
   };
 
+  const { recordChanged, ...streams } = createMemoryStreams({ clock, read });
+
   function apply<R>(ref: FlightRef, step: (record: FlightRecord | null, now: number) => machine.Transition<R>): Promise<R> {
     const id = flightId(ref);
-    const { reply, next, event } = step(read(ref), clock.now());
-    if (next) records.set(id, copyRecord(next));
+    const previous = read(ref);
+    const previousEpoch = previous?.meta.epoch;
+    const { reply, next, event } = step(previous, clock.now());
+    if (next) {
+      records.set(id, copyRecord(next));
+      // Stream readers of the flight learn of a new run (a takeover) or its end at once, not at their poll.
+      if (previousEpoch !== next.meta.epoch || !isActive(next.meta.status)) recordChanged(ref);
+    }
     // A sweep walks every record: spaced by at least as many writes as there are records, it costs O(1) per write.
     if (++writes >= Math.max(1000, records.size)) {
       writes = 0;
@@ -95,7 +103,7 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
   }
 
   return {
-    ...createMemoryStreams({ clock, read }),
+    ...streams,
     acquire: (input) => apply(input, (r, now) => machine.acquire(r, input, now)),
     markRunning: (fence, lease) => apply(fence, (r, now) => machine.markRunning(r, fence, lease, now)),
     heartbeat: (fence, lease) => apply(fence, (r, now) => machine.heartbeat(r, fence, lease, now)),

@@ -14,6 +14,7 @@ export type {
   StreamEntry,
   StreamReadInput,
   StreamReadReply,
+  StreamWaitReply,
   StreamWaitInput,
 } from './stream-coordinator.js';
 export { supportsStreams } from './stream-coordinator.js';

@@ -53,6 +53,14 @@ export interface StreamWaitInput {
   signal?: AbortSignal | undefined;
 }
 
+export interface StreamWaitReply {
+  /**
+   * The run's entries right after `afterId` that the wake-up itself brought (a Redis progress notice
+   * carries small appends), oldest first: the reader takes them without reading. Empty: read to know.
+   */
+  entries: StreamEntry[];
+}
+
 /**
  * Adapters MUST: check the fence inside `appendStream` as `complete` does (a stale owner's append is
  * refused); give every stream a TTL; keep a run's stream apart from other runs' (a new epoch starts an
@@ -64,10 +72,11 @@ export interface FlightStreamCoordinator {
   /** Reads entries of the run `epoch` after `afterId`, with the flight's metadata. */
   readStream(ref: FlightRef, input: StreamReadInput): Promise<StreamReadReply>;
   /**
-   * Resolves when the run `epoch` may have entries after `afterId`, a newer run or a terminal status may
-   * have come, `timeoutMs` passed or `signal` aborted. Never rejects (readers poll as a safety net).
+   * Resolves when the run `epoch` may have entries after `afterId` (with them when it has them at hand),
+   * a newer run or a terminal status may have come, `timeoutMs` passed or `signal` aborted. Never rejects
+   * (readers poll as a safety net).
    */
-  waitForStream(ref: FlightRef, input: StreamWaitInput): Promise<void>;
+  waitForStream(ref: FlightRef, input: StreamWaitInput): Promise<StreamWaitReply>;
 }
 
 /** A coordinator with the streaming extension. */

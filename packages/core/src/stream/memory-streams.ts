@@ -1,6 +1,7 @@
 /**
  * The streaming extension of the memory coordinator: one entry list per run (flight + epoch), written
- * under the same fence rules as `complete`, with a TTL, read from any id.
+ * under the same fence rules as `complete`, with a TTL, read from any id. Waiters wake on an append and
+ * when the coordinator reports that the flight's record changed run or ended.
  */
 import { flightId } from '../keys/key-builder.js';
 import type { Clock } from '../ports/clock.js';
@@ -20,7 +21,14 @@ export interface MemoryStreamsDeps {
   read(ref: FlightRef): FlightRecord | null;
 }
 
-export function createMemoryStreams({ clock, read }: MemoryStreamsDeps): FlightStreamCoordinator & { streams(): number } {
+export interface MemoryStreams extends FlightStreamCoordinator {
+  /** Live run streams. */
+  streams(): number;
+  /** Wakes the flight's stream waiters: its record changed run (a takeover) or ended. */
+  recordChanged(ref: FlightRef): void;
+}
+
+export function createMemoryStreams({ clock, read }: MemoryStreamsDeps): MemoryStreams {
   const streams = new Map<string, RunStream>();
   const waiters = new Map<string, Set<() => void>>();
   const streamId = (ref: FlightRef, epoch: number) => `${flightId(ref)}#${epoch}`;
@@ -72,9 +80,9 @@ export function createMemoryStreams({ clock, read }: MemoryStreamsDeps): FlightS
 
     waitForStream(ref, { epoch, afterId, timeoutMs, signal }) {
       const stream = live(streamId(ref, epoch));
-      if ((stream && stream.entries.length > (afterId === '' ? 0 : Number(afterId))) || signal?.aborted) return Promise.resolve();
+      if ((stream && stream.entries.length > (afterId === '' ? 0 : Number(afterId))) || signal?.aborted) return Promise.resolve({ entries: [] });
       const id = flightId(ref);
-      return new Promise<void>((resolve) => {
+      return new Promise((resolve) => {
         let set = waiters.get(id);
         if (!set) waiters.set(id, (set = new Set()));
         const done = () => {
@@ -82,7 +90,7 @@ export function createMemoryStreams({ clock, read }: MemoryStreamsDeps): FlightS
           signal?.removeEventListener('abort', done);
           set.delete(done);
           if (set.size === 0 && waiters.get(id) === set) waiters.delete(id);
-          resolve();
+          resolve({ entries: [] });
         };
         const timer = clock.setTimeout(done, timeoutMs);
         signal?.addEventListener('abort', done, { once: true });
@@ -94,5 +102,7 @@ export function createMemoryStreams({ clock, read }: MemoryStreamsDeps): FlightS
       sweep();
       return streams.size;
     },
+
+    recordChanged: wake,
   };
 }

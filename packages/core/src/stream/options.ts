@@ -4,7 +4,7 @@ import type { StagePolicy } from '../policy/stage-policy.js';
 import type { ExecuteStreamOptions, StreamRestartMode } from './types.js';
 
 export const DEFAULT_MAX_STREAM_CHUNKS = 10_000;
-export const DEFAULT_STREAM_BATCH_MS = 2;
+export const DEFAULT_STREAM_BATCH_MS = 0;
 
 export interface ResolvedStreamOptions {
   onRestart: StreamRestartMode;

@@ -1,8 +1,9 @@
 /**
  * The owner's side of a run's stream on the coordinator: chunks produced within `batchMs` go out in one
- * fenced append, at most one append in flight at a time (later chunks wait for it, then go together).
+ * fenced append (with 0, a chunk goes out at once when no append is in flight), at most one append in
+ * flight at a time (later chunks wait for it, then go together).
  */
-import { FlightFencedError, FlightStreamLimitError, toCoordinationError } from '../errors.js';
+import { FlightFencedError, isCoordinationFailure, FlightStreamLimitError, toCoordinationError } from '../errors.js';
 import type { Clock, TimerHandle } from '../ports/clock.js';
 import type { FlightLogger } from '../ports/logger.js';
 import type { FlightStreamCoordinator } from '../ports/stream-coordinator.js';
@@ -17,6 +18,12 @@ export interface AppenderSpec {
   ttlMs: number;
   maxChunks: number;
   maxBytes: number;
+  /**
+   * Hybrid mode: an append that fails because the coordinator is unreachable stops the sharing instead of
+   * failing the run — the run goes on for this node's callers, as a hybrid owner's run does when it
+   * cannot store its result.
+   */
+  keepRunWhenUnreachable: boolean;
 }
 
 export class StreamAppender {
@@ -24,7 +31,7 @@ export class StreamAppender {
   private inFlight: Promise<void> | undefined = undefined;
   private timer: TimerHandle | undefined = undefined;
   private failure: Error | undefined = undefined;
-  /** The run was forgotten: it goes on for this node's callers, nothing more is shared. */
+  /** The run was forgotten (or, in hybrid mode, the coordinator is unreachable): it goes on for this node's callers, nothing more is shared. */
   private forgotten = false;
 
   constructor(private readonly spec: AppenderSpec) {}
@@ -34,7 +41,11 @@ export class StreamAppender {
     if (this.failure) throw this.failure;
     if (this.forgotten) return;
     this.pending.push(encoded);
-    if (this.timer === undefined && !this.inFlight) this.timer = this.spec.clock.setTimeout(() => this.flush(), this.spec.batchMs);
+    if (this.timer !== undefined || this.inFlight) return;
+    // batchMs 0: out at once (before this node's callers get the chunk); what follows while it is in
+    // flight goes together in the next append.
+    if (this.spec.batchMs === 0) this.flush();
+    else this.timer = this.spec.clock.setTimeout(() => this.flush(), this.spec.batchMs);
   }
 
   /** Sends what is queued and waits for every append; throws the failure of any of them. */
@@ -86,7 +97,13 @@ export class StreamAppender {
     }
     this.inFlight = sent
       .catch((error: unknown) => {
-        this.failure = toCoordinationError(error, ref);
+        const failure = toCoordinationError(error, ref);
+        if (!this.spec.keepRunWhenUnreachable || !isCoordinationFailure(failure)) {
+          this.failure = failure;
+          return;
+        }
+        this.spec.logger.warn({ ...ref, epoch: fence.epoch, err: failure }, 'stream append failed; the run goes on for this node\'s callers only');
+        this.stop();
       })
       .finally(() => {
         this.inFlight = undefined;

@@ -6,7 +6,7 @@
 import { FlightStreamUnsupportedError, FlightValidationError } from '../errors.js';
 import type { FlightEventMap } from '../events/types.js';
 import type { FlightMode } from '../flight/options.js';
-import type { FlightResult, Supplier } from '../flight/types.js';
+import type { FlightResult, StreamExecuteOptions, Supplier } from '../flight/types.js';
 import { assertRequestKey, flightId } from '../keys/key-builder.js';
 import { assertStageName, type StagePolicy } from '../policy/stage-policy.js';
 import type { Clock } from '../ports/clock.js';
@@ -27,7 +27,7 @@ export interface StreamHost {
   readonly mode: FlightMode;
   on(event: 'follower', listener: (payload: FlightEventMap['follower']) => void): () => void;
   policy(stage: string): StagePolicy;
-  execute<T>(stage: string, key: string, supplier: Supplier<T>, options: ExecuteStreamOptions): Promise<FlightResult<T>>;
+  execute<T>(stage: string, key: string, supplier: Supplier<T>, options: StreamExecuteOptions): Promise<FlightResult<T>>;
 }
 
 export interface StreamDeps {
@@ -37,7 +37,7 @@ export interface StreamDeps {
 }
 
 export class StreamFlights {
-  private readonly hub = new StreamHub();
+  private readonly hub: StreamHub;
   /** Logs whose reader runs. */
   private readonly reading = new WeakSet<StreamLog>();
   private readonly coordinator: FlightStreamCoordinator | undefined;
@@ -46,6 +46,7 @@ export class StreamFlights {
     private readonly host: StreamHost,
     private readonly deps: StreamDeps,
   ) {
+    this.hub = new StreamHub(() => deps.clock.now());
     this.coordinator = host.mode !== 'local' && supportsStreams(deps.coordinator) ? deps.coordinator : undefined;
     // A call of this node joined a run: its reader (idle until it knows a run to read) reads it at once.
     if (this.coordinator) host.on('follower', (joined) => this.hub.get(flightId(joined))?.notify());
@@ -73,8 +74,17 @@ export class StreamFlights {
     const { clock, logger } = this.deps;
     return new FlightStreamCall<C>(ref, resolved.onRestart, () => {
       const log = this.hub.hold(id);
-      const streamed = streamedSupplier(supplier, { log, coordinator, clock, logger, options: resolved, ttlMs: policy.maxRunMs });
-      const executeOptions: ExecuteStreamOptions = {};
+      const streamed = streamedSupplier(supplier, {
+        log,
+        coordinator,
+        clock,
+        logger,
+        options: resolved,
+        ttlMs: policy.maxRunMs,
+        keepRunWhenUnreachable: this.host.mode === 'hybrid',
+      });
+      // The wait for the outcome lasts as long as the run progresses (see `StreamExecuteOptions`).
+      const executeOptions: StreamExecuteOptions = { progressedAt: () => log.progressedAt };
       if (options.signal) executeOptions.signal = options.signal;
       if (options.sessionId !== undefined) executeOptions.sessionId = options.sessionId;
       if (options.keepFailures !== undefined) executeOptions.keepFailures = options.keepFailures;

@@ -29,13 +29,18 @@ export class StreamLog {
   holders = 0;
   /** Callers waiting for more than the log holds. */
   waiting = 0;
+  /** When the log last got a run or a chunk (clock ms; 0 before): the flight progresses. */
+  progressedAt = 0;
   private wake: (() => void) | undefined = undefined;
   private next: Promise<void> | undefined = undefined;
+
+  constructor(private readonly now: () => number) {}
 
   /** A new run replaces the current one (its chunks start empty). */
   begin(epoch: number | undefined, local: boolean): StreamRun {
     const run = new StreamRun(epoch, local);
     this.run = run;
+    this.progressedAt = this.now();
     this.notify();
     return run;
   }
@@ -44,6 +49,7 @@ export class StreamLog {
   push(run: StreamRun, chunk: StreamChunk): void {
     if (this.run !== run) return;
     run.chunks.push(chunk);
+    this.progressedAt = this.now();
     this.notify();
   }
 
@@ -77,9 +83,11 @@ export class StreamLog {
 export class StreamHub {
   private readonly logs = new Map<string, StreamLog>();
 
+  constructor(private readonly now: () => number) {}
+
   hold(id: string): StreamLog {
     let log = this.logs.get(id);
-    if (!log) this.logs.set(id, (log = new StreamLog()));
+    if (!log) this.logs.set(id, (log = new StreamLog(this.now)));
     log.holders++;
     return log;
   }

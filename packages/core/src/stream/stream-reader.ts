@@ -3,13 +3,14 @@
  * a run owned by another node. One reader per log at a time, and only on demand: it reads while some
  * caller waits at the end of the log, so a slow caller is never pushed more than the log holds, and it
  * stops when nobody waits (it resumes from its last id). It follows a newer run (a takeover) by starting
- * that run's log from its first entry.
+ * that run's log from its first entry. Entries a wake-up brings (see `StreamWaitReply`) go to the log
+ * without a read, and the reader waits again at once.
  */
 import { isActive, type FlightRef } from '../state/types.js';
 import type { Clock } from '../ports/clock.js';
 import { sleep } from '../ports/clock.js';
 import type { FlightLogger } from '../ports/logger.js';
-import type { FlightStreamCoordinator } from '../ports/stream-coordinator.js';
+import type { FlightStreamCoordinator, StreamEntry } from '../ports/stream-coordinator.js';
 import { decodeChunk } from './chunk-codec.js';
 import type { StreamLog, StreamRun } from './stream-log.js';
 
@@ -46,7 +47,31 @@ async function read(spec: ReaderSpec): Promise<void> {
   const idle = () => Promise.race([sleep(clock, pollIntervalMs), log.changed()]);
   /** The remote run being read (undefined until the flight's current run is known). */
   let run: StreamRun | undefined = log.run && !log.run.local ? log.run : undefined;
+  const take = (into: StreamRun, entries: readonly StreamEntry[]) => {
+    for (const entry of entries) {
+      into.lastId = entry.id;
+      try {
+        log.push(into, decodeChunk(entry.chunk));
+      } catch (error) {
+        logger.warn({ ...ref, epoch: into.epoch, entry: entry.id, err: error }, 'skipped a stream entry that does not decode');
+      }
+    }
+  };
+  /** Waits for the next entries of `into`; true when the wake-up brought them (they are in the log). */
+  const next = async (into: StreamRun): Promise<boolean> => {
+    const { entries } = await coordinator.waitForStream(ref, { epoch: into.epoch!, afterId: into.lastId, timeoutMs: pollIntervalMs });
+    if (entries.length === 0 || log.run !== into || log.pushedLocally) return false;
+    take(into, entries);
+    return true;
+  };
+  /** The last wait brought entries: the run is known to go on, so wait again before reading. */
+  let brought = false;
   while (log.waiting > 0 && log.holders > 0 && !log.pushedLocally) {
+    if (brought && run && log.run === run) {
+      brought = await next(run);
+      continue;
+    }
+    brought = false;
     // This node's own run, still current, was pushed whole: only the flight's outcome (or a newer run) can follow.
     const ownRun = log.run?.local === true ? log.run : undefined;
     const epoch = run?.epoch ?? ownRun?.epoch ?? 0;
@@ -68,20 +93,13 @@ async function read(spec: ReaderSpec): Promise<void> {
     }
     const reading = run !== undefined && log.run === run;
     if (reading && reply.entries.length > 0) {
-      for (const entry of reply.entries) {
-        run!.lastId = entry.id;
-        try {
-          log.push(run!, decodeChunk(entry.chunk));
-        } catch (error) {
-          logger.warn({ ...ref, epoch: run!.epoch, entry: entry.id, err: error }, 'skipped a stream entry that does not decode');
-        }
-      }
-      continue;
+      take(run!, reply.entries);
+      // A full batch: more may be stored already. Otherwise the read reached the end: wait.
+      if (reply.entries.length === READ_BATCH || !active || meta.epoch !== run!.epoch) continue;
     }
     // The remote run goes on: wait for its next entries. Otherwise (no run yet, this node's own run, a
     // run that ended) the call's outcome or a run it joins comes through the log.
-    if (reading && active && meta.epoch === run!.epoch) {
-      await coordinator.waitForStream(ref, { epoch: run!.epoch!, afterId: run!.lastId, timeoutMs: pollIntervalMs });
-    } else await idle();
+    if (reading && active && meta.epoch === run!.epoch) brought = await next(run!);
+    else await idle();
   }
 }

@@ -27,6 +27,8 @@ export interface StreamedSupplierSpec {
   options: ResolvedStreamOptions;
   /** TTL of the run's stream on the coordinator. */
   ttlMs: number;
+  /** Hybrid mode: see `AppenderSpec.keepRunWhenUnreachable`. */
+  keepRunWhenUnreachable: boolean;
 }
 
 function iterate<C>(chunks: AsyncIterable<C> | Iterable<C>): AsyncIterable<C> | Iterable<C> {
@@ -36,7 +38,7 @@ function iterate<C>(chunks: AsyncIterable<C> | Iterable<C>): AsyncIterable<C> | 
 }
 
 export function streamedSupplier<C extends StreamChunk>(supplier: ChunkSupplier<C>, spec: StreamedSupplierSpec): Supplier<StreamJson[]> {
-  const { log, coordinator, clock, logger, options, ttlMs } = spec;
+  const { log, coordinator, clock, logger, options, ttlMs, keepRunWhenUnreachable } = spec;
   const { maxChunks, maxBytes, batchMs } = options;
   /**
    * An attempt that failed after streaming chunks is not attempted again in the same run (a guard retry):
@@ -48,7 +50,7 @@ export function streamedSupplier<C extends StreamChunk>(supplier: ChunkSupplier<
     const run = log.begin(context.epoch, true);
     const fence = SupplierContext.fenceOf(context);
     const appender =
-      fence && coordinator ? new StreamAppender({ coordinator, fence, clock, logger, batchMs, ttlMs, maxChunks, maxBytes }) : undefined;
+      fence && coordinator ? new StreamAppender({ coordinator, fence, clock, logger, batchMs, ttlMs, maxChunks, maxBytes, keepRunWhenUnreachable }) : undefined;
     const stored: StreamJson[] = [];
     let bytes = 0;
     try {

@@ -26,7 +26,11 @@ export interface ExecuteStreamOptions extends Pick<ExecuteOptions, 'signal' | 's
    * past it). @default the stage's `maxResultBytes`
    */
   maxBytes?: number;
-  /** Owner side: chunks produced within this many milliseconds are appended to the coordinator in one write. @default 2 */
+  /**
+   * Owner side: chunks produced within this many milliseconds are appended to the coordinator in one write;
+   * with 0 a chunk goes out at once when no append is in flight (chunks produced while an append is in
+   * flight always go together in the next one). @default 0
+   */
   batchMs?: number;
 }
 

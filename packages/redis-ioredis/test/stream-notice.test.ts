@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import type { Fence, FlightRef } from '@flight/core';
+import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from '@flight/redis-scripts/testing';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createIoredisCoordinator } from '../src/index.js';
+
+const url = sharedRedisUrl();
+const prefix = `flight-test-stream-notice-${randomUUID().slice(0, 8)}`;
+const LEASE = { leaseTtlMs: 10_000, takeoverAfterMs: 10_000, maxRunMs: 60_000 };
+const CAPS = { ttlMs: 60_000, maxChunks: 1000, maxBytes: 1_000_000 };
+
+describe('ioredis: progress notices carry small appends', () => {
+  const client = new Redis(url);
+  const coordinator = createIoredisCoordinator({ client, prefix, inlineResultBytes: 64 });
+  afterAll(async () => {
+    await coordinator.close();
+    expect(await scanKeysWithoutTtl(url, `${prefix}*`)).toEqual([]);
+    await deleteKeys(url, `${prefix}*`);
+    await client.quit();
+  });
+
+  async function followedRun(): Promise<{ ref: FlightRef; fence: Fence }> {
+    const ref = { stage: 's', key: randomUUID() };
+    const owner = await coordinator.acquire({ ...ref, ...LEASE, ownerId: 'a', ownerToken: randomUUID(), startRunning: true });
+    expect((await coordinator.acquire({ ...ref, ...LEASE, ownerId: 'b', ownerToken: randomUUID() })).outcome).toBe('FOLLOWER_WAIT');
+    return { ref, fence: { ...ref, ownerId: 'a', ownerToken: owner.meta.ownerToken, epoch: owner.meta.epoch } };
+  }
+
+  it('a waiting reader gets the appended entries with its wake-up, the same as a read returns, and later ones from the window', async () => {
+    const { ref, fence } = await followedRun();
+    const { epoch } = fence;
+    // The first wait subscribes; nothing is stored yet.
+    expect(await coordinator.waitForStream(ref, { epoch, afterId: '', timeoutMs: 100 })).toEqual({ entries: [] });
+    const woken = coordinator.waitForStream(ref, { epoch, afterId: '', timeoutMs: 5000 });
+    const chunks = ['"a b"', '"ключ ✓"', '{"x":[1," 2 "]}'];
+    expect(await coordinator.appendStream(fence, { ...CAPS, chunks })).toEqual({ ok: true });
+    const { entries } = await woken;
+    expect(entries).toEqual((await coordinator.readStream(ref, { epoch, afterId: '', count: 10 })).entries);
+    expect(entries.map((e) => e.chunk)).toEqual(chunks);
+    // Another wait after an id the window holds: the entries after it, at once.
+    expect((await coordinator.waitForStream(ref, { epoch, afterId: entries[0]!.id, timeoutMs: 5000 })).entries).toEqual(entries.slice(1));
+    // Next append continues the window.
+    const next = coordinator.waitForStream(ref, { epoch, afterId: entries[2]!.id, timeoutMs: 5000 });
+    await coordinator.appendStream(fence, { ...CAPS, chunks: ['"d"'] });
+    expect((await next).entries.map((e) => e.chunk)).toEqual(['"d"']);
+  });
+
+  it('an append past inlineResultBytes wakes the reader without its entries (the reader reads them)', async () => {
+    const { ref, fence } = await followedRun();
+    const { epoch } = fence;
+    await coordinator.waitForStream(ref, { epoch, afterId: '', timeoutMs: 50 });
+    const started = Date.now();
+    const woken = coordinator.waitForStream(ref, { epoch, afterId: '', timeoutMs: 5000 });
+    await coordinator.appendStream(fence, { ...CAPS, chunks: [`"${'x'.repeat(100)}"`] });
+    expect(await woken).toEqual({ entries: [] });
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+});
