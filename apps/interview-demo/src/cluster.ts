@@ -119,12 +119,12 @@ function proc(name: string, url: string, port: number, child: ChildProcess): Pro
   };
 }
 
-/** Runs a TypeScript entry of this app through tsx, with the app's tsconfig (its paths map @flight/* to source). */
+/** Runs a TypeScript entry of this app through tsx, with @flight/* resolved to their source (the `@flight/source` condition). */
 function spawnTs(entry: string, env: Record<string, string>, logFile: string | undefined): ChildProcess {
   const stdio = stdioFor(logFile);
-  const child = spawn(process.execPath, ['--import', 'tsx', join(APP_DIR, 'src', entry)], {
+  const child = spawn(process.execPath, ['--conditions=@flight/source', '--import', 'tsx', join(APP_DIR, 'src', entry)], {
     cwd: APP_DIR,
-    env: { ...process.env, TSX_TSCONFIG_PATH: join(APP_DIR, 'tsconfig.json'), FLIGHT_PARENT_PID: String(process.pid), ...env },
+    env: { ...process.env, FLIGHT_PARENT_PID: String(process.pid), ...env },
     stdio,
   });
   // The child holds its own copy of the log file descriptor.

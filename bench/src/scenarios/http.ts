@@ -48,10 +48,9 @@ async function startServer(ctx: BenchContext, contender: HttpContender, tag: str
   const child = fork(join(here, 'http-server.ts'), [], {
     cwd: benchDir,
     // One directory per server: the main thread's profile is the largest file in it (tsx adds a loader thread).
-    execArgv: ['--import', 'tsx', ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, `${contender}-${tag}`)] : [])],
+    execArgv: ['--conditions=@flight/source', '--import', 'tsx', ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, `${contender}-${tag}`)] : [])],
     env: {
       ...process.env,
-      TSX_TSCONFIG_PATH: join(benchDir, 'tsconfig.json'),
       HTTP_BENCH_CONTENDER: contender,
       HTTP_BENCH_REDIS_URL: ctx.redis.url,
       HTTP_BENCH_PREFIX: prefixOf(ctx, 'http', `${contender}-${tag}`),
