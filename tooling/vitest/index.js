@@ -12,8 +12,8 @@ export const SOURCE_CONDITION = '@flight/source';
 /** A vitest project config for one workspace package. */
 export function flightProject(name, overrides = {}) {
   return {
-    // Vite's default server conditions, with the source condition first.
-    ssr: { resolve: { conditions: [SOURCE_CONDITION, 'module', 'node', 'development|production'] } },
+    // Vitest's default server conditions (Vite's without `module`), with the source condition first.
+    ssr: { resolve: { conditions: [SOURCE_CONDITION, 'node', 'development|production'] } },
     test: {
       name,
       include: ['test/**/*.test.ts'],
