@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HeartbeatManager, silentLogger, type HeartbeatSpec, type LeaseLossReason, type RenewResult } from '@flight/core';
+import { silentLogger, type LeaseLossReason } from '@flight/core';
+import { HeartbeatManager, type HeartbeatSpec, type RenewResult } from '../src/heartbeat/heartbeat-manager.js';
 import { createManualClock } from '@flight/core/testing';
 
 function setup(overrides: Partial<HeartbeatSpec> = {}, renew: () => Promise<RenewResult> = async () => 'ok') {

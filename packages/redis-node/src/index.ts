@@ -104,7 +104,6 @@ export function createNodeRedisDriver(
   const evalArgs = (head: string, keys: readonly string[], args: readonly string[]) => [head, String(keys.length), ...keys, ...args];
 
   return {
-    isCluster: cluster,
     db: cluster ? 0 : ((client as NodeRedisClient).options?.database ?? (connection.redis as { database?: number } | undefined)?.database ?? 0),
     evalsha: (sha, keys, args) => send(keys[0], ['EVALSHA', ...evalArgs(sha, keys, args)]),
     eval: (source, keys, args) => send(keys[0], ['EVAL', ...evalArgs(source, keys, args)]),

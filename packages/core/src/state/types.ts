@@ -8,11 +8,7 @@
 export const FLIGHT_STATUSES = ['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'EXPIRED'] as const;
 export type FlightStatus = (typeof FLIGHT_STATUSES)[number];
 
-/** Statuses in which an owner holds the flight. */
-export const ACTIVE_STATUSES: readonly FlightStatus[] = ['PENDING', 'RUNNING'];
-/** Statuses after which no owner write is accepted for the epoch. */
-export const TERMINAL_STATUSES: readonly FlightStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED', 'EXPIRED'];
-
+/** True for the statuses in which an owner holds the flight (PENDING, RUNNING). */
 export function isActive(status: FlightStatus): boolean {
   return status === 'PENDING' || status === 'RUNNING';
 }

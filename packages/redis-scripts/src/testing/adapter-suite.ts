@@ -280,7 +280,6 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         const driver = adapter.driver(server.url);
         const counts = { evalsha: 0, subscribes: 0, subscribed: 0 };
         const counted: RedisDriver = {
-          isCluster: driver.isCluster,
           db: driver.db,
           evalsha: (sha, keys, args) => (counts.evalsha++, driver.evalsha(sha, keys, args)),
           eval: (source, keys, args) => driver.eval(source, keys, args),
@@ -509,7 +508,6 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         let holdSubscribes: Promise<void> | undefined;
         const delayed: RedisDriver = {
           ...driver,
-          isCluster: driver.isCluster,
           db: driver.db,
           evalsha: (sha, keys, args) => driver.evalsha(sha, keys, args),
           eval: (source, keys, args) => driver.eval(source, keys, args),
@@ -602,7 +600,6 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         const driver = adapter.driver(url);
         const calls: string[] = [];
         const old: RedisDriver = {
-          isCluster: driver.isCluster,
           db: driver.db,
           evalsha: (sha, keys, args) => {
             calls.push(sha);
