@@ -19,7 +19,8 @@ export function flightProject(name, overrides = {}) {
       include: ['test/**/*.test.ts'],
       testTimeout: 30_000,
       hookTimeout: 60_000,
-      globalSetup: [join(root, 'tooling/vitest/redis-global-setup.js')],
+      // A Redis for every test: REDIS_URL when it answers, else a redis-server of the run's own.
+      globalSetup: [join(root, 'packages/redis-scripts/src/testing/global-setup.ts')],
       ...overrides,
     },
   };

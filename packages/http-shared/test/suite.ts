@@ -6,6 +6,7 @@
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createSingleFlight, FlightValidationError, type FlightCoordinator, type SingleFlight, type SingleFlightOptions } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import fc from 'fast-check';
@@ -57,8 +58,6 @@ export interface Driver {
   /** Builds the middleware alone (for option validation). */
   create(options: HttpFlightOptions<any>): unknown;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Answer {
   status: number;
