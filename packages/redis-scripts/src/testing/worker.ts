@@ -3,6 +3,7 @@
  * in distributed mode over a Redis adapter. Driven by JSON lines on stdin, answers JSON lines on stdout.
  * Started by `startWorker` (multiprocess.ts) with `node --import tsx`.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
 import { createSingleFlight, type FlightCoordinator, type FlightMode } from '@flight/core';
 
@@ -108,7 +109,7 @@ async function burst(command: BurstCommand): Promise<void> {
     runs++;
     send({ event: 'running', epoch: ctx.epoch, key: command.key });
     if (command.behavior === 'hang') return new Promise<string>(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, command.delayMs));
+    await sleep(command.delayMs);
     if (command.behavior === 'fail-hard') throw Object.assign(new Error('bad input'), { failureType: 'VALIDATION', code: 'E_BAD' });
     if (command.behavior === 'fail-soft') throw Object.assign(new Error('upstream 502'), { failureType: 'PROVIDER', code: 'E_502' });
     return `${command.value}@${config.nodeId}`;
