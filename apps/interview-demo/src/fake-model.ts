@@ -9,6 +9,7 @@
  * - `GET /stats` counts the calls it received (the ground truth for deduplication), per stage, per
  *   session (with the highest number of concurrent calls seen) and per prompt; `POST /reset` zeroes it.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -157,7 +158,7 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
       });
       return;
     }
-    await new Promise((r) => setTimeout(r, Number.isFinite(latency) ? Math.max(0, latency) : defaultLatency));
+    await sleep(Number.isFinite(latency) ? Math.max(0, latency) : defaultLatency);
     if (res.destroyed) return finish();
     if (fault) {
       stats.failures[fault] = (stats.failures[fault] ?? 0) + 1;
