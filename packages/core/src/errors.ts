@@ -100,7 +100,7 @@ export class FlightLockLostError extends FlightError {
 
 /**
  * The owner's failure, as seen by every caller of the flight: thrown to the owner's callers and
- * replayed to followers (non-retryable failures). Carries the seed's errorType/errorCode/retryable.
+ * replayed to followers (non-retryable failures). Carries the failure's errorType/errorCode/retryable.
  */
 export class FlightExecutionError extends FlightError {
   static override readonly code = 'E_FLIGHT_EXECUTION';

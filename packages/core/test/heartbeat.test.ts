@@ -38,7 +38,7 @@ describe('HeartbeatManager', () => {
     expect(task.taskKey).toBe('k|t');
   });
 
-  it('stops at the max run time even while the process is alive (the seed bug)', async () => {
+  it('stops at the max run time even while the process is alive (a timer alone would renew a stuck owner forever)', async () => {
     const { clock, lost, renewals, manager } = setup({ maxRunMs: 4000 });
     await clock.advance(10_000);
     expect(lost).toEqual(['max-run-time']);

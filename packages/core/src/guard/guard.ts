@@ -1,5 +1,5 @@
 /**
- * The call guard (the seed's `AiCallGuardService`): timeout, bulkhead, circuit breaker and retry
+ * The call guard: timeout, bulkhead, circuit breaker and retry
  * around the supplier, per stage, built on cockatiel 3 (the last major that runs on Node 20).
  *
  * A stage with no retry, breaker or bulkhead (a common setting, and the bench's) needs none of
