@@ -13,10 +13,11 @@ import { runWaiters, waitersOptions } from './scenarios/waiters.js';
 import { footprintOptions, runFootprint } from './scenarios/footprint.js';
 import { fanoutOptions, runFanout } from './scenarios/fanout.js';
 import { httpOptions, runHttp } from './scenarios/http.js';
+import { runStream, streamOptions, type StreamOptions } from './scenarios/stream.js';
 import { nowMs } from './stats.js';
 import { compareRows } from './targets.js';
 
-export const SCENARIOS = ['herd', 'wakeup', 'distinct-keys', 'many-waiters', 'footprint', 'fan-out', 'http'] as const;
+export const SCENARIOS = ['herd', 'wakeup', 'distinct-keys', 'many-waiters', 'footprint', 'fan-out', 'http', 'stream'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -25,6 +26,8 @@ export interface BenchOptions {
   contenders?: readonly ContenderName[];
   /** Overrides of the herd scenario (the test uses a smaller one). */
   herd?: Partial<HerdOptions>;
+  /** Overrides of the streaming herd scenario. */
+  stream?: Partial<StreamOptions>;
   log?: (message: string) => void;
 }
 
@@ -76,7 +79,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
     redis = await startBenchRedis();
     log(`redis ${redis.url} (${redis.own ? 'own server' : 'external'}), run ${runId}`);
     admin = new Redis(redis.url);
-    const needWorkers = scenarios.some((s) => s === 'herd' || s === 'wakeup' || s === 'many-waiters' || s === 'fan-out');
+    const needWorkers = scenarios.some((s) => s === 'herd' || s === 'wakeup' || s === 'many-waiters' || s === 'fan-out' || s === 'stream');
     if (needWorkers) {
       workers = await startWorkers(3);
       await Promise.all(workers.map((w) => w.call('init', { counterUrl: redis!.url })));
@@ -92,6 +95,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
         if (scenario === 'footprint') rows.push(...(await runFootprint(ctx, contenders, footprintOptions(quick))));
         if (scenario === 'fan-out') rows.push(...(await runFanout(ctx, contenders, fanoutOptions(quick))));
         if (scenario === 'http') rows.push(...(await runHttp(ctx, httpOptions(quick))));
+        if (scenario === 'stream') rows.push(...(await runStream(ctx, contenders, { ...streamOptions(quick), ...options.stream })));
         for (const r of rows.filter((x) => x.scenario === scenario && x.kind === 'failed')) failed.push({ scenario, reason: `${r.contender}: ${String(r.reason)}` });
         log(`${scenario} done in ${((nowMs() - t) / 1000).toFixed(1)} s`);
       } catch (error) {

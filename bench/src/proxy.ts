@@ -1,6 +1,6 @@
 /**
  * A counting TCP proxy in front of Redis: counts the commands each client sends (top-level RESP
- * arrays, by name) and the connections opened. Client-agnostic (ioredis, node-redis, any library)
+ * arrays, by name; see `BEHIND` for commands pipelined behind a subscription) and the connections opened. Client-agnostic (ioredis, node-redis, any library)
  * and counts what crosses the wire, so commands run inside Lua scripts are not counted.
  * Used only in the counting phases, never in the timed ones.
  */
@@ -108,6 +108,14 @@ export interface SubscriberTraffic {
 }
 
 const SUBSCRIBE = new Set(['subscribe', 'ssubscribe', 'psubscribe']);
+/** Every (un)subscription command. */
+export const SUBSCRIPTION = new Set([...SUBSCRIBE, 'unsubscribe', 'sunsubscribe', 'punsubscribe']);
+/**
+ * Marks a command that reached the proxy in the same write as a (S|P)SUBSCRIBE before it, on that
+ * connection (a RESP3 subscriber running a command behind its subscription): counted as
+ * `<command> behind <subscribe>`. It costs Redis a command but the client no round trip of its own.
+ */
+export const BEHIND = 'behind';
 
 /**
  * Splits the messages a process received into its own and foreign ones: a message is its own when
@@ -148,9 +156,15 @@ export async function startCountingProxy(target: { host: string; port: number },
     client.setNoDelay(true);
     upstream.setNoDelay(true);
     let subscriber = false;
+    /** A (S|P)SUBSCRIBE earlier in the chunk being read: commands after it wait for no reply of their own. */
+    let subscribeInChunk: string | undefined;
     const parser = new RespCounter((name) => {
-      counts.set(name, (counts.get(name) ?? 0) + 1);
-      if (SUBSCRIBE.has(name)) subscriber = true;
+      const counted = subscribeInChunk && !SUBSCRIPTION.has(name) ? `${name} ${BEHIND} ${subscribeInChunk}` : name;
+      counts.set(counted, (counts.get(counted) ?? 0) + 1);
+      if (SUBSCRIBE.has(name)) {
+        subscriber = true;
+        subscribeInChunk = name;
+      }
     }, onArg);
     // Every reply is read (so the reader stays in step); only a subscriber connection's are recorded.
     const reader = options.observeSubscribers
@@ -162,6 +176,7 @@ export async function startCountingProxy(target: { host: string; port: number },
         })
       : undefined;
     client.on('data', (chunk) => {
+      subscribeInChunk = undefined;
       parser.push(chunk);
       upstream.write(chunk);
     });

@@ -31,6 +31,8 @@ export const LIMITS = {
   footprint1kVsBentocache: 1.5,
   /** Herd p99 ≤ naive p99 + this. */
   herdOverNaiveMs: 5,
+  /** Streaming herd: a follower's first chunk and every later chunk p99 ≤ this behind the owner's. */
+  streamBehindOwnerMs: 5,
   /** Wake-up p50 ≤ this × the bare PUBLISH→SUBSCRIBE hop's p50. */
   wakeupVsHop: 2,
   /** Fan-out: the largest subscriber bytes per own flight ≤ this × the smallest, across processes. */
@@ -45,6 +47,8 @@ export const LIMITS = {
 } as const;
 
 export const HOP_CONTENDER = 'raw PUBLISH→SUBSCRIBE hop';
+/** The same hop received by another process (context for the wake-up's "why"). */
+export const HOP_ACROSS_CONTENDER = 'raw PUBLISH→SUBSCRIBE hop, another process';
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const ratio = (a: unknown, b: unknown): number | null => {
@@ -129,6 +133,7 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
 
   const raw = pick(all, 'distinct-keys', 'raw-evalsha');
   const hop = pick(all, 'wakeup', HOP_CONTENDER);
+  const hopAcross = pick(all, 'wakeup', HOP_ACROSS_CONTENDER);
   const local = pick(all, 'distinct-keys', 'local');
   if (local) {
     const naive = pick(all, 'distinct-keys', 'naive');
@@ -247,6 +252,30 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
       );
     }
 
+    const st = pick(all, 'stream', name);
+    if (st) {
+      const perRound = (st.upstreamCallsPerRound as number[] | undefined) ?? [];
+      add(
+        'Stream: exactly 1 upstream call, every caller gets the whole sequence',
+        name,
+        `${fmt(perRound)} per round, ${fmt(st.incompleteSequences)} incomplete sequences`,
+        perRound.length > 0 && perRound.every((n) => n === 1) && st.incompleteSequences === 0,
+        `roles ${fmt(st.roles)}, errors ${fmt(st.errorSamples)}.`,
+      );
+      const behind = (what: string, p50: unknown, p99: unknown) =>
+        add(
+          `Stream: ${what} p99 ≤ ${LIMITS.streamBehindOwnerMs} ms behind the owner`,
+          name,
+          `p99 ${fmt(p99)} ms (p50 ${fmt(p50)} ms)`,
+          le(num(p99), LIMITS.streamBehindOwnerMs),
+          `followers in other processes than the owner (chunks through Redis): first chunk p99 ${fmt(st.remoteFirstChunkVsOwnerP99Ms)} ms, ` +
+            `per-chunk lag p50 ${fmt(st.remoteChunkLagP50Ms)} / p99 ${fmt(st.remoteChunkLagP99Ms)} ms; owner first chunk ${fmt(st.ownerFirstChunkMs)} ms; ` +
+            "3 worker processes × 100 callers and redis-server share the machine's cores.",
+        );
+      behind('follower first chunk', st.followerFirstChunkVsOwnerP50Ms, st.followerFirstChunkVsOwnerP99Ms);
+      behind('per-chunk lag', st.chunkLagP50Ms, st.chunkLagP99Ms);
+    }
+
     const wake = pick(all, 'wakeup', name);
     if (wake) {
       add(
@@ -254,7 +283,8 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
         name,
         `p50 ${fmt(wake.p50Ms)} ms vs hop ${fmt(hop?.p50Ms)} ms (${fmt(wake.vsHopP50)}×); p99 ${fmt(wake.p99Ms)} ms vs hop ${fmt(hop?.p99Ms)} ms`,
         within(wake.p50Ms, LIMITS.wakeupVsHop, hop?.p50Ms),
-        `woken by ${fmt(wake.woken)}; the follower verifies and decodes the notice and resolves its callers after the hop.`,
+        `woken by ${fmt(wake.woken)}; the follower verifies and decodes the notice and resolves its callers after the hop` +
+          (hopAcross ? ` (the same hop to another process: p50 ${fmt(hopAcross.p50Ms)} ms, ${fmt(ratio(wake.p50Ms, hopAcross.p50Ms))}× of it).` : '.'),
       );
     }
 

@@ -5,9 +5,13 @@
 import { Redis } from 'ioredis';
 import { createContender, type Contender, type ContenderName, type ContenderOptions, type NotificationCounters } from './contenders/index.js';
 import { classifyNotices, startCountingProxy, type CountingProxy, type SubscriberTraffic } from './proxy.js';
+import { nowMs } from './stats.js';
 import { herd, hold, memory, ownWaiters, series, waiters } from './tasks.js';
+import { streamHerd } from './scenarios/stream.js';
 
 let contender: Contender | undefined;
+/** The bare hop's subscriber in this process (`hopListen` / `hopCollect`): message index -> arrival (shared ms). */
+let hop: { sub: Redis; arrivals: [number, number][] } | undefined;
 let counter: Redis | undefined;
 let held: ReturnType<typeof hold> | undefined;
 let parked: ReturnType<typeof waiters> | undefined;
@@ -50,6 +54,21 @@ const minus = (a: NotificationCounters | null | undefined, b: NotificationCounte
   a && b ? { received: a.received - b.received, foreign: a.foreign - b.foreign, bytes: a.bytes - b.bytes, channels: a.channels } : null;
 
 const handlers: Record<string, (args: any) => Promise<unknown>> = {
+  /** Subscribes a plain ioredis connection to `channel`; each message (its index) is timed on arrival. */
+  async hopListen(args: { url: string; channel: string }) {
+    const sub = new Redis(args.url);
+    const arrivals: [number, number][] = [];
+    sub.on('message', (_channel: string, message: string) => arrivals.push([Number(message), nowMs()]));
+    await sub.subscribe(args.channel);
+    hop = { sub, arrivals };
+    return null;
+  },
+  async hopCollect() {
+    const h = hop;
+    hop = undefined;
+    h?.sub.disconnect();
+    return h?.arrivals ?? [];
+  },
   /** Connects the upstream counter once, so contender setups open only the contender's connections. */
   async init(args: { counterUrl: string }) {
     counter ??= new Redis(args.counterUrl);
@@ -115,6 +134,7 @@ const handlers: Record<string, (args: any) => Promise<unknown>> = {
     return { counters, observed, connectionsOpened: proxies.length ? proxies.map((p) => p.connections()) : null };
   },
   herd: (args) => herd(need(), counter, args),
+  streamHerd: (args) => streamHerd(need(), counter, args),
   series: (args) => series(need(), counter, args),
   async holdStart(args) {
     held = hold(need(), counter, args);

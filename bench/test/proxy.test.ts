@@ -63,6 +63,24 @@ describe('counting proxy: subscriber traffic (the fan-out scenario reads it)', (
   });
 });
 
+describe('counting proxy: commands written behind a subscription', () => {
+  it('counts a command sent in the same write right behind a SSUBSCRIBE apart from the round trips, and the same command sent alone as one', async () => {
+    const proxy = await startCountingProxy({ host: url.hostname, port: Number(url.port || 6379) });
+    // A RESP3 node-redis subscriber: the PING goes in the same write as the SSUBSCRIBE before it.
+    const node = createClient({ url: proxy.url, RESP: 3 });
+    await node.connect();
+    try {
+      proxy.reset();
+      await Promise.all([node.sSubscribe(`${channel}:{s}`, () => {}), node.ping()]);
+      await node.ping();
+      expect(proxy.byCommand()).toEqual({ ssubscribe: 1, 'ping behind ssubscribe': 1, ping: 1 });
+    } finally {
+      await node.close().catch(() => {});
+      await proxy.close();
+    }
+  });
+});
+
 describe('classifyNotices', () => {
   it('a notice is foreign unless its channel (a channel per flight) or payload (a shared channel) names an own flight', () => {
     const shared = [

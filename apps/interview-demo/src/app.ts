@@ -7,9 +7,10 @@ import { fileURLToPath } from 'node:url';
 import { FlightError, FlightExecutionError, FlightLockTimeoutError, FlightWaitTimeoutError, FlightCoordinationError, FlightAbortedError } from '@flight/core';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
-import type { InterviewAiInvoker } from './invoker.js';
+import type { InterviewAiInvoker, StreamedAnswer } from './invoker.js';
 import type { LiveSnapshot, LiveTracker } from './live.js';
 import type { DemoMetrics } from './metrics.js';
+import { SseWriter } from './sse.js';
 
 export interface AppDeps {
   invoker: InterviewAiInvoker;
@@ -53,6 +54,37 @@ function statusOf(error: unknown): number {
   return 500;
 }
 
+/** The JSON body of a failed call (also the data of a stream's `error` event). */
+function errorBody(error: unknown) {
+  const e = error as any;
+  return {
+    error: {
+      code: e?.code ?? 'E_UNEXPECTED',
+      type: e?.errorType ?? null,
+      errorCode: e?.errorCode ?? null,
+      retryable: e?.retryable ?? null,
+      replayed: e?.replayed ?? false,
+      message: String(e?.message ?? error),
+    },
+  };
+}
+
+/**
+ * The session and JSON body of a stage call, and a signal that fires when the client goes away (that
+ * detaches this caller only; the flight goes on for the others).
+ */
+function callOf(req: Request, res: Response): { sessionId: string; body: Record<string, unknown>; signal: AbortSignal } {
+  const sessionId = String(req.params.sessionId);
+  const controller = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  if (!SESSION_ID.test(sessionId)) throw new BadRequest('sessionId must be 1-64 of A-Z a-z 0-9 . _ -');
+  const body = (req.body ?? {}) as Record<string, unknown>;
+  if (typeof body !== 'object' || Array.isArray(body)) throw new BadRequest('body must be a JSON object');
+  return { sessionId, body, signal: controller.signal };
+}
+
 export function createApp(deps: AppDeps): express.Express {
   const { invoker, tracker, metrics, nodeId } = deps;
   const app = express();
@@ -65,22 +97,34 @@ export function createApp(deps: AppDeps): express.Express {
 
   type Handler = (sessionId: string, body: Record<string, unknown>, signal: AbortSignal) => ReturnType<InterviewAiInvoker['evaluate']>;
   const route = (handler: Handler) => async (req: Request, res: Response, next: NextFunction) => {
-    const sessionId = String(req.params.sessionId);
-    const controller = new AbortController();
-    // The client went away: detach this caller only; the flight goes on for the others.
-    res.on('close', () => {
-      if (!res.writableFinished) controller.abort();
-    });
     try {
-      if (!SESSION_ID.test(sessionId)) throw new BadRequest('sessionId must be 1-64 of A-Z a-z 0-9 . _ -');
-      const body = (req.body ?? {}) as Record<string, unknown>;
-      if (typeof body !== 'object' || Array.isArray(body)) throw new BadRequest('body must be a JSON object');
-      const result = await handler(sessionId, body, controller.signal);
+      const { sessionId, body, signal } = callOf(req, res);
+      const result = await handler(sessionId, body, signal);
       res.setHeader('x-flight-role', result.role);
       res.setHeader('x-flight-key', result.key);
       res.json({ stage: result.stage, key: result.key, role: result.role, shared: result.shared, epoch: result.epoch ?? null, node: nodeId, result: result.value });
     } catch (error) {
       next(error);
+    }
+  };
+  // Streamed: server-sent events `chunk` {text} as the owner produces them, then `done` {role, …, text}.
+  // A failure before the first chunk is an HTTP error like the other routes'; after it, an `error` event.
+  type StreamHandler = (sessionId: string, body: Record<string, unknown>, signal: AbortSignal) => StreamedAnswer;
+  const streamRoute = (handler: StreamHandler) => async (req: Request, res: Response, next: NextFunction) => {
+    const sse = new SseWriter(res);
+    try {
+      const { sessionId, body, signal } = callOf(req, res);
+      const answer = handler(sessionId, body, signal);
+      res.setHeader('x-flight-key', answer.key);
+      for await (const text of answer.text) sse.send('chunk', { text });
+      const result = await answer.result();
+      sse.send('done', { stage: answer.stage, key: answer.key, role: result.role, shared: result.shared, epoch: result.epoch ?? null, node: nodeId, chunks: result.value.length, text: result.value.join('') });
+      res.end();
+    } catch (error) {
+      if (!sse.started) return next(error);
+      if (res.writableEnded || res.destroyed) return;
+      sse.send('error', errorBody(error));
+      res.end();
     }
   };
 
@@ -89,6 +133,12 @@ export function createApp(deps: AppDeps): express.Express {
   ));
   app.post('/api/sessions/:sessionId/follow-up', route((sessionId, body, signal) =>
     invoker.followUp(sessionId, { currentQuestion: text(body, 'currentQuestion', 2000), answer: text(body, 'answer') }, { signal }),
+  ));
+  app.post('/api/sessions/:sessionId/evaluation/stream', streamRoute((sessionId, body, signal) =>
+    invoker.evaluateStream(sessionId, { questionNumber: integer(body, 'questionNumber'), question: text(body, 'question'), answer: text(body, 'answer') }, { signal }),
+  ));
+  app.post('/api/sessions/:sessionId/follow-up/stream', streamRoute((sessionId, body, signal) =>
+    invoker.followUpStream(sessionId, { currentQuestion: text(body, 'currentQuestion', 2000), answer: text(body, 'answer') }, { signal }),
   ));
   app.post('/api/sessions/:sessionId/extraction', route((sessionId, body, signal) =>
     invoker.extract(sessionId, { fileUrl: text(body, 'fileUrl', 2000) }, { signal }),
@@ -138,13 +188,13 @@ export function createApp(deps: AppDeps): express.Express {
     res.json({ nodes: [summary('self', tracker.snapshot()), ...peers] });
   });
   app.get('/events', (req, res) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    res.write('retry: 1000\n\n');
+    const sse = new SseWriter(res);
+    sse.open(1000);
     let dirty = true;
     const send = () => {
       if (!dirty) return;
       dirty = false;
-      res.write(`event: state\ndata: ${JSON.stringify(tracker.snapshot())}\n\n`);
+      sse.send('state', tracker.snapshot());
     };
     const onChange = () => (dirty = true);
     tracker.on('change', onChange);
@@ -182,16 +232,7 @@ export function createApp(deps: AppDeps): express.Express {
     if (res.headersSent) return res.end();
     if (error instanceof FlightExecutionError && error.replayed) res.setHeader('x-flight-role', 'replay');
     if (error instanceof FlightExecutionError && error.errorType === 'OVERLOAD') res.setHeader('retry-after', '1');
-    res.status(status).json({
-      error: {
-        code: e?.code ?? 'E_UNEXPECTED',
-        type: e?.errorType ?? null,
-        errorCode: e?.errorCode ?? null,
-        retryable: e?.retryable ?? null,
-        replayed: e?.replayed ?? false,
-        message: String(e?.message ?? error),
-      },
-    });
+    res.status(status).json(errorBody(error));
   });
   return app;
 }

@@ -123,9 +123,12 @@ function spawnTs(entry: string, env: Record<string, string>, logFile: string | u
   return child;
 }
 
-export async function startModelProcess(options: { port?: number; latencyMs?: number; logFile?: string } = {}): Promise<Proc & { baseUrl: string }> {
+export async function startModelProcess(
+  options: { port?: number; latencyMs?: number; tokensPerSecond?: number; logFile?: string } = {},
+): Promise<Proc & { baseUrl: string }> {
   const port = options.port ?? (await freePort());
-  const child = spawnTs('main-model.ts', { MODEL_PORT: String(port), MODEL_LATENCY_MS: String(options.latencyMs ?? 300) }, options.logFile);
+  const env = { MODEL_PORT: String(port), MODEL_LATENCY_MS: String(options.latencyMs ?? 300), MODEL_TOKENS_PER_SEC: String(options.tokensPerSecond ?? 40) };
+  const child = spawnTs('main-model.ts', env, options.logFile);
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/healthz`, 20_000, child);
   return { ...proc('model', url, port, child), baseUrl: `${url}/v1` };

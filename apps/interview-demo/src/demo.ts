@@ -3,14 +3,16 @@
  * prints requests vs. model calls, then everything stops (`--keep` leaves it running).
  *
  * Options: --keep, --nodes <n> (default 3), --requests <n> (default 300).
- * Env: REDIS_URL (default redis://127.0.0.1:6379), MODEL_LATENCY_MS (default 800), FLIGHT_MODE.
+ * Env: REDIS_URL (default redis://127.0.0.1:6379), MODEL_LATENCY_MS (default 800), MODEL_TOKENS_PER_SEC (default 40), FLIGHT_MODE.
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { APP_DIR, redisAnswers, startModelProcess, startNodeProcesses, type Proc } from './cluster.js';
-import { burst, countBy, modelStats } from './load.js';
+import { burst, countBy, modelStats, streamBurst } from './load.js';
 
 const { values: args } = parseArgs({
+  // `pnpm demo -- --nodes 2` passes the `--` through.
+  args: process.argv.slice(2).filter((a) => a !== '--'),
   options: {
     keep: { type: 'boolean', default: false },
     nodes: { type: 'string', default: '3' },
@@ -21,11 +23,17 @@ const { values: args } = parseArgs({
 const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const mode = (process.env.FLIGHT_MODE ?? 'hybrid') as 'hybrid';
 const requests = Math.max(1, Number(args.requests));
+const tokensPerSecond = Number(process.env.MODEL_TOKENS_PER_SEC ?? 40);
 const logDir = join(APP_DIR, '.tmp', 'demo-logs');
 const procs: Proc[] = [];
 
 const line = (s = '') => process.stdout.write(`${s}\n`);
 const pad = (s: unknown, n: number) => String(s).padEnd(n);
+/** Nearest-rank percentile. */
+const percentile = (values: readonly number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+};
 
 async function main() {
   line('flight · interview demo');
@@ -41,7 +49,7 @@ async function main() {
     line(`Redis: ${redisUrl} (mode ${mode})`);
   }
 
-  const model = await startModelProcess({ latencyMs: Number(process.env.MODEL_LATENCY_MS ?? 800), logFile: join(logDir, 'model.log') });
+  const model = await startModelProcess({ latencyMs: Number(process.env.MODEL_LATENCY_MS ?? 800), tokensPerSecond, logFile: join(logDir, 'model.log') });
   procs.push(model);
   const nodes = await startNodeProcesses(nodeCount, (i) => ({
     nodeId: `node-${i + 1}`,
@@ -90,6 +98,43 @@ async function main() {
   line('');
   line(`Total: ${totalRequests} requests, ${totalCalls} model call(s), ${totalRequests - totalCalls} saved (${(((totalRequests - totalCalls) / totalRequests) * 100).toFixed(1)}%).`);
   line(`(roles: owner = ran the model call, follower = joined that run (on its node or another), replay = stored result, l1 = node-local cache)`);
+
+  line('');
+  line(`Streamed: for each stage, N identical streamed requests at once over ${nodes.length} node(s); the fake model answers after 2 s, ${tokensPerSecond} tokens/s.`);
+  line(`Every caller receives the owner's tokens live. First chunk: from sending the request (owner; followers p50 / p99),`);
+  line(`and when it reached the followers minus when it reached the owner (behind owner p50 / p99). All measured by this client.`);
+  line('');
+  line(
+    `${pad('stage', 22)}${pad('requests', 10)}${pad('answered', 10)}${pad('same', 6)}${pad('model calls', 13)}` +
+      `${pad('first chunk: owner', 20)}${pad('followers', 18)}${pad('behind owner', 16)}${pad('chunks', 8)}roles`,
+  );
+  // The model waits 2 s before its first token here, so every request of the burst has reached its node:
+  // "behind owner" then measures the delivery of the tokens, not when a request arrived.
+  const slowStart = (body: { answer: string }) => ({ ...body, answer: `${body.answer} [latency:2000]` });
+  const streamed = [
+    { stage: 'interview-evaluation', path: `/api/sessions/demo-${run}/evaluation/stream`, body: slowStart(scenarios[0]!.body as { answer: string }) },
+    { stage: 'interview-followup', path: `/api/sessions/demo-${run}/follow-up/stream`, body: slowStart(scenarios[1]!.body as { answer: string }) },
+  ];
+  for (const s of streamed) {
+    const before = await modelStats(model.url);
+    const responses = await streamBurst(urls, s.path, s.body, requests);
+    const after = await modelStats(model.url);
+    const calls = (after.byStage[s.stage] ?? 0) - (before.byStage[s.stage] ?? 0);
+    const ok = responses.filter((r) => r.done);
+    const same = ok.length > 0 && new Set(ok.map((r) => r.text)).size === 1;
+    const owner = ok.find((r) => r.role === 'owner');
+    const followers = ok.filter((r) => r.role === 'follower' && r.firstChunkAt !== null);
+    const spread = (values: number[]) => (values.length ? `${Math.round(percentile(values, 50))} / ${Math.round(percentile(values, 99))} ms` : '–');
+    const behind = owner?.firstChunkAt == null ? [] : followers.map((r) => r.firstChunkAt! - owner.firstChunkAt!);
+    line(
+      `${pad(s.stage, 22)}${pad(requests, 10)}${pad(ok.length, 10)}${pad(same ? 'yes' : 'NO', 6)}${pad(calls, 13)}` +
+        `${pad(owner?.firstChunkMs == null ? '–' : `${Math.round(owner.firstChunkMs)} ms`, 20)}` +
+        `${pad(spread(followers.map((r) => r.firstChunkMs!)), 18)}${pad(spread(behind), 16)}${pad(ok[0]?.chunkMs.length ?? 0, 8)}` +
+        Object.entries(countBy(ok, (r) => r.role ?? '?'))
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', '),
+    );
+  }
 
   if (args.keep) {
     line('');

@@ -3,6 +3,11 @@
  *
  * - Deterministic: the same messages always give the same answer (derived from a SHA-256 of them).
  * - Latency: `MODEL_LATENCY_MS` (default 300), or `[latency:1500]` anywhere in the prompt.
+ * - Streaming: a request with `stream: true` is answered with server-sent events in the OpenAI format
+ *   (`data: {chat.completion.chunk}` lines, then `data: [DONE]`): after the latency, one token every
+ *   1000 / rate ms, the rate from `MODEL_TOKENS_PER_SEC` (default 40) or `[tokens-per-sec:80]` in the prompt.
+ * - `[format:text]` in the prompt asks for prose instead of JSON (the streamed stages use it).
+ * - `[cut-after:5]` in the prompt: a streamed answer's connection is dropped after 5 tokens, no `[DONE]`.
  * - Failure injection, per request by prompt marker — `[fail:429]`, `[fail:500]`, `[fail:400]`,
  *   `[fail:timeout]` (never answers), `[fail-once:500]` (only the first call of that prompt fails) —
  *   or for the next N calls through `POST /admin/faults {"fault":"429","count":3}`.
@@ -19,6 +24,8 @@ const FAULTS: readonly Fault[] = ['429', '500', '502', '400', 'timeout'];
 
 export interface FakeModelStats {
   calls: number;
+  /** Of which answered as a stream (`stream: true`). */
+  streamed: number;
   inFlight: number;
   maxInFlight: number;
   failures: Record<string, number>;
@@ -31,17 +38,23 @@ export interface FakeModelOptions {
   port?: number;
   host?: string;
   latencyMs?: number;
+  /** Tokens per second of a streamed answer. @default 40 */
+  tokensPerSecond?: number;
 }
 
 function emptyStats(): FakeModelStats {
-  return { calls: 0, inFlight: 0, maxInFlight: 0, failures: {}, byStage: {}, bySession: {}, byPrompt: {} };
+  return { calls: 0, streamed: 0, inFlight: 0, maxInFlight: 0, failures: {}, byStage: {}, bySession: {}, byPrompt: {} };
 }
 
 const marker = (text: string, name: string) => new RegExp(`\\[${name}:([^\\]\\s]+)\\]`).exec(text)?.[1];
 
-/** The answer of the fake model for a prompt, by stage (JSON text, as the invoker asks for). */
-export function fakeAnswer(stage: string, digest: string): string {
+/**
+ * The answer of the fake model for a prompt, by stage: JSON text, as the invoker asks for, or prose
+ * when `format` is `text`.
+ */
+export function fakeAnswer(stage: string, digest: string, format: 'json' | 'text' = 'json'): string {
   const n = parseInt(digest.slice(0, 8), 16);
+  if (format === 'text') return fakeProse(stage, digest, n);
   switch (stage) {
     case 'interview-evaluation':
       return JSON.stringify({
@@ -68,6 +81,29 @@ export function fakeAnswer(stage: string, digest: string): string {
   }
 }
 
+function fakeProse(stage: string, digest: string, n: number): string {
+  switch (stage) {
+    case 'interview-evaluation':
+      return (
+        `Score ${50 + (n % 51)}/100, ${['weak', 'fair', 'good', 'strong'][n % 4]}. The answer is structured (${n % 5}/4) and goes ` +
+        `${['barely', 'somewhat', 'fairly', 'well'][Math.floor(n / 8) % 4]} into depth; it names the trade-off but could give a concrete ` +
+        `example from production and say what was measured. (ref ${digest.slice(0, 10)})`
+      );
+    case 'interview-followup':
+      return (
+        `Follow-up #${digest.slice(0, 6)}: you said one caller runs the work while the others wait. Walk me through what happens ` +
+        `when that caller's process dies halfway, and what you would change with ${(n % 9) + 2}x the load?`
+      );
+    default:
+      return `Echo ${digest.slice(0, 16)}: a plain-text answer of the fake model, streamed token by token.`;
+  }
+}
+
+/** An answer cut into model-like tokens: a word with its leading space, long words in pieces of at most 6 characters. */
+export function fakeTokens(content: string): string[] {
+  return content.match(/\s*\S{1,6}|\s+$/g) ?? [];
+}
+
 export interface FakeModel {
   readonly server: Server;
   readonly url: string;
@@ -76,9 +112,37 @@ export interface FakeModel {
   close(): Promise<void>;
 }
 
+/**
+ * Writes a streamed chat completion as the OpenAI API does: `data: {chat.completion.chunk}` events (the
+ * role first, then one token each `intervalMs`, then the finish reason and, when asked, the usage), then
+ * `data: [DONE]`. Stops early when the client goes away; with `cutAfter`, drops the connection after that many tokens.
+ */
+async function streamAnswer(
+  res: ServerResponse,
+  answer: { id: string; model: string; tokens: readonly string[]; intervalMs: number; usage: Record<string, number> | undefined; cutAfter: number | undefined },
+): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const started = performance.now();
+  const chunk = (delta: Record<string, string>, finishReason: string | null, extra: Record<string, unknown> = {}) =>
+    `data: ${JSON.stringify({ id: answer.id, object: 'chat.completion.chunk', created: 1_700_000_000, model: answer.model, choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra })}\n\n`;
+  res.write(chunk({ role: 'assistant', content: '' }, null));
+  for (let i = 0; i < answer.tokens.length; i++) {
+    // Paced on the start time, so timer lateness does not add up over the answer.
+    const wait = started + (i + 1) * answer.intervalMs - performance.now();
+    if (wait > 0) await sleep(wait);
+    if (res.destroyed) return;
+    if (i === answer.cutAfter) return void res.destroy();
+    res.write(chunk({ content: answer.tokens[i]! }, null));
+  }
+  res.write(chunk({}, 'stop'));
+  if (answer.usage) res.write(`data: ${JSON.stringify({ id: answer.id, object: 'chat.completion.chunk', created: 1_700_000_000, model: answer.model, choices: [], usage: answer.usage })}\n\n`);
+  res.end('data: [DONE]\n\n');
+}
+
 export async function startFakeModel(options: FakeModelOptions = {}): Promise<FakeModel> {
   let stats = emptyStats();
   const defaultLatency = options.latencyMs ?? 300;
+  const defaultRate = options.tokensPerSecond ?? 40;
   const seenPrompts = new Set<string>();
   let queued: { fault: Fault; count: number } | undefined;
   let latencyOverride: number | undefined;
@@ -167,14 +231,28 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
       json(res, status, { error: { message, type: status === 400 ? 'invalid_request_error' : 'server_error', code: fault } });
       return finish();
     }
-    const content = fakeAnswer(stage, digest);
+    const content = fakeAnswer(stage, digest, marker(text, 'format') === 'text' ? 'text' : 'json');
+    const usage = { prompt_tokens: Math.ceil(text.length / 4), completion_tokens: Math.ceil(content.length / 4), total_tokens: Math.ceil((text.length + content.length) / 4) };
+    if (body.stream === true) {
+      stats.streamed++;
+      const rate = Number(marker(text, 'tokens-per-sec') ?? defaultRate);
+      await streamAnswer(res, {
+        id: `chatcmpl-${digest.slice(0, 24)}`,
+        model: String(body.model ?? 'fake-model'),
+        tokens: fakeTokens(content),
+        intervalMs: Number.isFinite(rate) && rate > 0 ? 1000 / rate : 1000 / defaultRate,
+        usage: body.stream_options?.include_usage === true ? usage : undefined,
+        cutAfter: marker(text, 'cut-after') === undefined ? undefined : Number(marker(text, 'cut-after')),
+      });
+      return finish();
+    }
     json(res, 200, {
       id: `chatcmpl-${digest.slice(0, 24)}`,
       object: 'chat.completion',
       created: 1_700_000_000,
       model: String(body.model ?? 'fake-model'),
       choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: Math.ceil(text.length / 4), completion_tokens: Math.ceil(content.length / 4), total_tokens: Math.ceil((text.length + content.length) / 4) },
+      usage,
     });
     finish();
   }

@@ -6,8 +6,13 @@
  *   flight.execute(stage, key, (ctx) => model.chat(prompt, { signal: ctx.signal }))
  *
  * (the guard — timeout, bulkhead, circuit breaker, retry — sits inside `execute`, around the supplier).
+ *
+ * The evaluation and follow-up stages also stream: `evaluateStream` / `followUpStream` ask for prose and
+ * run the model's streamed answer as the supplier of `flight.executeStream`, so every caller on every
+ * node receives the owner's tokens live (their key is the stage's key plus `stream`: a streamed flight
+ * stores its chunks, not an `AiAnswer`).
  */
-import { buildFlightKey, hashPart, type FlightResult, type KeyPart, type SingleFlight } from '@flight/core';
+import { buildFlightKey, hashPart, type FlightContext, type FlightResult, type KeyPart, type SingleFlight } from '@flight/core';
 import type { Logger } from 'pino';
 import type { LiveTracker } from './live.js';
 import type { ChatMessage, ModelClient } from './model-client.js';
@@ -36,6 +41,16 @@ export interface InvokerDeps {
 
 export interface CallOptions {
   signal?: AbortSignal | undefined;
+}
+
+/** A streamed stage call: the text as it arrives, then how this caller was served. */
+export interface StreamedAnswer {
+  stage: StageName;
+  key: string;
+  /** The answer's text deltas, the same sequence for every caller of the flight. */
+  text: AsyncIterable<string>;
+  /** Once the text is complete: role, shared, epoch and every chunk. */
+  result(): Promise<FlightResult<string[]>>;
 }
 
 export class InterviewAiInvoker {
@@ -70,6 +85,22 @@ export class InterviewAiInvoker {
     return this.call(STAGES.demeanor, sessionId, [sessionId, input.imageUrl], options, [
       this.system(STAGES.demeanor, sessionId, 'Describe the candidate demeanor on the frame. Reply with JSON {"engagement": string, "posture": string, "note": string}.'),
       { role: 'user', content: `Camera frame: ${input.imageUrl}` },
+    ]);
+  }
+
+  /** The evaluation as prose, streamed token by token to every caller. */
+  evaluateStream(sessionId: string, input: { questionNumber: number; question: string; answer: string }, options: CallOptions = {}): StreamedAnswer {
+    return this.stream(STAGES.evaluation, sessionId, [sessionId, input.questionNumber, hashPart(input.answer)], options, [
+      this.system(STAGES.evaluation, sessionId, 'Score the candidate answer from 0 to 100, then say why in two sentences of plain text. [format:text]'),
+      { role: 'user', content: `Question ${input.questionNumber}: ${input.question}\n\nCandidate answer:\n${input.answer}` },
+    ]);
+  }
+
+  /** The follow-up question, streamed token by token to every caller. */
+  followUpStream(sessionId: string, input: { currentQuestion: string; answer: string }, options: CallOptions = {}): StreamedAnswer {
+    return this.stream(STAGES.followup, sessionId, [sessionId, input.currentQuestion, hashPart(input.answer)], options, [
+      this.system(STAGES.followup, sessionId, 'Ask one follow-up question that probes the answer, in plain text. [format:text]'),
+      { role: 'user', content: `Current question: ${input.currentQuestion}\n\nCandidate answer:\n${input.answer}` },
     ]);
   }
 
@@ -119,6 +150,52 @@ export class InterviewAiInvoker {
       throw error;
     } finally {
       tracker.end(stage, key, role);
+    }
+  }
+
+  /**
+   * A streamed flight: nothing starts until `text` is iterated. The tracker sees this caller wait, the
+   * text arrive and how the caller was served.
+   */
+  private stream(stage: StageName, sessionId: string, parts: KeyPart[], options: CallOptions, messages: ChatMessage[]): StreamedAnswer {
+    const { flight, tracker } = this.deps;
+    const key = buildFlightKey(stage, [...parts, 'stream']);
+    const log = this.deps.logger.child({ stage, key, sessionId });
+    const stream = flight.executeStream<string>(stage, key, (ctx) => this.modelStream(stage, messages, log, ctx), { sessionId, signal: options.signal });
+    async function* text(): AsyncGenerator<string> {
+      tracker.begin(stage, key, sessionId);
+      let role: FlightResult<string[]>['role'] | 'error' = 'error';
+      let index = 0;
+      try {
+        for await (const chunk of stream) {
+          tracker.chunk(stage, key, index++, chunk);
+          yield chunk;
+        }
+        const result = await stream.result();
+        role = result.role;
+        log.info({ role, shared: result.shared, epoch: result.epoch, chunks: index }, 'streamed');
+      } catch (error) {
+        const e = error as { code?: string; errorType?: string; message?: string };
+        log.warn({ role: 'none', code: e.code, errorType: e.errorType, err: e.message, chunks: index }, 'stream failed');
+        throw error;
+      } finally {
+        tracker.end(stage, key, role);
+      }
+    }
+    return { stage, key, text: text(), result: () => stream.result() };
+  }
+
+  /** The supplier of a streamed flight: the model's streamed answer, counted like a model call. */
+  private async *modelStream(stage: StageName, messages: ChatMessage[], log: Logger, ctx: FlightContext): AsyncGenerator<string> {
+    log.info({ role: ctx.role, epoch: ctx.epoch, attempt: ctx.attempt }, 'calling the model (streamed)');
+    this.deps.tracker.modelCall(stage);
+    try {
+      yield* this.deps.model.chatStream(messages, { signal: ctx.signal });
+      this.deps.onModelCall?.(stage, 'ok');
+    } catch (error) {
+      this.deps.onModelCall?.(stage, 'error');
+      log.warn({ role: ctx.role, epoch: ctx.epoch, err: (error as Error).message }, 'streamed model call failed');
+      throw error;
     }
   }
 }

@@ -27,6 +27,9 @@ export interface LiveFlight {
   role: FlightRole | null;
   /** For this node's completed runs: callers' nodes across the cluster that joined the run (from the atomic completion). */
   clusterFollowers: number | null;
+  /** Streamed flights: the text received so far on this node (at most 2,000 characters), and its chunk count. */
+  text: string | null;
+  chunks: number;
 }
 
 export interface StageCounters {
@@ -61,6 +64,7 @@ export interface LiveSnapshot {
 const FINISHED_KEEP_MS = 30_000;
 const FINISHED_MAX = 40;
 const EVENTS_MAX = 40;
+const TEXT_MAX = 2000;
 
 const idOf = (stage: string, key: string) => flightId({ stage, key });
 
@@ -124,7 +128,7 @@ export class LiveTracker extends EventEmitter {
     const id = idOf(stage, key);
     let flight = this.live.get(id);
     if (!flight) {
-      flight = { id, stage, key, sessionId, status: 'pending', owner: null, epoch: null, waiting: 0, served: {}, startedAt: Date.now(), endedAt: null, role: null, clusterFollowers: null };
+      flight = { id, stage, key, sessionId, status: 'pending', owner: null, epoch: null, waiting: 0, served: {}, startedAt: Date.now(), endedAt: null, role: null, clusterFollowers: null, text: null, chunks: 0 };
       this.live.set(id, flight);
       this.finished.delete(id);
     }
@@ -149,6 +153,15 @@ export class LiveTracker extends EventEmitter {
       this.finished.set(id, flight);
       this.trimFinished();
     }
+    this.emit('change');
+  }
+
+  /** A caller of this node received chunk `index` of a streamed flight (the first caller to get it adds it to the text). */
+  chunk(stage: string, key: string, index: number, text: string): void {
+    const flight = this.live.get(idOf(stage, key));
+    if (!flight || index !== flight.chunks) return;
+    flight.chunks++;
+    flight.text = ((flight.text ?? '') + text).slice(0, TEXT_MAX);
     this.emit('change');
   }
 

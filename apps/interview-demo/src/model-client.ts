@@ -3,7 +3,8 @@
  * OpenAI-compatible endpoint (`baseURL`), wrapped so that its failures carry an HTTP-like `status` and a
  * `failureType`, which the core classifier reads: 429 → OVERLOAD, 5xx → PROVIDER, 400 and other 4xx →
  * VALIDATION, no answer in time → TIMEOUT. The caller's signal (guard timeout, lost lease, cancel) is
- * passed to the SDK and its reason comes back unchanged.
+ * passed to the SDK and its reason comes back unchanged. `chatStream` is the same call with the SDK's
+ * streaming (`stream: true`), yielding the text deltas.
  */
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { FailureType } from '@flight/core';
@@ -62,6 +63,11 @@ function classifyStatus(status: number): { failureType: FailureType; code: strin
 export interface ModelClient {
   readonly model: string;
   chat(messages: ChatMessage[], options?: { signal?: AbortSignal | undefined }): Promise<ChatCompletion>;
+  /**
+   * The same call streamed (`stream: true`): the answer's text deltas as the model produces them. A
+   * stream that ends without a finish reason (connection cut) fails with `E_MODEL_STREAM_CUT` (PROVIDER).
+   */
+  chatStream(messages: ChatMessage[], options?: { signal?: AbortSignal | undefined }): AsyncIterable<string>;
 }
 
 export function createModelClient(options: ModelClientOptions): ModelClient {
@@ -93,6 +99,27 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         });
       }
       return { content, model: String(body.model ?? options.model), usage: body.usage ?? undefined };
+    },
+    async *chatStream(messages, { signal } = {}) {
+      let finished = false;
+      try {
+        const stream = await sdk.chat.completions.create(
+          { model: options.model, messages, temperature: options.temperature ?? 0, stream: true },
+          signal ? { signal } : undefined,
+        );
+        for await (const chunk of stream) {
+          const choice = chunk.choices?.[0];
+          if (typeof choice?.delta?.content === 'string' && choice.delta.content.length > 0) yield choice.delta.content;
+          if (choice?.finish_reason) finished = true;
+        }
+      } catch (error) {
+        throw modelFailure(error, signal);
+      }
+      // The SDK ends the iteration quietly when the signal aborts it: the caller gets the abort reason.
+      if (signal?.aborted) throw modelFailure(signal.reason, signal);
+      if (!finished) {
+        throw new ModelCallError('model stream ended without a finish reason', { status: 200, failureType: 'PROVIDER', code: 'E_MODEL_STREAM_CUT' });
+      }
     },
   };
 }

@@ -80,3 +80,51 @@ it('shows the live flights of a burst, then its counters, updated over server-se
   expect(await page.getByTestId('cluster').locator('tr').count()).toBe(2);
   await page.screenshot({ path: join(ARTIFACTS, 'dashboard-after.png'), fullPage: true });
 }, 45_000);
+
+it('shows the text of a streamed burst arriving in steps, in the burst panel and in the live flights table', async () => {
+  if (!browser || !cluster) throw new Error('setup did not finish');
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  await page.goto(`${cluster.urls[0]}/`);
+  await page.getByTestId('conn').filter({ hasText: 'live' }).waitFor({ timeout: 10_000 });
+
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const sid = `dash-stream-${Date.now().toString(36)}`;
+  await page.selectOption('#bStage', 'evaluation');
+  // 4 streams: the browser opens at most 6 connections to the node, one of them the dashboard's own events.
+  await page.fill('#bCount', '4');
+  await page.fill('#bSession', sid);
+  await page.fill('#bLatency', '200');
+  await page.check('#bStream');
+  await page.fill('#bRate', '10');
+  await page.click('#burst button[type=submit]');
+
+  // Sample the page while the answer streams (about 4 s at 10 tokens/s).
+  const panel: string[] = [];
+  const table: string[] = [];
+  const result = page.getByTestId('burst-result');
+  const liveText = page.getByTestId('flights').locator('tr', { hasText: sid }).getByTestId('live-text');
+  const giveUpAt = Date.now() + 20_000;
+  while (!(await result.textContent())?.includes('streamed in')) {
+    if (Date.now() > giveUpAt) throw new Error('the streamed burst did not finish');
+    const shown = (await page.getByTestId('stream-text').textContent()) ?? '';
+    if (shown && shown !== panel.at(-1)) {
+      panel.push(shown);
+      if (panel.length === 5) await page.screenshot({ path: join(ARTIFACTS, 'dashboard-streaming.png'), fullPage: true });
+    }
+    const live = (await liveText.textContent({ timeout: 50 }).catch(() => null)) ?? '';
+    if (live && live !== table.at(-1)) table.push(live);
+  }
+  const final = (await page.getByTestId('stream-text').textContent()) ?? '';
+  expect(final).toMatch(/^Score \d+\/100/);
+  // In steps: many partial texts, each one a prefix of the next.
+  expect(panel.length).toBeGreaterThanOrEqual(5);
+  for (let i = 1; i < panel.length; i++) expect(panel[i]!.startsWith(panel[i - 1]!)).toBe(true);
+  expect(panel[0]!.length).toBeLessThan(final.length / 2);
+  // The node's live flights table showed the flight's text while it was still arriving.
+  expect(table.some((t) => t.length > 0 && t.length < final.length && final.startsWith(t))).toBe(true);
+  // One caller ran the model call; the 3 others followed it and got their first chunk too.
+  const summary = await result.textContent();
+  expect(summary).toMatch(/\bowner 1\b/);
+  expect(summary).toMatch(/\bfollower 3\b/);
+  expect(summary).toMatch(/first chunk: owner \d+ ms, followers \d+–\d+ ms/);
+}, 45_000);

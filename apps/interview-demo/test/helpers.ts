@@ -19,12 +19,14 @@ export async function startCluster(options: {
   redisUrl: string;
   nodes?: number;
   latencyMs?: number;
+  /** Tokens per second of the fake model's streamed answers. @default 40 */
+  tokensPerSecond?: number;
   heartbeatMs?: number;
   mode?: 'hybrid' | 'distributed' | 'local';
 }): Promise<TestCluster> {
   const prefix = `flight:test:${options.name}:${randomBytes(4).toString('hex')}`;
   const logDir = join(ARTIFACTS, 'logs', options.name);
-  const model = await startModelProcess({ latencyMs: options.latencyMs ?? 300, logFile: join(logDir, 'model.log') });
+  const model = await startModelProcess({ latencyMs: options.latencyMs ?? 300, tokensPerSecond: options.tokensPerSecond ?? 40, logFile: join(logDir, 'model.log') });
   let nodes: Proc[];
   try {
     nodes = await startNodeProcesses(options.nodes ?? 3, (i) => ({

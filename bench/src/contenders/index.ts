@@ -40,6 +40,12 @@ export interface ContenderOptions {
   cluster?: { host: string; port: number }[];
   /** Cluster node address (`host:port` as the cluster announces it) → where to connect instead (a proxy). */
   natMap?: Record<string, { host: string; port: number }>;
+  /**
+   * Record when each owner published its result (`Contender.completions`): only the wake-up scenario
+   * reads it; elsewhere the map and the timestamp would be harness cost charged to the contender.
+   * @default false
+   */
+  recordCompletions?: boolean;
 }
 
 /**
@@ -72,7 +78,7 @@ export interface RunResult<T> {
 export interface Contender {
   readonly name: ContenderName;
   run<T>(key: string, supplier: () => Promise<T>): Promise<RunResult<T>>;
-  /** When this process published each key's result as the owner (shared monotonic ms). */
+  /** When this process published each key's result as the owner (shared monotonic ms); empty unless `recordCompletions`. */
   readonly completions: Map<string, number>;
   /** How followers were woken (flight only). */
   readonly woken: Record<string, number>;
@@ -80,7 +86,15 @@ export interface Contender {
   notifications?(): NotificationCounters | null;
   /** Callers parked as followers in this process right now (flight only). */
   waiting?(): number;
+  /** Streams the supplier's chunks to this caller (naive and flight only): the chunks as they come, then the caller's role. */
+  stream?(key: string, supplier: () => AsyncIterable<string>): StreamRun;
   close(): Promise<void>;
+}
+
+/** One streaming call: its chunks, and its role once they are all received. */
+export interface StreamRun {
+  chunks: AsyncIterable<string>;
+  role(): Promise<string>;
 }
 
 type FlightFactory = (options: { client: any; prefix?: string }) => any;
@@ -144,6 +158,10 @@ function wrapFlight(
       const r = await flight.execute(STAGE, key, () => supplier());
       return { value: r.value, role: r.role };
     },
+    stream(key, supplier) {
+      const stream = flight.executeStream(STAGE, key, () => supplier());
+      return { chunks: stream, role: async () => (await stream.result()).role };
+    },
     close,
   };
 }
@@ -169,7 +187,8 @@ function flightContender(
   woken: Record<string, number>,
   closeClient: () => Promise<void>,
 ): Contender {
-  const coordinator = instrumentCoordinator(factory({ client, prefix: options.prefix }), completions);
+  const created = factory({ client, prefix: options.prefix });
+  const coordinator = options.recordCompletions ? instrumentCoordinator(created, completions) : created;
   const flight = createSingleFlight({ coordinator, mode: 'distributed', defaults: flightDefaults(options.resultTtlMs) });
   const close = async () => {
     await flight.close();
@@ -192,6 +211,7 @@ export async function createContender(name: ContenderName, options: ContenderOpt
         async run(_key, supplier) {
           return { value: await supplier(), role: 'naive' };
         },
+        stream: (_key, supplier) => ({ chunks: supplier(), role: async () => 'naive' }),
         async close() {},
       };
     case 'local': {
@@ -218,7 +238,7 @@ export async function createContender(name: ContenderName, options: ContenderOpt
             if (again !== null) return { value: JSON.parse(again), role: 'follower' };
             const value = await supplier();
             await client.set(cacheKey, JSON.stringify(value), 'PX', options.resultTtlMs);
-            completions.set(key, nowMs());
+            if (options.recordCompletions) completions.set(key, nowMs());
             return { value, role: 'owner' };
           } finally {
             await lock.release().catch(() => {});

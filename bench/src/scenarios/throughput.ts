@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import { guarded, prefixOf, type BenchContext, type ResultRow } from '../context.js';
 import { createContender, REDIS_CONTENDERS, type Contender, type ContenderName } from '../contenders/index.js';
-import { startCountingProxy } from '../proxy.js';
+import { BEHIND, startCountingProxy, SUBSCRIPTION } from '../proxy.js';
 import { nowMs, round, sleep, summarize } from '../stats.js';
 import { makeUpstream } from '../upstream.js';
 
@@ -64,7 +64,7 @@ async function rawCeiling(
 }
 
 /** CPU seconds used by redis-server so far (main thread + others). */
-async function redisCpu(admin: Redis): Promise<number> {
+export async function redisCpu(admin: Redis): Promise<number> {
   const text = await admin.info('cpu');
   const get = (f: string) => Number(new RegExp(`^${f}:(\\S+)`, 'm').exec(text)?.[1] ?? 0);
   return get('used_cpu_user') + get('used_cpu_sys');
@@ -110,11 +110,9 @@ async function measureOwners(contender: Contender, tag: string, opts: Throughput
   };
 }
 
-/** Commands of the wake-up subscription, counted apart from the follower's round trips. */
-const SUBSCRIPTION_COMMANDS = new Set(['subscribe', 'unsubscribe', 'ssubscribe', 'sunsubscribe', 'psubscribe', 'punsubscribe']);
 
 interface Counted {
-  /** Commands per flight, the (un)subscription excluded. */
+  /** Commands per flight that wait for their own reply: the (un)subscription and commands sent behind it excluded. */
   perFlight: number | null;
   subscriptionPerFlight: number | null;
   byCommand: Record<string, number>;
@@ -187,8 +185,8 @@ function split(counts: Record<string, number>, n: number): { perFlight: number |
   let other = 0;
   let subscription = 0;
   for (const [name, count] of Object.entries(counts)) {
-    if (SUBSCRIPTION_COMMANDS.has(name)) subscription += count;
-    else other += count;
+    if (SUBSCRIPTION.has(name)) subscription += count;
+    else if (!name.includes(` ${BEHIND} `)) other += count;
   }
   return { perFlight: round(other / n, 2), subscriptionPerFlight: round(subscription / n, 2) };
 }

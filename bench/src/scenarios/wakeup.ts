@@ -9,6 +9,7 @@ import { counterKey, guarded, infoField, prefixOf, type BenchContext, type Resul
 import { FLIGHT_CONTENDERS, type ContenderName } from '../contenders/index.js';
 import type { BatchResult } from '../tasks.js';
 import { nowMs, sleep, summarize } from '../stats.js';
+import { HOP_ACROSS_CONTENDER } from '../targets.js';
 
 /**
  * The bare notification hop in the same run, as a floor for the figures above: the time from the
@@ -57,19 +58,67 @@ async function rawHop(ctx: BenchContext, kind: 'pubsub' | 'xadd-xread', n: numbe
     writer.disconnect();
     await ctx.admin.unlink(name);
   }
+  return hopRow(
+    kind === 'pubsub' ? 'raw PUBLISH→SUBSCRIBE hop' : 'raw XADD→XREAD hop',
+    fromSend,
+    samples,
+    "writer's send -> reader's message, two connections of the harness process (a floor, not a contender)",
+  );
+}
+
+/** A hop's row: latencies from the writer's send (the figures) and from its reply (`fromReplyP50Ms`). */
+function hopRow(contender: string, fromSend: number[], fromReply: number[], note: string): ResultRow {
   const s = summarize(fromSend);
   return {
     scenario: 'wakeup',
-    contender: kind === 'pubsub' ? 'raw PUBLISH→SUBSCRIBE hop' : 'raw XADD→XREAD hop',
+    contender,
     upstreamCalls: null,
     flights: null,
     samples: s.count,
     p50Ms: s.p50Ms,
     p99Ms: s.p99Ms,
     maxMs: s.maxMs,
-    fromReplyP50Ms: summarize(samples).p50Ms,
-    note: "writer's send -> reader's message, two connections of the harness process (a floor, not a contender)",
+    fromReplyP50Ms: summarize(fromReply).p50Ms,
+    note,
   };
+}
+
+/**
+ * The same bare PUBLISH→SUBSCRIBE hop to another process (a worker's plain ioredis subscriber), which is
+ * what a follower's wake-up crosses: the receiver has to be woken and scheduled. Context, not the target's
+ * reference.
+ */
+async function rawHopAcross(ctx: BenchContext, worker: BenchContext['workers'][number], n: number): Promise<ResultRow> {
+  const writer = new Redis(ctx.redis.url);
+  const channel = `fb:${ctx.runId}:hop:across`;
+  const sent = new Map<number, number>();
+  const replied = new Map<number, number>();
+  try {
+    await worker.call('hopListen', { url: ctx.redis.url, channel });
+    for (let i = 0; i < n + 5; i++) {
+      sent.set(i, nowMs());
+      await writer.publish(channel, String(i));
+      replied.set(i, nowMs());
+      await sleep(5);
+    }
+    await sleep(50);
+  } finally {
+    writer.disconnect();
+  }
+  const arrivals = (await worker.call('hopCollect')) as [number, number][];
+  const fromSend: number[] = [];
+  const fromReply: number[] = [];
+  for (const [i, at] of arrivals) {
+    if (i < 5) continue;
+    fromSend.push(at - sent.get(i)!);
+    fromReply.push(at - replied.get(i)!);
+  }
+  return hopRow(
+    HOP_ACROSS_CONTENDER,
+    fromSend,
+    fromReply,
+    "writer's send -> a worker process's message (context: the hop a follower's wake-up crosses; the target uses the in-process hop)",
+  );
 }
 
 export interface WakeupOptions {
@@ -96,7 +145,7 @@ export async function runWakeup(ctx: BenchContext, contenders: ContenderName[], 
       const t0 = nowMs();
       const prefix = prefixOf(ctx, 'wakeup', name);
       const all = [owner, ...followers];
-      await Promise.all(all.map((w) => w.call('setup', { name, options: { redisUrl: ctx.redis.url, prefix, resultTtlMs: 60_000 } })));
+      await Promise.all(all.map((w) => w.call('setup', { name, options: { redisUrl: ctx.redis.url, prefix, resultTtlMs: 60_000, recordCompletions: true } })));
       const run = async (tag: string, flights: number) => {
         const keys = Array.from({ length: flights }, (_, i) => `${tag}-${i}`);
         const ck = counterKey(ctx, 'wakeup', `${name}:${tag}`);
@@ -147,7 +196,7 @@ export async function runWakeup(ctx: BenchContext, contenders: ContenderName[], 
     });
   }
   const hops = ctx.quick ? 100 : 300;
-  rows.push(await rawHop(ctx, 'pubsub', hops), await rawHop(ctx, 'xadd-xread', hops));
+  rows.push(await rawHop(ctx, 'pubsub', hops), await rawHopAcross(ctx, followers[0]!, hops), await rawHop(ctx, 'xadd-xread', hops));
   return rows;
 }
 

@@ -123,6 +123,27 @@ export class FlightExecutionError extends FlightError {
   }
 }
 
+/**
+ * A streamed flight's run was replaced (its owner died or was fenced, a new owner started over) after
+ * this caller had already received chunks of it, and the caller did not opt in to restarts
+ * (`onRestart: 'restart'`). Context: `epoch` (the abandoned run), `newEpoch`, `received` (chunks given).
+ */
+export class FlightStreamInterruptedError extends FlightError {
+  static override readonly code = 'E_FLIGHT_STREAM_INTERRUPTED';
+}
+
+/** A streamed run passed its cap on chunks or bytes (`maxChunks` / `maxBytes` of `executeStream`). */
+export class FlightStreamLimitError extends FlightError {
+  static override readonly code = 'E_FLIGHT_STREAM_LIMIT';
+  /** Classified as VALIDATION: the same input would pass the cap again. */
+  readonly failureType = 'VALIDATION';
+}
+
+/** `executeStream` needs a coordinator with the streaming extension (`supportsStreams`) in distributed and hybrid modes. */
+export class FlightStreamUnsupportedError extends FlightError {
+  static override readonly code = 'E_FLIGHT_STREAM_UNSUPPORTED';
+}
+
 /** Every error class by its code. */
 export const FlightErrorCodes = {
   E_FLIGHT: FlightError,
@@ -139,6 +160,9 @@ export const FlightErrorCodes = {
   E_FLIGHT_LOCK_TIMEOUT: FlightLockTimeoutError,
   E_FLIGHT_LOCK_LOST: FlightLockLostError,
   E_FLIGHT_EXECUTION: FlightExecutionError,
+  E_FLIGHT_STREAM_INTERRUPTED: FlightStreamInterruptedError,
+  E_FLIGHT_STREAM_LIMIT: FlightStreamLimitError,
+  E_FLIGHT_STREAM_UNSUPPORTED: FlightStreamUnsupportedError,
 } as const;
 
 export type FlightErrorCode = keyof typeof FlightErrorCodes;

@@ -77,7 +77,6 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
     process.nextTick(uncork);
   }
 
-  const evalArgs = (head: string, keys: readonly string[], args: readonly string[]) => [head, keys.length, ...keys, ...args];
 
   /** On a cluster, one SSUBSCRIBE per slot (ioredis routes each command by its channels' slot). */
   function bySlot(channels: readonly string[]): string[][] {
@@ -96,9 +95,9 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
     db: isCluster ? 0 : ((client.options as { db?: number } | undefined)?.db ?? 0),
     evalsha: (sha, keys, args) => {
       corkForThisTick();
-      return client.call('EVALSHA', ...evalArgs(sha, keys, args));
+      return client.call('EVALSHA', sha, keys.length, ...keys, ...args);
     },
-    eval: (source, keys, args) => client.call('EVAL', ...evalArgs(source, keys, args)),
+    eval: (source, keys, args) => client.call('EVAL', source, keys.length, ...keys, ...args),
     createSubscriber(handlers) {
       // One duplicate for the coordinator's life. Standalone: it queues commands while it connects, and
       // does not re-subscribe by itself (ioredis would emit 'ready' before re-subscribing): the

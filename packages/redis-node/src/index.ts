@@ -31,7 +31,7 @@ interface Closable {
 /** The part of a node-redis client (`createClient`) used here. Structural: `redis` 5 and 6 both fit. */
 export interface NodeRedisClient extends Closable {
   sendCommand(args: string[]): Promise<unknown>;
-  duplicate(): Closable;
+  duplicate(overrides?: { RESP?: 2 | 3 }): Closable & Pick<NodeRedisClient, 'sendCommand'>;
   readonly options?: { database?: number } | undefined;
 }
 
@@ -101,17 +101,25 @@ export function createNodeRedisDriver(
       }
     }
   };
-  const evalArgs = (head: string, keys: readonly string[], args: readonly string[]) => [head, String(keys.length), ...keys, ...args];
+  /** `EVALSHA sha numkeys keys… args…` (or EVAL) as one array. */
+  const scriptCommand = (command: 'EVALSHA' | 'EVAL', head: string, keys: readonly string[], args: readonly string[]) => [
+    command,
+    head,
+    String(keys.length),
+    ...keys,
+    ...args,
+  ];
 
   return {
     db: cluster ? 0 : ((client as NodeRedisClient).options?.database ?? (connection.redis as { database?: number } | undefined)?.database ?? 0),
-    evalsha: (sha, keys, args) => send(keys[0], ['EVALSHA', ...evalArgs(sha, keys, args)]),
-    eval: (source, keys, args) => send(keys[0], ['EVAL', ...evalArgs(source, keys, args)]),
+    evalsha: (sha, keys, args) => send(keys[0], scriptCommand('EVALSHA', sha, keys, args)),
+    eval: (source, keys, args) => send(keys[0], scriptCommand('EVAL', source, keys, args)),
     createSubscriber(handlers) {
       // One duplicate for the coordinator's life, connected on first use. node-redis re-subscribes by
       // itself after a reconnect and emits 'ready' only once that is done; on a cluster it keeps one
-      // sharded subscriber per master and routes each SSUBSCRIBE by its channel's slot.
-      const sub = client.duplicate();
+      // sharded subscriber per master and routes each SSUBSCRIBE by its channel's slot. Standalone, the
+      // duplicate speaks RESP3, so it also runs the re-read a follower sends right behind its SSUBSCRIBE.
+      const sub = cluster ? client.duplicate() : (client as NodeRedisClient).duplicate({ RESP: 3 });
       let readyOnce = false;
       sub.on('error', () => undefined); // reconnects on its own; waiters fall back to polling
       sub.on('ready', () => {
@@ -126,18 +134,30 @@ export function createNodeRedisDriver(
         await sub.connect();
       })();
       connected.catch(() => undefined);
+      /**
+       * Every command of the subscriber is handed to node-redis in call order (reactions to one promise run
+       * in the order they were added), so a script passed after a subscribe is written after its SSUBSCRIBE.
+       */
+      const inOrder = <T>(send: () => Promise<T>): Promise<T> => connected.then(send);
+      const runScriptCommand = (args: string[]) => inOrder(() => (sub as ReturnType<NodeRedisClient['duplicate']>).sendCommand(args));
       const handle: RedisSubscriber = {
-        async subscribe(channels) {
-          await connected;
+        subscribe(channels) {
           // A cluster routes one command by its first channel: one command per channel there.
-          if (cluster) await Promise.all(channels.map((channel) => sub.sSubscribe([channel], listener)));
-          else await sub.sSubscribe([...channels], listener);
+          if (cluster) return inOrder(() => Promise.all(channels.map((channel) => sub.sSubscribe([channel], listener)))).then(() => undefined);
+          return inOrder(() => sub.sSubscribe([...channels], listener)).then(() => undefined);
         },
-        async unsubscribe(channels) {
-          await connected;
-          if (cluster) await Promise.all(channels.map((channel) => sub.sUnsubscribe([channel], listener)));
-          else await sub.sUnsubscribe([...channels], listener);
+        unsubscribe(channels) {
+          if (cluster) return inOrder(() => Promise.all(channels.map((channel) => sub.sUnsubscribe([channel], listener)))).then(() => undefined);
+          return inOrder(() => sub.sUnsubscribe([...channels], listener)).then(() => undefined);
         },
+        ...(cluster
+          ? {}
+          : {
+              scripts: {
+                evalsha: (sha, keys, args) => runScriptCommand(scriptCommand('EVALSHA', sha, keys, args)),
+                eval: (source, keys, args) => runScriptCommand(scriptCommand('EVAL', source, keys, args)),
+              },
+            }),
         async close() {
           closing = true;
           if (subscriber === handle) subscriber = undefined;

@@ -12,13 +12,13 @@ import {
   type CancelReply,
   type ExpireReply,
   type ForgetReply,
-  type FlightCoordinator,
+  type StreamingFlightCoordinator,
   type FlightRef,
   type WriteReply,
   type Fence,
   type AcquireOutcome,
 } from '@flight/core';
-import type { RedisDriver } from './driver';
+import type { RedisDriver, ScriptRunner } from './driver';
 import { FlightRedisVersionError, toFlightRedisError, withDeadline } from './errors';
 import { flightKeys, noticeChannel, type FlightKeys } from './keys';
 import type { LuaScriptName } from './lua.generated';
@@ -26,6 +26,7 @@ import { createNotifications, type NotificationCounters } from './notifications'
 import { resolveRedisOptions, type RedisCoordinatorOptions } from './options';
 import { decodeReply, type ScriptReply } from './reply';
 import { runScript } from './scripts';
+import { createRedisStreams } from './streams';
 
 /** Longest failure message stored with a FAILED flight; longer ones are cut. */
 export const MAX_ERROR_MESSAGE_LENGTH = 4096;
@@ -33,14 +34,14 @@ export const MAX_ERROR_MESSAGE_LENGTH = 4096;
 /** The oldest Redis the scripts run on (`#!lua` flags, sharded pub/sub, `redis.REDIS_VERSION`). */
 export const MIN_REDIS_VERSION = '7.0.0';
 
-export interface RedisCoordinator extends FlightCoordinator {
+export interface RedisCoordinator extends StreamingFlightCoordinator {
   /** Followers currently waiting on this coordinator (all share one subscriber connection). */
   readonly waiting: number;
   /** Wake-up counters of this coordinator's subscriber (live values). */
   readonly notifications: NotificationCounters;
 }
 
-/** Flights whose keys are remembered (a digest each); the oldest is forgotten first. */
+/** Flights whose keys are remembered per generation (a digest each; see `keysOf`). */
 const KEY_CACHE_SIZE = 4096;
 
 const ACQUIRE_OUTCOMES = new Set<string>(['OWNER_NEW', 'OWNER_TAKEOVER', 'FOLLOWER_WAIT', 'REPLAY_SUCCESS', 'REPLAY_FAILURE']);
@@ -75,17 +76,27 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
   const nowArg = () => (opts.clock ? String(Math.trunc(opts.clock())) : '');
 
-  /** Keys of recent flights: an owner's acquire and complete hash the same ref once. */
-  const keyCache = new Map<string, CachedKeys>();
+  /**
+   * Keys of recent flights: an owner's acquire and complete hash the same ref once. Two generations of at
+   * most KEY_CACHE_SIZE each: when the newer fills up it becomes the older and the older is dropped whole
+   * (evicting one oldest entry at a time from a Map walks over the holes earlier deletions left).
+   */
+  let recentKeys = new Map<string, CachedKeys>();
+  let olderKeys = new Map<string, CachedKeys>();
   function keysOf(ref: FlightRef): CachedKeys {
     const id = flightId(ref);
-    let keys = keyCache.get(id);
+    let keys = recentKeys.get(id);
+    if (keys) return keys;
+    keys = olderKeys.get(id);
     if (!keys) {
-      const k = flightKeys(opts.prefix, ref);
-      keys = { ...k, channel: noticeChannel(opts.prefix, k.tag, driver.db) };
-      if (keyCache.size >= KEY_CACHE_SIZE) keyCache.delete(keyCache.keys().next().value as string);
-      keyCache.set(id, keys);
+      const { tag, meta, list } = flightKeys(opts.prefix, ref);
+      keys = { tag, meta, list, channel: noticeChannel(opts.prefix, tag, driver.db), followed: undefined };
     }
+    if (recentKeys.size >= KEY_CACHE_SIZE) {
+      olderKeys = recentKeys;
+      recentKeys = new Map();
+    }
+    recentKeys.set(id, keys);
     return keys;
   }
 
@@ -112,15 +123,26 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     }
   }
 
-  async function script(
+  function script(
     name: LuaScriptName,
     ref: FlightRef,
     args: readonly string[],
     ownerWrite: boolean,
     keys: CachedKeys = keysOf(ref),
+    /** The connection to run it on: the command connection unless a re-read rides with a subscription. */
+    via: ScriptRunner = driver,
   ): Promise<ScriptReply> {
+    if (versionChecked && !(ownerWrite && opts.waitReplicas)) {
+      // The common case in one promise chain: no async frames around the command.
+      return withDeadline(runScript(via, name, keys.list, args), opts.commandTimeoutMs).then(
+        (raw) => decodeReply(raw, ref), // throws FlightCoordinationError only, which the mapping keeps as it is
+        (error: unknown) => {
+          throw toFlightRedisError(error, name, { stage: ref.stage, key: ref.key });
+        },
+      );
+    }
     return call(name, ref, async () => {
-      const reply = decodeReply(await runScript(driver, name, keys.list, args), ref);
+      const reply = decodeReply(await runScript(via, name, keys.list, args), ref);
       if (ownerWrite && opts.waitReplicas && driver.waitReplicas) {
         await driver.waitReplicas(keys.meta, opts.waitReplicas.replicas, opts.waitReplicas.timeoutMs);
       }
@@ -142,11 +164,13 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     return String(Math.trunc(value));
   }
 
-  async function read(ref: FlightRef, withResult: boolean): Promise<ScriptReply> {
-    return script('read', ref, [nowArg(), withResult ? '1' : '0'], false);
+  function read(ref: FlightRef, withResult: boolean, via?: ScriptRunner): Promise<ScriptReply> {
+    return script('read', ref, [nowArg(), withResult ? '1' : '0'], false, undefined, via);
   }
 
   return {
+    ...createRedisStreams({ driver, prefix: opts.prefix, notifications, keysOf, call, nowArg, fenceArgs, ms }),
+
     get waiting() {
       return notifications.waiting;
     },
@@ -278,7 +302,9 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       // published. Any other waiter marks the record watched when it re-reads it, so that it is.
       const joined = keys.followed?.epoch === options.epoch;
       const nonce = joined ? keys.followed!.nonce : undefined;
-      const reread = joined ? () => read(ref, true) : () => script('watch', ref, [nowArg()], false, keys);
+      const reread = joined
+        ? (via?: ScriptRunner) => read(ref, true, via)
+        : (via?: ScriptRunner) => script('watch', ref, [nowArg()], false, keys, via);
       return notifications.wait(ref, keys.channel, { ...options, nonce }, reread);
     },
 

@@ -15,6 +15,13 @@ export interface RedisSubscriber {
    * confirmed every one; MAY settle late (the caller applies its own deadline and handles late settles).
    */
   subscribe(channels: readonly string[]): Promise<void>;
+  /**
+   * Present only when the subscriber connection runs commands while subscribed (RESP3, standalone):
+   * EVALSHA / EVAL sent through it go behind every SSUBSCRIBE already passed to `subscribe` on that same
+   * connection, so Redis runs them once it holds those subscriptions. A follower's re-read then rides
+   * with its subscription (one round trip) instead of waiting for the confirmation first.
+   */
+  readonly scripts?: ScriptRunner;
   /** SUNSUBSCRIBE `channels`. */
   unsubscribe(channels: readonly string[]): Promise<void>;
   /** Closes the subscriber connection(s). */
@@ -32,7 +39,13 @@ export interface RedisSubscriberHandlers {
   onReconnect(): void;
 }
 
-export interface RedisDriver {
+/** Runs scripts on one connection (see `RedisDriver.evalsha` / `eval` for the contract). */
+export interface ScriptRunner {
+  evalsha(sha: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  eval(source: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+}
+
+export interface RedisDriver extends ScriptRunner {
   /**
    * Runs `EVALSHA sha keys args`, routed (on a cluster) by `keys[0]`.
    * Rejects with the server's error; adapters MUST keep its message (the coordinator looks for `NOSCRIPT`).

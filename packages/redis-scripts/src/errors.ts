@@ -4,7 +4,7 @@
  * - a missed deadline, a closed connection or any other client/server error is a
  *   `FlightCoordinationError` (what hybrid mode falls back on).
  */
-import { FlightCoordinationError, FlightError, FlightErrorCodes, type FlightErrorContext } from '@flight/core';
+import { DeadlineQueue, FlightCoordinationError, FlightError, FlightErrorCodes, silentLogger, systemClock, type FlightErrorContext } from '@flight/core';
 
 /**
  * The Redis server is older than 7.0: the scripts need `#!lua` flags and sharded pub/sub. Raised by the
@@ -47,18 +47,24 @@ export function toFlightRedisError(error: unknown, operation: string, context: F
   return new FlightCoordinationError(`Redis ${operation} failed: ${message}`, { cause: error, context });
 }
 
+/**
+ * Deadlines of every Redis call in the process: one lane (and at most one timer) per deadline length
+ * instead of a `setTimeout` armed and cleared per command. On the monotonic clock: a step of the wall
+ * clock neither fires nor delays them.
+ */
+const deadlines = new DeadlineQueue({ ...systemClock, now: () => performance.now() }, silentLogger);
+
 /** Settles by `timeoutMs` at the latest: a blackholed Redis never leaves the caller pending. */
 export function withDeadline<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new DeadlineExceeded(timeoutMs)), timeoutMs);
-    timer.unref?.();
+    const deadline = deadlines.schedule(timeoutMs, () => reject(new DeadlineExceeded(timeoutMs)));
     promise.then(
       (value) => {
-        clearTimeout(timer);
+        deadlines.cancel(deadline);
         resolve(value);
       },
       (error: unknown) => {
-        clearTimeout(timer);
+        deadlines.cancel(deadline);
         reject(error);
       },
     );

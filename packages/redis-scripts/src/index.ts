@@ -1,4 +1,4 @@
-export type { RedisDriver, RedisSubscriber, RedisSubscriberHandlers } from './driver';
+export type { RedisDriver, RedisSubscriber, RedisSubscriberHandlers, ScriptRunner } from './driver';
 export { createRedisCoordinator, assertRedisVersion, MAX_ERROR_MESSAGE_LENGTH, MIN_REDIS_VERSION, type RedisCoordinator } from './coordinator';
 export { parseNotice, type Notice, type NotificationCounters } from './notifications';
 export { createRedisSessionLock, type RedisSessionLock, type RedisSessionLockOptions } from './session-lock';

@@ -46,6 +46,11 @@ export function noticeChannel(prefix: string, tag: string, db: number): string {
   return `${prefix}:{${tag}}:db${db}:done`;
 }
 
+/** The stream of one run (epoch) of a streamed flight: the flight's hash tag, so its scripts stay on one slot. */
+export function streamKey(prefix: string, tag: string, epoch: number): string {
+  return `${prefix}:{${tag}}:${RECORD_LAYOUT}:stream:${epoch}`;
+}
+
 export function lockKey(prefix: string, sessionId: string): string {
   return `${prefix}:lock:{${digest(sessionId)}}`;
 }

@@ -11,7 +11,7 @@
  * nonce; a newer epoch only wakes it to ask again, without its result).
  */
 import type { FlightMeta, FlightRef, FlightStatus, TerminalEvent } from '@flight/core';
-import type { RedisDriver, RedisSubscriber } from './driver';
+import type { RedisDriver, RedisSubscriber, ScriptRunner } from './driver';
 import { withDeadline } from './errors';
 
 /** A terminal notice as published by the scripts: `nonce epoch status`, then for inlined results ` <bytes> <result>`. */
@@ -59,7 +59,15 @@ export function parseNotice(message: string): Notice | null {
   return { nonce, epoch, status: status as FlightStatus, result };
 }
 
-type Listener = ((notice: Notice) => void) & { recheck?: () => void };
+type Listener = ((notice: Notice) => void) & {
+  /** Re-reads the flight, through `via` when given (the subscriber connection), else the command connection. */
+  recheck?: (via?: ScriptRunner) => void;
+  /** Its re-read goes out right behind its channel's SSUBSCRIBE, on the subscriber connection (see `flush`). */
+  readBehindSubscribe?: boolean;
+};
+
+/** A progress notice of a streamed run (`RUNNING`, see lua/streamAppend.lua): it never ends a terminal wait. */
+const isProgress = (notice: Notice): boolean => notice.status === 'RUNNING' || notice.status === 'PENDING';
 
 const CONFIRMED = Promise.resolve(true);
 const noop = () => undefined;
@@ -117,14 +125,22 @@ export interface Notifications {
   endAcquire(ticket: Ticket, followed: FlightMeta | null): void;
   /**
    * Waits for the terminal notice of `ref` at or after `epoch` on `channel`; `reread` reads the flight
-   * (with its result) once the wait is covered. Resolves null on timeout, abort or close; never rejects.
+   * (with its result) once the wait is covered: after the subscription is confirmed, or, where the
+   * subscriber runs scripts, through it right behind the SSUBSCRIBE (`via`). Resolves null on timeout,
+   * abort or close; never rejects.
    */
   wait(
     ref: FlightRef,
     channel: string,
     options: WaitOptions,
-    reread: () => Promise<{ meta: FlightMeta | null; result: string | undefined }>,
+    reread: (via?: ScriptRunner) => Promise<{ meta: FlightMeta | null; result: string | undefined }>,
   ): Promise<TerminalEvent | null>;
+  /**
+   * Calls `onNotice` with every notice of `channel` (progress notices included) until the returned
+   * function is called. `onCovered` runs once the subscription is confirmed (or could not be) and again
+   * after a reconnect: what was published before it is to be read, not waited for.
+   */
+  listen(channel: string, onNotice: (notice: Notice) => void, onCovered: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -239,7 +255,17 @@ export function createNotifications(
   function subscribeBatch(batch: Channel[]): void {
     const at = generation;
     for (const channel of batch) channel.subscribing = true;
-    const sent = sub().subscribe(batch.map((c) => c.name));
+    const subscriber = sub();
+    const sent = subscriber.subscribe(batch.map((c) => c.name));
+    if (subscriber.scripts) {
+      for (const channel of batch) {
+        for (const listener of channel.listeners) {
+          if (!listener.readBehindSubscribe) continue;
+          listener.readBehindSubscribe = false;
+          listener.recheck?.(subscriber.scripts);
+        }
+      }
+    }
     withDeadline(sent, options.commandTimeoutMs).catch(() => {
       // No confirmation in time: the waiters re-read and poll; the command may still land (see below).
       for (const channel of batch) {
@@ -372,6 +398,7 @@ export function createNotifications(
         nonce: '',
         parkedAt: 0,
         listener: (notice) => {
+          if (isProgress(notice)) return;
           if (!ticket.notice || ticket.notice.epoch < notice.epoch) ticket.notice = notice;
         },
       };
@@ -411,7 +438,7 @@ export function createNotifications(
         };
         /** A notice of the joined run carries its result; a newer run's notice only wakes the waiter. */
         const accept = (notice: Notice): boolean => {
-          if (notice.epoch < epoch) return false;
+          if (notice.epoch < epoch || isProgress(notice)) return false;
           if (notice.epoch > epoch) {
             finish(toEvent(ref, notice.status, notice.epoch));
             return true;
@@ -420,8 +447,8 @@ export function createNotifications(
           finish(toEvent(ref, notice.status, notice.epoch, nonce !== '' ? notice.result : undefined));
           return true;
         };
-        const recheck = () => {
-          reread().then(
+        const recheck = (via?: ScriptRunner) => {
+          reread(via).then(
             ({ meta, result }) => {
               if (!meta || meta.epoch < epoch) return;
               if (meta.epoch === epoch && nonce === '') nonce = meta.nonce;
@@ -447,8 +474,32 @@ export function createNotifications(
           // Live before the acquire read the record, and never broken since: no re-read needed.
           if (ticket.generation === generation && channel.liveAt === generation) return;
         }
-        channel.confirmed.then(recheck, recheck);
+        const scripts = sub().scripts;
+        if (scripts && channel.liveAt < 0) {
+          // The re-read rides with the subscription: behind the SSUBSCRIBE already sent, or the one the next
+          // flush sends. Only a failed or late subscription needs another read, after its confirmation.
+          if (channel.subscribing) recheck(scripts);
+          else listener.readBehindSubscribe = true;
+          channel.confirmed.then((ok) => {
+            if (!ok) recheck();
+          }, noop);
+          return;
+        }
+        channel.confirmed.then(() => recheck(), () => recheck());
       });
+    },
+
+    listen(name, onNotice, onCovered) {
+      if (closed) return noop;
+      let active = true;
+      const listener: Listener = (notice) => onNotice(notice);
+      listener.recheck = () => active && onCovered();
+      const channel = watch(name, listener);
+      void channel.confirmed.then(() => listener.recheck?.());
+      return () => {
+        active = false;
+        unwatch(channel, listener);
+      };
     },
 
     async close() {

@@ -36,6 +36,10 @@ import { withSessionLock } from './session-lock-scope.js';
 import { SupplierContext } from './supplier-context.js';
 import type { ExecuteOptions, FlightResult, Supplier } from './types.js';
 import { resolveOptions, type FlightMode, type ResolvedOptions, type SingleFlightOptions } from './options.js';
+import { StreamFlights } from '../stream/stream-flights.js';
+import type { ChunkSupplier } from '../stream/streamed-supplier.js';
+import type { FlightStreamRestart } from '../stream/restart.js';
+import type { ExecuteStreamOptions, FlightStream, StreamChunk } from '../stream/types.js';
 
 interface Outcome {
   value: unknown;
@@ -87,6 +91,7 @@ export class SingleFlight {
   /** Spans and counters through `@opentelemetry/api`; undefined when it is off or not installed. */
   private readonly telemetry: FlightTelemetry | undefined;
   private coordinatorDownUntil = 0;
+  private streams: StreamFlights | undefined;
 
   constructor(options: SingleFlightOptions = {}) {
     this.options = resolveOptions(options);
@@ -196,6 +201,34 @@ export class SingleFlight {
         });
       }
     }
+  }
+
+  /**
+   * The streaming counterpart of `execute` (see the README section "Streaming flights" and
+   * stream/stream-flights.ts): every caller on every node iterates the same chunks in the owner's order.
+   * Returns at once; the flight starts when the stream is first iterated or `result()` is called.
+   */
+  executeStream<C extends StreamChunk>(
+    stage: string,
+    key: string,
+    supplier: ChunkSupplier<C>,
+    options: ExecuteStreamOptions & { onRestart: 'restart' },
+  ): FlightStream<C | FlightStreamRestart>;
+  executeStream<C extends StreamChunk>(
+    stage: string,
+    key: string,
+    supplier: ChunkSupplier<C>,
+    options?: ExecuteStreamOptions & { onRestart?: 'error' },
+  ): FlightStream<C>;
+  executeStream<C extends StreamChunk>(
+    stage: string,
+    key: string,
+    supplier: ChunkSupplier<C>,
+    options: ExecuteStreamOptions,
+  ): FlightStream<C | FlightStreamRestart>;
+  executeStream<C extends StreamChunk>(stage: string, key: string, supplier: ChunkSupplier<C>, options: ExecuteStreamOptions = {}) {
+    this.streams ??= new StreamFlights(this, this.options);
+    return this.streams.open(stage, key, supplier, options);
   }
 
   /** `execute`, returning only the value. */
@@ -322,13 +355,13 @@ export class SingleFlight {
     policy: StagePolicy,
     options: ExecuteOptions,
     run: RunScope,
-    context: { role: 'owner' | 'local'; epoch: number | undefined; attempt: number; progress: () => void },
+    context: { role: 'owner' | 'local'; epoch: number | undefined; attempt: number; progress: () => void; fence?: Fence },
   ): Promise<unknown> {
     const work = () => {
       if (this.events.wants('run')) this.events.emit('run', { ...ref, role: context.role, attempt: context.attempt });
       return this.guard(policy).run(
         (signal) =>
-          supplier(new SupplierContext(run, signal, ref.stage, ref.key, context.role, context.epoch, context.attempt, context.progress)),
+          supplier(new SupplierContext(run, signal, ref.stage, ref.key, context.role, context.epoch, context.attempt, context.progress, context.fence)),
         run,
         options.atMostOnce !== true,
       );
@@ -693,6 +726,7 @@ export class SingleFlight {
           epoch: meta.epoch,
           attempt,
           progress: () => task.progress(),
+          fence,
         });
         ({ payload, value } = this.roundTrip(raw, policy));
         this.freezeDecoded(value);

@@ -3,10 +3,11 @@
  * and for tests, and it passes the same conformance suite as the Redis coordinators.
  */
 import { systemClock, type Clock } from '../ports/clock.js';
-import type { FlightCoordinator } from '../ports/coordinator.js';
 import { flightId } from '../keys/key-builder.js';
 import * as machine from '../state/transitions.js';
 import type { FlightMeta, FlightRecord, FlightRef, TerminalEvent } from '../state/types.js';
+import type { StreamingFlightCoordinator } from '../ports/stream-coordinator.js';
+import { createMemoryStreams } from '../stream/memory-streams.js';
 
 export interface MemoryCoordinatorOptions {
   /** Source of time for lease arithmetic. @default the system clock */
@@ -26,9 +27,11 @@ interface Waiter {
   resolve: (event: TerminalEvent | null) => void;
 }
 
-export interface MemoryCoordinator extends FlightCoordinator {
+export interface MemoryCoordinator extends StreamingFlightCoordinator {
   /** Live records (expired ones are swept first). */
   size(): number;
+  /** Live run streams (see `executeStream`). */
+  streams(): number;
 }
 
 /**
@@ -91,6 +94,7 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
   }
 
   return {
+    ...createMemoryStreams({ clock, read }),
     acquire: (input) => apply(input, (r, now) => machine.acquire(r, input, now)),
     markRunning: (fence, lease) => apply(fence, (r, now) => machine.markRunning(r, fence, lease, now)),
     heartbeat: (fence, lease) => apply(fence, (r, now) => machine.heartbeat(r, fence, lease, now)),

@@ -6,3 +6,14 @@ export { silentLogger } from './logger.js';
 export type { ResultCodec } from './codec.js';
 export type { ReplayCache } from './replay-cache.js';
 export type { SessionLock, SessionLockHandle } from './session-lock.js';
+export type {
+  FlightStreamCoordinator,
+  StreamingFlightCoordinator,
+  StreamAppendInput,
+  StreamAppendReply,
+  StreamEntry,
+  StreamReadInput,
+  StreamReadReply,
+  StreamWaitInput,
+} from './stream-coordinator.js';
+export { supportsStreams } from './stream-coordinator.js';

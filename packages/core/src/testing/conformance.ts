@@ -15,6 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FlightCoordinator } from '../ports/coordinator.js';
 import type { AcquireInput, Fence, FailureRecord, FlightRef, LeaseTerms } from '../state/types.js';
 import { runModelComparison } from './model.js';
+import { registerStreamConformance } from './stream-conformance.js';
 
 export interface ConformanceTarget {
   coordinator: FlightCoordinator;
@@ -512,6 +513,8 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       }
       expect(await c.readMeta({ stage: 'other-stage', key: `${prefix}${keys[0]}` })).toBeNull();
     });
+
+    registerStreamConformance({ coordinator: () => c, ref, advance, lease: LEASE });
 
     it('matches the pure state machine on random interleavings from several nodes (model-based)', async () => {
       await runModelComparison({

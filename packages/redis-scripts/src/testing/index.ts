@@ -4,6 +4,7 @@ export { scanKeysWithoutTtl, deleteKeys, sharedRedisUrl, countClients } from './
 export { rawCommand, type RespValue } from './resp';
 export { registerRedisAdapterSuite, type RedisAdapterUnderTest } from './adapter-suite';
 export { registerForgetSuite } from './forget-suite';
-export { startWorker, type Worker, type WorkerOptions, type BurstResult } from './multiprocess';
+export { startWorker, type Worker, type WorkerOptions, type BurstResult, type StreamBurstResult } from './multiprocess';
 export { checkShardedWakeup } from './cluster-wakeup';
 export { patchFlightRecord, type RecordField } from './record';
+export { registerStreamSuite } from './stream-suite';

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BurstCommand, CallOutcome, SpanSummary } from './worker';
+import type { BurstCommand, CallOutcome, SpanSummary, StreamCommand, StreamOutcome } from './worker';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -20,6 +20,14 @@ export interface WorkerOptions {
   mode?: 'distributed' | 'hybrid';
   /** Record spans with the OpenTelemetry SDK in the child (read with `spans()`). @default false */
   tracing?: boolean;
+  /** Connect to this Redis Cluster (its masters) instead of `url`. */
+  cluster?: { host: string; port: number }[];
+}
+
+export interface StreamBurstResult {
+  outcomes: StreamOutcome[];
+  /** How many times this process ran a supplier (cumulative). */
+  runs: number;
 }
 
 export interface BurstResult {
@@ -32,6 +40,10 @@ export interface Worker {
   readonly pid: number;
   readonly child: ChildProcess;
   burst(command: Omit<BurstCommand, 'id' | 'op'>): Promise<BurstResult>;
+  /** `executeStream` callers in the worker (see `StreamCommand`). */
+  stream(command: Omit<StreamCommand, 'id' | 'op'>): Promise<StreamBurstResult>;
+  /** Resolves with the epoch once this worker's supplier emitted its `n`-th chunk of `key`. */
+  emitted(key: string, n: number): Promise<number>;
   /** `flights.forget(stage, key)` in the worker: resolves with its result, rejects with its error. */
   forget(stage: string, key: string): Promise<boolean>;
   /** The child's finished `flight.execute` spans (`tracing: true`). */
@@ -52,11 +64,12 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   });
   const pending = new Map<number, (result: BurstResult & { forgotten?: boolean; error?: string; spans?: SpanSummary[] }) => void>();
   const runningWaiters: ((epoch: number) => void)[] = [];
+  const emittedWaiters = new Set<{ key: string; n: number; resolve: (epoch: number) => void }>();
   let seq = 0;
   const ready = new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
-      let message: { event?: string; id?: number; epoch?: number; forgotten?: boolean; error?: string; spans?: SpanSummary[] } & BurstResult;
+      let message: { event?: string; id?: number; epoch?: number; key?: string; n?: number; forgotten?: boolean; error?: string; spans?: SpanSummary[] } & BurstResult;
       try {
         message = JSON.parse(line);
       } catch {
@@ -64,6 +77,13 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       }
       if (message.event === 'ready') resolve();
       else if (message.event === 'running') runningWaiters.shift()?.(message.epoch ?? 0);
+      else if (message.event === 'emitted') {
+        for (const waiter of emittedWaiters) {
+          if (waiter.key !== message.key || (message.n ?? 0) < waiter.n) continue;
+          emittedWaiters.delete(waiter);
+          waiter.resolve(message.epoch ?? 0);
+        }
+      }
       else if (message.id !== undefined) pending.get(message.id)?.(message);
     });
   });
@@ -77,6 +97,16 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         pending.set(id, resolve);
         child.stdin!.write(`${JSON.stringify({ ...command, id, op: 'burst' })}\n`);
       });
+    },
+    stream(command) {
+      const id = ++seq;
+      return new Promise((resolve) => {
+        pending.set(id, resolve as unknown as (result: BurstResult) => void);
+        child.stdin!.write(`${JSON.stringify({ ...command, id, op: 'stream' })}\n`);
+      });
+    },
+    emitted(key, n) {
+      return new Promise((resolve) => emittedWaiters.add({ key, n, resolve }));
     },
     forget(stage, key) {
       const id = ++seq;

@@ -4,8 +4,9 @@
  * Started by `startWorker` (multiprocess.ts) with `node --import tsx`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
-import { createSingleFlight, type FlightCoordinator, type FlightMode } from '@flight/core';
+import { createSingleFlight, FlightStreamRestart, type FlightCoordinator, type FlightMode } from '@flight/core';
 
 interface WorkerConfig {
   adapter: 'ioredis' | 'node-redis';
@@ -16,6 +17,8 @@ interface WorkerConfig {
   mode: FlightMode;
   /** Record `flight.execute` spans with the OpenTelemetry SDK (in-memory exporter), read by the `spans` op. */
   tracing?: boolean;
+  /** Connect to this Redis Cluster (its masters) instead of `url`. */
+  cluster?: { host: string; port: number }[];
 }
 
 /** A finished `flight.execute` span, as the `spans` op reports it. */
@@ -38,6 +41,34 @@ export interface BurstCommand {
   behavior: 'value' | 'fail-hard' | 'fail-soft' | 'hang';
   delayMs: number;
   value: string;
+}
+
+/**
+ * `callers` concurrent `executeStream` calls of one key; the supplier yields `chunks` chunks `gapMs` apart
+ * (`<nodeId>:<epoch>:<i>`) and reports each as an `emitted` event. `start`: `iterate` reads from the
+ * first chunk; `result-first` starts the flight with `result()` and iterates only once it settled.
+ */
+export interface StreamCommand {
+  id: number;
+  op: 'stream';
+  stage: string;
+  key: string;
+  callers: number;
+  chunks: number;
+  gapMs: number;
+  onRestart: 'error' | 'restart';
+  start: 'iterate' | 'result-first';
+}
+
+/** What one streamed caller received: chunks, restart markers as `restart:<epoch>`, and how it ended. */
+export interface StreamOutcome {
+  ok: boolean;
+  items: string[];
+  role?: string;
+  epoch?: number;
+  code?: string;
+  /** Date.now() when the first chunk arrived. */
+  firstAt?: number;
 }
 
 /** Forgets a flight cluster-wide (`flights.forget`); answers `{ id, forgotten }`. */
@@ -82,10 +113,24 @@ async function startTracing(): Promise<() => SpanSummary[]> {
 }
 const readSpans = config.tracing ? await startTracing() : () => [];
 const adapter = (await import(config.module)) as Record<string, (options: object) => FlightCoordinator>;
+
+/** A cluster client of the adapter's own Redis library (resolved from the adapter package). */
+async function clusterClient(nodes: { host: string; port: number }[]): Promise<object> {
+  const library = await import(createRequire(config.module).resolve(config.adapter === 'ioredis' ? 'ioredis' : 'redis'));
+  if (config.adapter === 'ioredis') return new library.Cluster(nodes);
+  const client = library.createCluster({ rootNodes: nodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) });
+  await client.connect();
+  return client;
+}
+const connection = config.cluster
+  ? { client: await clusterClient(config.cluster) }
+  : config.adapter === 'ioredis'
+    ? { redis: config.url }
+    : { redis: { url: config.url } };
 const coordinator =
   config.adapter === 'ioredis'
-    ? adapter.createIoredisCoordinator!({ redis: config.url, prefix: config.prefix, commandTimeoutMs: 1000 })
-    : adapter.createNodeRedisCoordinator!({ redis: { url: config.url }, prefix: config.prefix, commandTimeoutMs: 1000 });
+    ? adapter.createIoredisCoordinator!({ ...connection, prefix: config.prefix, commandTimeoutMs: 1000 })
+    : adapter.createNodeRedisCoordinator!({ ...connection, prefix: config.prefix, commandTimeoutMs: 1000 });
 
 const flight = createSingleFlight({
   coordinator,
@@ -128,11 +173,43 @@ async function burst(command: BurstCommand): Promise<void> {
   send({ id: command.id, outcomes, runs });
 }
 
+async function stream(command: StreamCommand): Promise<void> {
+  const supplier = async function* (ctx: { epoch: number | undefined }) {
+    runs++;
+    send({ event: 'running', epoch: ctx.epoch, key: command.key });
+    for (let i = 0; i < command.chunks; i++) {
+      await sleep(command.gapMs);
+      send({ event: 'emitted', key: command.key, n: i + 1, epoch: ctx.epoch });
+      yield `${config.nodeId}:${ctx.epoch}:${i}`;
+    }
+  };
+  const outcomes = await Promise.all(
+    Array.from({ length: command.callers }, async (): Promise<StreamOutcome> => {
+      const items: string[] = [];
+      let firstAt: number | undefined;
+      const call = flight.executeStream(command.stage, command.key, supplier, { onRestart: command.onRestart });
+      try {
+        if (command.start === 'result-first') await call.result();
+        for await (const item of call) {
+          firstAt ??= Date.now();
+          items.push(item instanceof FlightStreamRestart ? `restart:${item.epoch}` : item);
+        }
+        const result = await call.result();
+        return { ok: true, items, role: result.role, epoch: result.epoch, firstAt };
+      } catch (error) {
+        return { ok: false, items, code: (error as { code?: string }).code, firstAt };
+      }
+    }),
+  );
+  send({ id: command.id, outcomes, runs });
+}
+
 send({ event: 'ready' });
 for await (const line of createInterface({ input: process.stdin })) {
-  const command = JSON.parse(line) as BurstCommand | ForgetCommand | { op: 'exit' } | { op: 'spans'; id: number };
+  const command = JSON.parse(line) as BurstCommand | StreamCommand | ForgetCommand | { op: 'exit' } | { op: 'spans'; id: number };
   if (command.op === 'exit') break;
-  if (command.op === 'spans') send({ id: command.id, spans: readSpans() });
+  if (command.op === 'stream') void stream(command);
+  else if (command.op === 'spans') send({ id: command.id, spans: readSpans() });
   else if (command.op === 'forget') {
     flight.forget(command.stage, command.key).then(
       (forgotten) => send({ id: command.id, forgotten }),

@@ -1,0 +1,60 @@
+/**
+ * CPU µs per owner flight of `SingleFlight.execute` in distributed mode on either adapter, over the
+ * BUILT packages (`pnpm exec turbo run build` first: what users run, no tsx keep-names helpers):
+ * `[FLIGHT_BUNDLE=file.mjs] node [--cpu-prof] bench/profiles/adapter-loop.mjs ioredis|node-redis [flights] [rounds]`
+ * 64 in flight, distinct keys, an instant upstream returning one 1 KB object, the bench's flight policy
+ * (L1 off, guard extras off), on REDIS_URL (default the shared 127.0.0.1:6379) under a unique prefix.
+ */
+// FLIGHT_BUNDLE: an esbuild bundle exporting the three factories (to compare two versions of the source).
+const bundle = process.env.FLIGHT_BUNDLE;
+const { createSingleFlight } = bundle ? await import(bundle) : await import('@flight/core');
+const { createIoredisCoordinator } = bundle ? await import(bundle) : await import('@flight/redis-ioredis');
+const { createNodeRedisCoordinator } = bundle ? await import(bundle) : await import('@flight/redis-node');
+import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+
+const adapter = process.argv[2] ?? 'ioredis';
+const flights = Number(process.argv[3] ?? 20_000);
+const rounds = Number(process.argv[4] ?? 1);
+const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const prefix = `prof-adapter-${process.pid}-${Date.now()}`;
+
+let client;
+let coordinator;
+if (adapter === 'node-redis') {
+  client = createClient({ url });
+  await client.connect();
+  coordinator = createNodeRedisCoordinator({ client, prefix });
+} else {
+  client = new Redis(url);
+  coordinator = createIoredisCoordinator({ client, prefix });
+}
+const flight = createSingleFlight({
+  mode: 'distributed',
+  coordinator,
+  defaults: { resultTtlMs: 10_000, failureTtlMs: 10_000, terminalTtlMs: 10_000, l1: { enabled: false }, guard: { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 } },
+});
+const text = 'lorem ipsum dolor sit amet '.repeat(40);
+const payload = { id: 1, title: text.slice(0, 100), body: text.slice(0, 870) };
+const supplier = async () => payload;
+
+async function loop(tag, n) {
+  let next = 0;
+  const worker = async () => {
+    while (next < n) await flight.execute('bench', `${tag}${next++}`, supplier);
+  };
+  await Promise.all(Array.from({ length: 64 }, worker));
+}
+
+await loop('warm-', Math.min(5000, flights));
+for (let r = 0; r < rounds; r++) {
+  const start = process.hrtime.bigint();
+  const cpu = process.cpuUsage();
+  await loop(`k${r}-`, flights);
+  const ns = Number(process.hrtime.bigint() - start);
+  const used = process.cpuUsage(cpu);
+  console.log(JSON.stringify({ adapter, flights, cpuUsPerFlight: +((used.user + used.system) / flights).toFixed(1), opsPerSec: Math.round(flights / (ns / 1e9)) }));
+}
+await flight.close();
+await coordinator.close();
+if (adapter === "node-redis") await client.close(); else client.disconnect();

@@ -1,0 +1,110 @@
+/**
+ * One caller's streamed flight: starts the flight on first use, then gives its chunks — from this node's
+ * log while the run goes on, from the flight's value once it settled — in the owner's order, with the
+ * takeover rule of `onRestart`.
+ */
+import { FlightStreamInterruptedError } from '../errors.js';
+import type { FlightResult } from '../flight/types.js';
+import { FlightStreamRestart } from './restart.js';
+import type { StreamLog } from './stream-log.js';
+import type { FlightStream, StreamChunk, StreamRestartMode } from './types.js';
+
+type Settled<C> = { ok: true; result: FlightResult<C[]> } | { ok: false; error: unknown };
+
+/** What a `FlightStreamCall` needs from its node, once started. */
+export interface StreamStart<C> {
+  log: StreamLog;
+  /** The flight, as `execute` settles it (its value is the stored chunk list). */
+  outcome: Promise<FlightResult<unknown>>;
+  /** Called when a caller waits at the end of the log (the node starts reading the coordinator). */
+  demand: () => void;
+  /** Called once the flight settled: the caller no longer needs the log. */
+  release: () => void;
+  decode: (value: unknown) => C[];
+}
+
+/** Not bound to any run yet. */
+const UNBOUND = Symbol('unbound');
+
+export class FlightStreamCall<C extends StreamChunk, Y = C> implements FlightStream<Y> {
+  private started: { log: StreamLog; demand: () => void; outcome: Promise<FlightResult<C[]>> } | undefined;
+  private settled: Settled<C> | undefined;
+
+  constructor(
+    private readonly ref: { stage: string; key: string },
+    private readonly onRestart: StreamRestartMode,
+    private readonly start: () => StreamStart<C>,
+  ) {}
+
+  result(): Promise<FlightResult<Y[]>> {
+    return this.begin().outcome as unknown as Promise<FlightResult<Y[]>>;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Y> {
+    return this.chunks() as AsyncIterator<Y>;
+  }
+
+  private begin() {
+    if (this.started) return this.started;
+    const { log, outcome, demand, release, decode } = this.start();
+    const decoded = outcome.then((result) => ({ ...result, value: decode(result.value) }));
+    this.started = { log, demand, outcome: decoded };
+    decoded.then(
+      (result) => (this.settled = { ok: true, result }),
+      (error: unknown) => (this.settled = { ok: false, error }),
+    ).finally(() => {
+      release();
+      log.notify();
+    });
+    return this.started;
+  }
+
+  private async *chunks(): AsyncGenerator<C | FlightStreamRestart> {
+    const { log, demand } = this.begin();
+    let epoch: number | undefined | typeof UNBOUND = UNBOUND;
+    let index = 0;
+    /** The run this caller read from was replaced: the marker to yield, or the error that ends it. */
+    const restart = (next: number | undefined): FlightStreamRestart => {
+      const previous = epoch === UNBOUND ? undefined : epoch;
+      if (this.onRestart === 'error') {
+        throw new FlightStreamInterruptedError(
+          `the run this caller streamed (epoch ${String(previous)}) was replaced by a new run (epoch ${String(next)}) after ${index} chunks`,
+          { context: { ...this.ref, epoch: previous, newEpoch: next, received: index } },
+        );
+      }
+      epoch = next;
+      index = 0;
+      return new FlightStreamRestart(previous, next);
+    };
+    for (;;) {
+      const settled = this.settled;
+      if (settled) {
+        if (!settled.ok) throw settled.error;
+        const { value, epoch: final } = settled.result;
+        if (index > 0 && final !== undefined && epoch !== final) yield restart(final);
+        while (index < value.length) yield value[index++]!;
+        return;
+      }
+      const run = log.run;
+      if (run) {
+        if (index === 0) epoch = run.epoch;
+        else if (run.epoch !== epoch) {
+          yield restart(run.epoch);
+          continue;
+        }
+        if (index < run.chunks.length) {
+          yield run.chunks[index++] as C;
+          continue;
+        }
+      }
+      log.waiting++;
+      try {
+        const changed = log.changed();
+        demand();
+        await changed;
+      } finally {
+        log.waiting--;
+      }
+    }
+  }
+}

@@ -1,0 +1,33 @@
+/** The options of `executeStream`, with their defaults resolved in one place. */
+import { FlightValidationError } from '../errors.js';
+import type { StagePolicy } from '../policy/stage-policy.js';
+import type { ExecuteStreamOptions, StreamRestartMode } from './types.js';
+
+export const DEFAULT_MAX_STREAM_CHUNKS = 10_000;
+export const DEFAULT_STREAM_BATCH_MS = 2;
+
+export interface ResolvedStreamOptions {
+  onRestart: StreamRestartMode;
+  maxChunks: number;
+  maxBytes: number;
+  batchMs: number;
+}
+
+function count(name: string, value: number | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < min) throw new FlightValidationError(`${name} must be an integer >= ${min}, got ${String(value)}`);
+  return value;
+}
+
+export function resolveStreamOptions(options: ExecuteStreamOptions, policy: StagePolicy): ResolvedStreamOptions {
+  const onRestart = options.onRestart ?? 'error';
+  if (onRestart !== 'error' && onRestart !== 'restart') {
+    throw new FlightValidationError(`onRestart must be 'error' or 'restart', got ${String(onRestart)}`, { context: { stage: policy.stage } });
+  }
+  return {
+    onRestart,
+    maxChunks: count('maxChunks', options.maxChunks, DEFAULT_MAX_STREAM_CHUNKS, 1),
+    maxBytes: count('maxBytes', options.maxBytes, policy.maxResultBytes, 1),
+    batchMs: count('batchMs', options.batchMs, DEFAULT_STREAM_BATCH_MS, 0),
+  };
+}

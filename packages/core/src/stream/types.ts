@@ -1,0 +1,40 @@
+/** What callers of `SingleFlight.executeStream` see. */
+import type { ExecuteOptions, FlightResult } from '../flight/types.js';
+
+/** A JSON value (what `JSON.stringify` keeps as is). */
+export type StreamJson = null | boolean | number | string | StreamJson[] | { [field: string]: StreamJson };
+
+/** One chunk of a streamed flight: text, bytes or a JSON value. */
+export type StreamChunk = string | Uint8Array | StreamJson;
+
+/** What a caller does when the run it already received chunks of is replaced by a new run (a takeover). */
+export type StreamRestartMode = 'error' | 'restart';
+
+export interface ExecuteStreamOptions extends Pick<ExecuteOptions, 'signal' | 'sessionId'> {
+  /**
+   * A caller that already received chunks of a run that is then replaced by a new owner's run:
+   * `'error'` ends its iteration with `FlightStreamInterruptedError`; `'restart'` yields a
+   * `FlightStreamRestart` marker, then the new run's chunks from its first one. A caller that received
+   * no chunk simply follows the new run either way.
+   * @default 'error'
+   */
+  onRestart?: StreamRestartMode;
+  /** Owner side: a run may stream at most this many chunks (`FlightStreamLimitError` past it). @default 10000 */
+  maxChunks?: number;
+  /**
+   * Owner side: a run may stream at most this many bytes of encoded chunks (`FlightStreamLimitError`
+   * past it). @default the stage's `maxResultBytes`
+   */
+  maxBytes?: number;
+  /** Owner side: chunks produced within this many milliseconds are appended to the coordinator in one write. @default 2 */
+  batchMs?: number;
+}
+
+/** The chunks a streamed flight produced, live, and its outcome. */
+export interface FlightStream<C> extends AsyncIterable<C> {
+  /**
+   * All chunks once the flight completed, with how they were obtained (`role`, `shared`, `epoch` as
+   * `execute` reports them). Starts the flight when nothing iterated it yet.
+   */
+  result(): Promise<FlightResult<C[]>>;
+}

@@ -1,0 +1,269 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  createMemoryCoordinator,
+  createSingleFlight,
+  FlightExecutionError,
+  FlightStreamInterruptedError,
+  FlightStreamRestart,
+  FlightStreamUnsupportedError,
+  FlightValidationError,
+  type FlightCoordinator,
+  type FlightMode,
+  type SingleFlight,
+  type StagePolicyInput,
+  type StreamChunk,
+} from '@flight/core';
+
+const FAST: StagePolicyInput = {
+  heartbeatIntervalMs: 500,
+  takeoverAfterMs: 800,
+  pollIntervalMs: 50,
+  l1: { enabled: false },
+  guard: { retry: false, circuitBreaker: false, timeoutMs: 0 },
+};
+const instances: SingleFlight[] = [];
+
+function node(coordinator: FlightCoordinator | undefined, mode: FlightMode = 'distributed', nodeId = randomUUID()): SingleFlight {
+  const flight = createSingleFlight({ coordinator, mode, nodeId, defaults: FAST, telemetry: false });
+  instances.push(flight);
+  return flight;
+}
+
+afterEach(async () => {
+  await Promise.all(instances.splice(0).map((f) => f.close()));
+});
+
+/** A supplier of `n` text chunks, `gapMs` apart, counting its runs. */
+function tokens(n: number, gapMs: number, runs = { count: 0 }) {
+  const supplier = async function* () {
+    runs.count++;
+    for (let i = 0; i < n; i++) {
+      if (gapMs > 0) await sleep(gapMs);
+      yield `t${i}`;
+    }
+  };
+  return { supplier, runs };
+}
+
+async function collect<C>(stream: AsyncIterable<C>, onChunk?: (chunk: C, at: number) => void): Promise<C[]> {
+  const out: C[] = [];
+  for await (const chunk of stream) {
+    out.push(chunk);
+    onChunk?.(chunk, Date.now());
+  }
+  return out;
+}
+
+const expected = (n: number) => Array.from({ length: n }, (_, i) => `t${i}`);
+
+describe('executeStream', () => {
+  for (const mode of ['local', 'hybrid', 'distributed'] as const) {
+    it(`${mode}: concurrent callers on one node share one run and receive the same chunks in order`, async () => {
+      const flight = node(undefined, mode);
+      const { supplier, runs } = tokens(20, 2);
+      const key = randomUUID();
+      const all = await Promise.all(Array.from({ length: 10 }, () => collect(flight.executeStream('s', key, supplier))));
+      expect(runs.count).toBe(1);
+      for (const chunks of all) expect(chunks).toEqual(expected(20));
+    });
+  }
+
+  it('is lazy: nothing runs until the stream is iterated or result() is called', async () => {
+    const flight = node(undefined, 'local');
+    const { supplier, runs } = tokens(3, 0);
+    const stream = flight.executeStream('s', randomUUID(), supplier);
+    await sleep(20);
+    expect(runs.count).toBe(0);
+    const result = await stream.result();
+    expect(runs.count).toBe(1);
+    expect(result.value).toEqual(expected(3));
+    expect(result.role).toBe('local');
+  });
+
+  it('followers on another node receive the chunks live, before the owner finished, and replay after completion without a run', async () => {
+    const coordinator = createMemoryCoordinator();
+    const [a, b] = [node(coordinator), node(coordinator)];
+    const { supplier, runs } = tokens(10, 30);
+    const key = randomUUID();
+    const owner = a.executeStream('s', key, supplier);
+    const ownerChunks = collect(owner);
+    await sleep(50);
+    let firstAt = 0;
+    const follower = b.executeStream('s', key, supplier);
+    const followerChunks = await collect(follower, (_, at) => (firstAt ||= at));
+    const finishedAt = Date.now();
+    expect(await ownerChunks).toEqual(expected(10));
+    expect(followerChunks).toEqual(expected(10));
+    expect(finishedAt - firstAt).toBeGreaterThan(150);
+    expect((await follower.result()).role).toBe('follower');
+    expect((await owner.result()).role).toBe('owner');
+    expect(runs.count).toBe(1);
+    // After completion: replayed from the stored chunk list, on either node, without a run.
+    const replay = b.executeStream('s', key, supplier);
+    expect(await collect(replay)).toEqual(expected(10));
+    expect((await replay.result()).role).toBe('replay');
+    expect(runs.count).toBe(1);
+    // `execute` on the same key replays the stored chunk list as an array.
+    expect((await a.execute('s', key, () => ['not run'])).value).toEqual(expected(10));
+  });
+
+  it('a caller joining after 60 % of the chunks catches up from the first one', async () => {
+    const coordinator = createMemoryCoordinator();
+    const [a, b] = [node(coordinator), node(coordinator)];
+    let emitted = 0;
+    const key = randomUUID();
+    const supplier = async function* () {
+      for (let i = 0; i < 10; i++) {
+        await sleep(20);
+        emitted++;
+        yield `t${i}`;
+      }
+    };
+    const owner = collect(a.executeStream('s', key, supplier));
+    while (emitted < 6) await sleep(5);
+    const late = await collect(b.executeStream('s', key, supplier));
+    expect(late).toEqual(expected(10));
+    expect(await owner).toEqual(expected(10));
+  });
+
+  it('carries strings, bytes and JSON values, the same for owner, followers and replays', async () => {
+    const coordinator = createMemoryCoordinator();
+    const [a, b] = [node(coordinator), node(coordinator)];
+    const chunks: StreamChunk[] = ['text', new Uint8Array([0, 1, 255]), { delta: 'x', n: 1 }, [1, 'two'], null, 7, { $bytes: 'not bytes' }];
+    const key = randomUUID();
+    const supplier = async function* () {
+      for (const chunk of chunks) {
+        await sleep(10);
+        yield chunk;
+      }
+    };
+    const [owner, follower] = await Promise.all([collect(a.executeStream('s', key, supplier)), sleep(5).then(() => collect(b.executeStream('s', key, supplier)))]);
+    const replay = await collect(b.executeStream('s', key, supplier));
+    for (const got of [owner, follower, replay]) expect(got).toEqual(chunks);
+    expect(follower[1]).toBeInstanceOf(Uint8Array);
+  });
+
+  it('chunks produced within batchMs go to the coordinator in one append; followers still get each chunk', async () => {
+    const coordinator = createMemoryCoordinator();
+    const appends: number[] = [];
+    const append = coordinator.appendStream.bind(coordinator);
+    coordinator.appendStream = (fence, input) => {
+      appends.push(input.chunks.length);
+      return append(fence, input);
+    };
+    const [a, b] = [node(coordinator), node(coordinator)];
+    const key = randomUUID();
+    // 30 chunks at once, a pause, then 20 more at once.
+    const supplier = async function* () {
+      for (let i = 0; i < 50; i++) {
+        if (i === 30) await sleep(50);
+        yield `t${i}`;
+      }
+    };
+    const owner = collect(a.executeStream('s', key, supplier, { batchMs: 5 }));
+    const follower = collect(b.executeStream('s', key, supplier));
+    expect(await follower).toEqual(expected(50));
+    expect(await owner).toEqual(expected(50));
+    expect(appends).toEqual([30, 20]);
+  });
+
+  it('a follower node reads the coordinator only while a caller waits for more: a paused consumer costs no reads', async () => {
+    const coordinator = createMemoryCoordinator();
+    let reads = 0;
+    const readStream = coordinator.readStream.bind(coordinator);
+    coordinator.readStream = (ref, input) => {
+      reads++;
+      return readStream(ref, input);
+    };
+    const [a, b] = [node(coordinator), node(coordinator)];
+    const key = randomUUID();
+    const { supplier } = tokens(20, 10);
+    const owner = collect(a.executeStream('s', key, supplier));
+    const iterator = b.executeStream('s', key, supplier)[Symbol.asyncIterator]();
+    expect((await iterator.next()).value).toBe('t0');
+    // The consumer pauses while the owner streams the rest: its node stops reading.
+    await sleep(30);
+    const readsWhenPaused = reads;
+    await owner;
+    expect(reads - readsWhenPaused).toBeLessThanOrEqual(1);
+    const rest: unknown[] = [];
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) rest.push(next.value);
+    expect(['t0', ...rest]).toEqual(expected(20));
+  });
+
+  it('a run past its cap fails with E_FLIGHT_STREAM_LIMIT for every caller', async () => {
+    const flight = node(createMemoryCoordinator());
+    const { supplier } = tokens(10, 0);
+    const error = await flight.executeStream('s', randomUUID(), supplier, { maxChunks: 5 }).result().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FlightExecutionError);
+    expect((error as FlightExecutionError).errorCode).toBe('E_FLIGHT_STREAM_LIMIT');
+  });
+
+  it('bad input is a typed error; a coordinator without the extension is refused with E_FLIGHT_STREAM_UNSUPPORTED', async () => {
+    const memory = createMemoryCoordinator();
+    const { appendStream: _a, readStream: _r, waitForStream: _w, ...plain } = memory;
+    const flight = node(plain as FlightCoordinator);
+    expect(() => flight.executeStream('s', 'k', tokens(1, 0).supplier)).toThrow(FlightStreamUnsupportedError);
+    const local = node(undefined, 'local');
+    expect(() => local.executeStream('s', 'k', tokens(1, 0).supplier, { onRestart: 'later' as 'error' })).toThrow(FlightValidationError);
+    const notIterable = local.executeStream('s', randomUUID(), (() => 42) as never);
+    await expect(notIterable.result()).rejects.toMatchObject({ errorCode: 'E_FLIGHT_VALIDATION' });
+    await memory.close();
+  });
+
+  describe('takeover mid-stream', () => {
+    /**
+     * Node A owns a run that stops after 3 chunks and dies (closed: its run is abandoned); node B takes it
+     * over. A caller on B iterates from the start; a caller on node C joined the run but read no chunk yet.
+     */
+    async function takeover(onRestart: 'error' | 'restart') {
+      const coordinator = createMemoryCoordinator();
+      const [a, b, c] = [node(coordinator), node(coordinator), node(coordinator)];
+      const key = randomUUID();
+      let runs = 0;
+      const supplier = async function* (ctx: { signal: AbortSignal }) {
+        const run = ++runs;
+        for (let i = 0; i < 6; i++) {
+          if (run === 1 && i === 3) await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)));
+          await sleep(10);
+          yield `r${run}-${i}`;
+        }
+      };
+      const owner = collect(a.executeStream('s', key, supplier)).catch((e: unknown) => e);
+      await sleep(5);
+      const idle = c.executeStream('s', key, supplier, { onRestart });
+      const idleJoined = idle.result();
+      const reader = b.executeStream('s', key, supplier, { onRestart });
+      const got: unknown[] = [];
+      const read = (async () => {
+        for await (const chunk of reader) got.push(chunk);
+      })().catch((e: unknown) => e);
+      while (got.length < 3) await sleep(5);
+      await a.close();
+      const ended = await read;
+      await idleJoined;
+      return { got, ended, idle: await collect(idle), owner: await owner, runs: () => runs };
+    }
+
+    it("onRestart 'error': a caller that received chunks ends with FlightStreamInterruptedError; one that received none follows the new run", async () => {
+      const { got, ended, idle, runs } = await takeover('error');
+      expect(got).toEqual(['r1-0', 'r1-1', 'r1-2']);
+      expect(ended).toBeInstanceOf(FlightStreamInterruptedError);
+      expect((ended as FlightStreamInterruptedError).code).toBe('E_FLIGHT_STREAM_INTERRUPTED');
+      expect(idle).toEqual(['r2-0', 'r2-1', 'r2-2', 'r2-3', 'r2-4', 'r2-5']);
+      expect(runs()).toBe(2);
+    });
+
+    it("onRestart 'restart': the caller receives a FlightStreamRestart marker, then the new run from its start", async () => {
+      const { got, ended } = await takeover('restart');
+      expect(ended).toBeUndefined();
+      expect(got.slice(0, 3)).toEqual(['r1-0', 'r1-1', 'r1-2']);
+      expect(got[3]).toBeInstanceOf(FlightStreamRestart);
+      const marker = got[3] as FlightStreamRestart;
+      expect(marker.epoch).toBeGreaterThan(marker.previousEpoch!);
+      expect(got.slice(4)).toEqual(['r2-0', 'r2-1', 'r2-2', 'r2-3', 'r2-4', 'r2-5']);
+    });
+  });
+});
