@@ -38,22 +38,23 @@ export function httpOptions(quick: boolean): HttpOptions {
 const here = dirname(fileURLToPath(import.meta.url));
 const benchDir = join(here, '..', '..');
 
-interface ServerProcess {
+export interface ServerProcess {
   child: ChildProcess;
   url: string;
 }
 
-async function startServer(ctx: BenchContext, contender: HttpContender, tag: string): Promise<ServerProcess> {
-  const profileDir = process.env.HTTP_BENCH_CPU_PROF;
+/** Starts the scenario's server for `contender` in its own process (`http-server.ts`), keys under `prefix`. */
+export async function startHttpServer(options: { contender: HttpContender; redisUrl: string; prefix: string; profileDir?: string | undefined }): Promise<ServerProcess> {
+  const { profileDir } = options;
   const child = fork(join(here, 'http-server.ts'), [], {
     cwd: benchDir,
     // One directory per server: the main thread's profile is the largest file in it (tsx adds a loader thread).
-    execArgv: ['--conditions=@flight/source', '--import', 'tsx', ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, `${contender}-${tag}`)] : [])],
+    execArgv: ['--conditions=@flight/source', '--import', 'tsx', ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])],
     env: {
       ...process.env,
-      HTTP_BENCH_CONTENDER: contender,
-      HTTP_BENCH_REDIS_URL: ctx.redis.url,
-      HTTP_BENCH_PREFIX: prefixOf(ctx, 'http', `${contender}-${tag}`),
+      HTTP_BENCH_CONTENDER: options.contender,
+      HTTP_BENCH_REDIS_URL: options.redisUrl,
+      HTTP_BENCH_PREFIX: options.prefix,
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -64,13 +65,24 @@ async function startServer(ctx: BenchContext, contender: HttpContender, tag: str
   return { child, url: `http://127.0.0.1:${message.port}` };
 }
 
-async function stats(server: ServerProcess): Promise<{ handlerRuns: number; cpuUs: number }> {
+function startServer(ctx: BenchContext, contender: HttpContender, tag: string): Promise<ServerProcess> {
+  const profileDir = process.env.HTTP_BENCH_CPU_PROF;
+  return startHttpServer({
+    contender,
+    redisUrl: ctx.redis.url,
+    prefix: prefixOf(ctx, 'http', `${contender}-${tag}`),
+    profileDir: profileDir ? join(profileDir, `${contender}-${tag}`) : undefined,
+  });
+}
+
+/** The server's handler runs and CPU time (user + system, µs) so far. */
+export async function serverStats(server: ServerProcess): Promise<{ handlerRuns: number; cpuUs: number }> {
   server.child.send({ cmd: 'stats' });
   const [reply] = (await once(server.child, 'message')) as [{ handlerRuns: number; cpuUs: number }];
   return reply;
 }
 
-async function stopServer(server: ServerProcess): Promise<void> {
+export async function stopServer(server: ServerProcess): Promise<void> {
   if (server.child.exitCode !== null) return;
   const exited = once(server.child, 'exit');
   server.child.send({ cmd: 'exit' });
@@ -79,7 +91,8 @@ async function stopServer(server: ServerProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-function load(url: string, path: string, opts: HttpOptions, durationS: number, distinct: boolean): Promise<autocannon.Result> {
+/** Drives `url` + `path` with autocannon for `durationS` (`distinct`: a fresh URL per request). */
+export function load(url: string, path: string, opts: Pick<HttpOptions, 'connections'>, durationS: number, distinct: boolean): Promise<autocannon.Result> {
   return autocannon({
     url: `${url}${path}`,
     connections: opts.connections,
@@ -106,9 +119,9 @@ async function measure(ctx: BenchContext, contender: HttpContender, urls: UrlPat
   try {
     const distinct = urls === 'distinct';
     await load(server.url, distinct ? '/item/warm-[<id>]' : '/item/warm', opts, opts.warmupS, distinct);
-    const before = await stats(server);
+    const before = await serverStats(server);
     const result = await load(server.url, distinct ? '/item/[<id>]' : `/item/same-${round_}`, opts, opts.durationS, distinct);
-    const after = await stats(server);
+    const after = await serverStats(server);
     const runs = after.handlerRuns - before.handlerRuns;
     return {
       reqPerSec: result.requests.average,

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
 import type express5 from 'express';
-import type { Driver, NeutralRequest, Reply } from '../../http-shared/test/suite.js';
+import type { Driver, NeutralRequest, Reply } from '@flight/http-shared/testing';
 import { createFlightMiddleware } from '../src/index.js';
 
 type ExpressFactory = typeof express5;

@@ -1,6 +1,6 @@
 import express5 from 'express';
 import express4 from 'express4';
-import { registerMiddlewareSuite } from '../../http-shared/test/suite.js';
+import { registerMiddlewareSuite } from '@flight/http-shared/testing';
 import { expressDriver } from './driver.js';
 
 // The same suite against both majors of Express.

@@ -7,19 +7,16 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
-  disconnectSignal,
   eachSharedHeader,
   errorHeaders,
-  nodeRequestInfo,
+  NodeExchange,
+  nodeRequestView,
   problemBody,
   PROBLEM_CONTENT_TYPE,
-  readBody,
-  recordResponse,
   sharedPayload,
   type FlightHttpError,
-  type HttpExchange,
-  type HttpRequestInfo,
-  type OwnerRun,
+  type HttpRequestView,
+  type NodeRequest,
   type SharedResponse,
 } from '@flight/http-shared';
 
@@ -30,38 +27,27 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function';
 }
 
-export class FastifyExchange implements HttpExchange<FastifyRequest> {
-  readonly request: HttpRequestInfo;
-  private signalOf: AbortSignal | undefined;
-
+export class FastifyExchange extends NodeExchange<FastifyRequest> {
   constructor(
     private readonly instance: FastifyInstance,
     private readonly handler: RouteHandler,
-    readonly native: FastifyRequest,
+    native: FastifyRequest,
     private readonly reply: FastifyReply,
   ) {
-    this.request = fastifyRequestInfo(native);
-  }
-
-  get signal(): AbortSignal {
-    return (this.signalOf ??= disconnectSignal(this.reply.raw));
+    super(native, sourceOf(native), reply.raw);
   }
 
   /** Fastify parses the body before the handler: what its content-type parser produced. */
-  parsedBody(): unknown {
-    return this.native.body;
+  protected override get bodyHolder(): { body?: unknown } {
+    return this.native as { body?: unknown };
   }
 
-  async readBody(limit: number): Promise<Buffer> {
-    // Only reached when no parser produced a body; the stream may already be consumed.
-    const { raw } = this.native;
-    const body = raw.readableEnded ? Buffer.alloc(0) : await readBody(raw, limit);
-    (this.native as { body: unknown }).body = body;
-    return body;
+  override setHeader(name: string, value: string): void {
+    if (!this.res.headersSent) void this.reply.header(name, value);
   }
 
-  setHeader(name: string, value: string): void {
-    if (!this.reply.raw.headersSent) void this.reply.header(name, value);
+  protected runHandler(): Promise<void> | void {
+    return this.invoke();
   }
 
   /**
@@ -112,15 +98,7 @@ export class FastifyExchange implements HttpExchange<FastifyRequest> {
     }
   }
 
-  record(maxBodyBytes: number): OwnerRun {
-    return recordResponse(this.reply.raw, { maxBodyBytes, head: this.request.method === 'HEAD' }, () => void this.invoke());
-  }
-
-  passthrough(): Promise<void> | void {
-    return this.invoke();
-  }
-
-  replay(shared: SharedResponse): void {
+  override replay(shared: SharedResponse): void {
     const { reply } = this;
     void reply.code(shared.status);
     eachSharedHeader(shared, (name, value) => void reply.header(name, value));
@@ -137,7 +115,7 @@ export class FastifyExchange implements HttpExchange<FastifyRequest> {
     else void reply.header('content-length', Buffer.byteLength(payload)).send(Readable.from([payload]));
   }
 
-  reject(error: FlightHttpError): void {
+  override reject(error: FlightHttpError): void {
     const { reply } = this;
     if (reply.raw.headersSent) return void reply.raw.end();
     void reply.code(error.status).header('content-type', PROBLEM_CONTENT_TYPE);
@@ -147,7 +125,12 @@ export class FastifyExchange implements HttpExchange<FastifyRequest> {
   }
 }
 
-/** A Fastify request as the shared handler sees it. */
-export function fastifyRequestInfo(req: FastifyRequest): HttpRequestInfo {
-  return nodeRequestInfo(req.raw, req.method, req.url, req.headers);
+/** A Fastify request on `node:http`. */
+function sourceOf(req: FastifyRequest): NodeRequest {
+  return { req: req.raw, method: req.method, url: req.url, headers: req.headers };
+}
+
+/** What `purge` reads of a Fastify request. */
+export function fastifyRequestView(req: FastifyRequest): HttpRequestView<FastifyRequest> {
+  return nodeRequestView(req, sourceOf(req));
 }

@@ -9,27 +9,9 @@ import type { FastifyInstance, FastifyPluginCallback, FastifyRequest, RouteOptio
 import fp from 'fastify-plugin';
 import { createHttpFlightHandler, resolveHttpFlightOptions, type HttpFlightOptions } from '@flight/http-shared';
 import { bodyLimitHook } from './body-limit.js';
-import { FastifyExchange, fastifyRequestInfo, type RouteHandler } from './exchange.js';
+import { FastifyExchange, fastifyRequestView, type RouteHandler } from './exchange.js';
 
-export {
-  FlightBodyTooLargeError,
-  FlightHttpError,
-  FlightHttpErrorCodes,
-  FlightHttpTimeoutError,
-  FlightHttpUnavailableError,
-  FlightIdempotencyConflictError,
-  FlightIdempotencyKeyInvalidError,
-  FlightIdempotencyKeyMissingError,
-  FlightIdempotencyKeyReusedError,
-  FlightSharedFailureError,
-  DEFAULT_CREDENTIAL_HEADERS,
-  DEFAULT_REPLAY_HEADERS,
-  REPRESENTATION_HEADERS,
-  type FlightKeySpec,
-  type HttpFlightRole,
-  type IdempotencyOptions,
-  type SharedResponse,
-} from '@flight/http-shared';
+export * from '@flight/http-shared/public';
 
 /** The options of one coalesced route (those of the Express and Koa middleware); `key` receives the Fastify request. */
 export type FastifyFlightOptions = HttpFlightOptions<FastifyRequest>;
@@ -100,7 +82,7 @@ const flightPlugin: FastifyPluginCallback<FastifyFlightPluginOptions> = (fastify
     fastify.decorate('purgeFlight', async function purgeFlight(request: FastifyRequest, flight: FastifyFlightRouteConfig = true) {
       const resolved = routeOptions(options, flight);
       if (!resolved) return false;
-      return createHttpFlightHandler(resolved).purge({ native: request, request: fastifyRequestInfo(request) });
+      return createHttpFlightHandler(resolved).purge(fastifyRequestView(request));
     });
   }
   const registration = {};

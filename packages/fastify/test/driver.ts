@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import type fastify5 from 'fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Driver, NeutralRequest, Reply } from '../../http-shared/test/suite.js';
+import type { Driver, NeutralRequest, Reply } from '@flight/http-shared/testing';
 import { fastifyFlight, type FastifyFlightOptions } from '../src/index.js';
 
 export type FastifyFactory = typeof fastify5;

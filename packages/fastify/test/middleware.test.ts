@@ -1,6 +1,6 @@
 import fastify5 from 'fastify';
 import fastify4 from 'fastify4';
-import { registerMiddlewareSuite } from '../../http-shared/test/suite.js';
+import { registerMiddlewareSuite } from '@flight/http-shared/testing';
 import { fastifyDriver, type FastifyFactory } from './driver.js';
 
 // The same suite as Express and Koa, against both majors of Fastify.

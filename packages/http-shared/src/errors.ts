@@ -112,57 +112,41 @@ export function problemBody(error: FlightHttpError): Buffer {
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
-/**
- * Internal marker thrown by the supplier when the owner's response must not be shared. It reaches the
- * callers that joined the run on the owner's node as the `cause` of their `FlightExecutionError` (typed:
- * reason and status); followers on other nodes see only the stored failure record, whose `code` spells
- * the same (`E_FLIGHT_HTTP_UNSHAREABLE_STATUS_500`, `…_PRIVATE`, `…_TOO_LARGE`) — `unshareableOf` reads
- * both. Never reaches users.
- *
- * Safe (coalesced) requests throw it as a retryable `OVERLOAD` failure: the next caller starts a fresh
- * flight instead of having it replayed for `failureTtlMs`, and the guard never retries it. Idempotent
- * requests throw it as a non-retryable `VALIDATION` failure: their handler ran, so it never runs again
- * for that key; a retry gets the recorded outcome.
- */
-export class UnshareableResponse extends Error {
-  readonly failureType: 'OVERLOAD' | 'VALIDATION';
-  readonly code: string;
-
-  constructor(
-    readonly reason: UnshareableReason,
-    readonly status: number | undefined,
-    options: { replayable?: boolean } = {},
-  ) {
-    super(`response not shared (${reason}${status === undefined ? '' : ` ${status}`})`);
-    this.name = 'UnshareableResponse';
-    this.failureType = options.replayable ? 'VALIDATION' : 'OVERLOAD';
-    this.code = `${UNSHAREABLE_PREFIX}${reason.toUpperCase().replace(/-/g, '_')}${reason === 'status' ? `_${status}` : ''}`;
-  }
-}
-
 export type UnshareableReason = 'status' | 'private' | 'vary' | 'too-large' | 'body' | 'handler-error' | 'timeout';
-
-export const UNSHAREABLE_PREFIX = 'E_FLIGHT_HTTP_UNSHAREABLE_';
 
 /** What callers learn of an unshareable outcome: the owner's status, a run past its time, or another reason. */
 export type UnshareableOutcome = { reason: 'status'; status: number } | { reason: 'timeout' } | { reason: 'other' };
 
-/** Reads back an unshareable failure code. */
-export function parseUnshareableCode(code: string): UnshareableOutcome | undefined {
-  if (!code.startsWith(UNSHAREABLE_PREFIX)) return undefined;
-  const rest = code.slice(UNSHAREABLE_PREFIX.length);
-  const match = /^STATUS_(\d{3})$/.exec(rest);
-  if (match) return { reason: 'status', status: Number(match[1]) };
-  return rest === 'TIMEOUT' ? { reason: 'timeout' } : { reason: 'other' };
+/**
+ * Internal: the owner's response must not be shared, and why. A coalesced (safe) request's supplier throws
+ * it, in a flight run with `keepFailures: false`: the callers that joined the run on this node receive it,
+ * typed, as the `cause` of their `FlightExecutionError`; the failure is recorded retryable, so followers on
+ * other nodes and later callers start a new run instead of having it replayed. (An idempotent request's
+ * supplier returns the outcome as a value instead, `UnsharedOutcome`: its handler ran, so its outcome is
+ * recorded for every later caller.) Never reaches users.
+ */
+export class UnshareableResponse extends Error {
+  readonly code = 'E_FLIGHT_HTTP_UNSHAREABLE';
+  /** What callers learn of it. */
+  readonly outcome: UnshareableOutcome;
+
+  constructor(
+    readonly reason: UnshareableReason,
+    /** The owner's status (not named `status`: it is no HTTP error of this request, nor a failure type). */
+    readonly ownerStatus: number | undefined,
+  ) {
+    super(`response not shared (${reason}${ownerStatus === undefined ? '' : ` ${ownerStatus}`})`);
+    this.name = 'UnshareableResponse';
+    this.outcome =
+      reason === 'status' && ownerStatus !== undefined
+        ? { reason: 'status', status: ownerStatus }
+        : reason === 'timeout'
+          ? { reason: 'timeout' }
+          : { reason: 'other' };
+  }
 }
 
-/**
- * Why a flight failed for unshareability, from the typed cause (callers on the owner's node) or the stored
- * failure code (followers on other nodes, replays); `undefined` for any other failure.
- */
-export function unshareableOf(error: { cause?: unknown; errorCode: string }): UnshareableOutcome | undefined {
-  const cause = error.cause;
-  if (!(cause instanceof UnshareableResponse)) return parseUnshareableCode(error.errorCode);
-  if (cause.reason === 'status' && cause.status !== undefined) return { reason: 'status', status: cause.status };
-  return cause.reason === 'timeout' ? { reason: 'timeout' } : { reason: 'other' };
+/** Why a flight failed for unshareability (the typed cause its callers on the owner's node receive), or `undefined`. */
+export function unshareableOf(error: { cause?: unknown }): UnshareableOutcome | undefined {
+  return error.cause instanceof UnshareableResponse ? error.cause.outcome : undefined;
 }

@@ -27,9 +27,10 @@ import {
   FlightSharedFailureError,
   unshareableOf,
   UnshareableResponse,
+  type UnshareableOutcome,
 } from './errors.js';
 import { resolveHttpFlightOptions, type FlightKeySpec, type HttpFlightOptions } from './options.js';
-import type { OwnerRun } from './recorder.js';
+import type { OwnerRun, RecordResult } from './recorder.js';
 import {
   canonicalQuery,
   declaredLength,
@@ -40,7 +41,16 @@ import {
   requestFingerprint,
   type HttpRequestInfo,
 } from './request.js';
-import { isSharedResponse, toShared, unshareableReason, type SharedResponse } from './response.js';
+import {
+  isSharedResponse,
+  isUnsharedOutcome,
+  toShared,
+  unsharedOutcome,
+  unshareableReason,
+  type HttpFlightValue,
+  type SharedResponse,
+  type UnsharedOutcome,
+} from './response.js';
 
 /** How the response was obtained, as told by the role header. `bypass`: not coalesced, the handler ran. */
 export type HttpFlightRole = FlightRole | 'bypass';
@@ -93,26 +103,31 @@ type Plan = { kind: 'bypass' } | { kind: 'flight'; key: string; fingerprint: str
 
 const BYPASS: Plan = { kind: 'bypass' };
 
+/** The key of a middleware without a `key` function: path and query, no identity (one object for every request). */
+const DEFAULT_SPEC: { parts?: readonly KeyPart[]; identity?: string } = Object.freeze({});
+
 /** SHA-256 of `text`, base64url, 32 characters (as `hashPart`), with the one-shot `crypto.hash` where Node has it. */
 const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string }).hash;
 function digest(text: string): string {
   return (oneShotHash ? oneShotHash('sha256', text, 'base64url') : hashPart(text)).slice(0, 32);
 }
 
-/** A stored failure that tells callers to stop waiting for this request (already answered). */
+/** The failure of a run for a request already answered: its callers stop waiting (never kept: `keepFailures: false`). */
 class DetachedRequest extends Error {
-  readonly failureType = 'OVERLOAD';
   readonly code = 'E_FLIGHT_HTTP_DETACHED';
 }
 
 /**
- * Releases an owner's recorded response, as a promise whose rejection (Koa hands the handler's own error
- * to the framework this way) is handled until the caller awaits it.
+ * Releases an owner's recorded response: `true` once handed over, or (a framework that sends it later: Koa)
+ * a promise whose rejection (Koa hands the handler's own error to the framework this way) is handled until
+ * the caller awaits it.
  */
-function releaseOwner(run: OwnerRun): Promise<void> {
+function releaseOwner(run: OwnerRun): Promise<void> | true {
   let released: Promise<void>;
   try {
-    released = Promise.resolve(run.release());
+    const pending = run.release();
+    if (pending === undefined) return true;
+    released = Promise.resolve(pending);
   } catch (error) {
     released = Promise.reject(error);
   }
@@ -120,18 +135,33 @@ function releaseOwner(run: OwnerRun): Promise<void> {
   return released;
 }
 
+/** Why a recording that did not complete cannot be shared. */
+function unrecorded(outcome: Exclude<RecordResult, { kind: 'complete' }>): UnshareableResponse {
+  if (outcome.kind === 'overflow') return new UnshareableResponse('too-large', undefined);
+  if (outcome.kind === 'unrecordable') return new UnshareableResponse('body', undefined);
+  return new UnshareableResponse('status', outcome.status);
+}
+
 /** True when the flight failed because its run or this caller's wait ran out of time. */
 function isTimeout(error: unknown): boolean {
   return error instanceof FlightWaitTimeoutError || (error instanceof FlightExecutionError && error.errorType === 'TIMEOUT');
 }
 
-function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
-  if (a.aborted) return a;
+/** A signal aborted when `a` or `b` aborts; `dispose` removes its listeners (`a` may outlive the request). */
+function anySignal(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; dispose(): void } {
+  if (a.aborted) return { signal: a, dispose() {} };
   const controller = new AbortController();
-  const forward = (source: AbortSignal) => () => controller.abort(source.reason);
-  a.addEventListener('abort', forward(a), { once: true });
-  b.addEventListener('abort', forward(b), { once: true });
-  return controller.signal;
+  const onA = () => controller.abort(a.reason);
+  const onB = () => controller.abort(b.reason);
+  a.addEventListener('abort', onA, { once: true });
+  b.addEventListener('abort', onB, { once: true });
+  return {
+    signal: controller.signal,
+    dispose() {
+      a.removeEventListener('abort', onA);
+      b.removeEventListener('abort', onB);
+    },
+  };
 }
 
 function normalizeSpec(spec: Exclude<FlightKeySpec, null | undefined>): { parts?: readonly KeyPart[]; identity?: string } {
@@ -157,7 +187,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
   };
 
   const keyOf = (exchange: HttpRequestView<Req>): { parts?: readonly KeyPart[]; identity?: string } | null => {
-    if (!options.key) return {};
+    if (!options.key) return DEFAULT_SPEC;
     const spec = options.key(exchange.native);
     return spec === null || spec === undefined ? null : normalizeSpec(spec);
   };
@@ -251,8 +281,8 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
    */
   class FlightCall implements ExecuteOptions {
     run: OwnerRun | undefined;
-    /** The owner's response handed to its client, as soon as it is known to be shareable. */
-    released: Promise<void> | undefined;
+    /** The owner's response handed to its client (`true`, or the promise of it), as soon as it is known to be shareable. */
+    released: Promise<void> | true | undefined;
     answered = false;
     conflicted = false;
     /** Only `inFlight: 'conflict'` detaches a caller itself (to answer 409 instead of following). */
@@ -262,8 +292,13 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
     readonly localFallback: boolean;
     /** An unsafe request's run is never repeated automatically: its failures are stored non-retryable. */
     readonly atMostOnce: boolean;
-    readonly supplier: (context: FlightContext) => Promise<SharedResponse>;
-    private signalOf: AbortSignal | undefined;
+    /**
+     * A safe request's failure (its response may not be shared, or it was answered already) concerns its run
+     * only: the next request starts a new run instead of having it replayed, and the guard never retries it.
+     */
+    readonly keepFailures: boolean;
+    readonly supplier: (context: FlightContext) => Promise<HttpFlightValue>;
+    private signalOf: { signal: AbortSignal; dispose(): void } | AbortSignal | undefined;
 
     constructor(
       readonly exchange: HttpExchange<Req>,
@@ -272,34 +307,59 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
       this.idempotent = flight.fingerprint !== undefined;
       this.localFallback = !this.idempotent;
       this.atMostOnce = this.idempotent;
+      this.keepFailures = this.idempotent;
       this.detach = flight.conflict ? new AbortController() : undefined;
       this.supplier = this.supply.bind(this);
     }
 
     get signal(): AbortSignal {
-      return (this.signalOf ??= this.detach ? anySignal(this.exchange.signal, this.detach.signal) : this.exchange.signal);
+      const signal = (this.signalOf ??= this.detach ? anySignal(this.exchange.signal, this.detach.signal) : this.exchange.signal);
+      return signal instanceof AbortSignal ? signal : signal.signal;
     }
 
-    async supply(context: FlightContext): Promise<SharedResponse> {
-      const { exchange, idempotent } = this;
-      const replayable = { replayable: idempotent };
+    /** Removes what this call listens to on signals that outlive it. */
+    end(): void {
+      if (this.signalOf && !(this.signalOf instanceof AbortSignal)) this.signalOf.dispose();
+    }
+
+    async supply(context: FlightContext): Promise<HttpFlightValue> {
+      const { exchange } = this;
       // Never run the handler twice for one request, nor for a request already answered.
-      if (this.run) throw new UnshareableResponse('timeout', undefined, replayable);
+      if (this.run) throw new UnshareableResponse('timeout', undefined);
       if (this.answered || this.conflicted) throw new DetachedRequest('the request was already answered');
       setRole(exchange, context.role);
       const run = (this.run = exchange.record(options.maxBodyBytes));
-      const outcome = await untilAborted(run.result, context.signal);
-      if (outcome.kind === 'overflow') throw new UnshareableResponse('too-large', undefined, replayable);
-      if (outcome.kind === 'unrecordable') throw new UnshareableResponse('body', undefined, replayable);
-      if (outcome.kind === 'error') throw new UnshareableResponse('status', outcome.status, replayable);
-      const refused = unshareableReason(outcome.response, options, idempotent);
-      if (refused) throw refused;
+      // A handler that answered synchronously (`res.json`) needs no race with the run's signal.
+      const outcome = run.outcome ?? (await untilAborted(run.result, context.signal));
+      if (outcome.kind !== 'complete') return this.unshared(unrecorded(outcome));
+      const refused = unshareableReason(outcome.response, options);
+      if (refused) return this.unshared(refused);
       const shared = toShared(outcome.response, options, exchange.request.method, this.flight.fingerprint);
       // The owner's client gets its response now, not after the flight's bookkeeping (storing the result,
       // waking followers) settles: that changes nothing it receives, only when.
-      this.released = releaseOwner(run);
-      if (exchange.ownerReleased) this.released.then(() => exchange.ownerReleased!(), () => {});
+      const released = (this.released = releaseOwner(run));
+      if (exchange.ownerReleased) {
+        if (released === true) exchange.ownerReleased();
+        else released.then(() => exchange.ownerReleased!(), () => {});
+      }
       return shared;
+    }
+
+    /**
+     * The owner's response may not be shared. A safe request's run fails with the typed reason (its callers
+     * on this node get it; nobody later does); an idempotent request's handler ran, so its outcome is the
+     * flight's value, recorded for every later caller with the key.
+     */
+    private unshared(refused: UnshareableResponse): UnsharedOutcome {
+      if (!this.idempotent) throw refused;
+      return unsharedOutcome(refused, this.flight.fingerprint);
+    }
+
+    /** An owner answers its client: the response released already, or its own as the handler gives it. */
+    async answerOwner(run: OwnerRun): Promise<void> {
+      const { released } = this;
+      if (released === undefined) return run.release();
+      if (released !== true) return released;
     }
 
     reject(error: FlightHttpError, role?: HttpFlightRole): void {
@@ -330,16 +390,18 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
 
     try {
       const result = await singleFlight.execute(stage, flight.key, call.supplier, call);
-      if (call.run) return await (call.released ?? call.run.release());
-      const shared = result.value;
-      if (!isSharedResponse(shared)) throw new TypeError('the shared value is not an HTTP response');
+      if (call.run) return await call.answerOwner(call.run);
+      const value = result.value;
+      const unshared = isUnsharedOutcome(value);
+      if (!unshared && !isSharedResponse(value)) throw new TypeError('the shared value is not an HTTP response');
       const role: HttpFlightRole = result.role === 'owner' || result.role === 'local' ? 'follower' : result.role;
-      if (idempotent && shared.fp !== flight.fingerprint) {
+      if (idempotent && value.fp !== flight.fingerprint) {
         return call.reject(new FlightIdempotencyKeyReusedError('this Idempotency-Key was used with a different request'), role);
       }
+      if (unshared) return answerUnshared(call, value.unshared);
       call.answered = true;
       setRole(exchange, role);
-      return exchange.replay(shared);
+      return exchange.replay(value);
     } catch (error) {
       if (call.run) {
         // An owner whose client went away still finishes, so the others get the response.
@@ -348,7 +410,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
           return;
         }
         // The owner answers with its own response (when the handler gives it), whatever happened to sharing it.
-        return await (call.released ?? call.run.release());
+        return await call.answerOwner(call.run);
       }
       if (call.conflicted) {
         return call.reject(new FlightIdempotencyConflictError('a request with this Idempotency-Key is still being processed'));
@@ -358,47 +420,75 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
         return; // the client went away: nobody to answer
       }
       const unshareable = error instanceof FlightExecutionError ? unshareableOf(error) : undefined;
-      if (unshareable?.reason === 'status' && (idempotent || options.onUnshareable === 'fail')) {
-        return call.reject(
-          new FlightSharedFailureError(`the shared request failed with status ${unshareable.status}`, { status: unshareable.status }),
-          'follower',
-        );
-      }
-      if (unshareable?.reason === 'timeout' || (!unshareable && isTimeout(error))) {
+      if (unshareable) return answerUnshared(call, unshareable, error);
+      if (isTimeout(error)) {
         // The run it joined is too slow: running the same slow handler again for each caller would only add load.
         return call.reject(new FlightHttpTimeoutError('the shared request did not finish in time', { cause: error }), 'follower');
       }
       if (idempotent) {
-        if (unshareable) {
+        if (error instanceof FlightExecutionError && error.replayed) {
+          // A recorded failure of a run that did take place: it is not run again.
           return call.reject(new FlightIdempotencyConflictError('the response to this Idempotency-Key cannot be replayed'), 'follower');
         }
         return call.reject(new FlightHttpUnavailableError('the idempotent request could not be coordinated; it was not run', { cause: error }));
       }
-      // A safe request: when it cannot be shared (or coordination failed), run it here.
-      call.answered = true;
-      setRole(exchange, 'bypass');
-      return exchange.passthrough();
+      // A safe request whose flight could not be coordinated: run it here.
+      return runHere(call);
     } finally {
+      call.end();
       unsubscribe?.();
       if (flight.conflict) inFlightHere.delete(flight.key);
     }
   }
 
+  /** Answers a caller of a run whose response was not shared: with the owner's failure, or by running the handler itself. */
+  function answerUnshared(call: FlightCall, outcome: UnshareableOutcome, cause?: unknown): void | Promise<void> {
+    if (outcome.reason === 'status' && (call.idempotent || options.onUnshareable === 'fail')) {
+      return call.reject(new FlightSharedFailureError(`the shared request failed with status ${outcome.status}`, { status: outcome.status }), 'follower');
+    }
+    if (outcome.reason === 'timeout') {
+      // The run it joined is too slow: running the same slow handler again for each caller would only add load.
+      return call.reject(new FlightHttpTimeoutError('the shared request did not finish in time', { cause }), 'follower');
+    }
+    if (call.idempotent) {
+      return call.reject(new FlightIdempotencyConflictError('the response to this Idempotency-Key cannot be replayed'), 'follower');
+    }
+    return runHere(call);
+  }
+
+  /** A safe request that cannot get a shared response runs the handler itself. */
+  function runHere(call: FlightCall): Promise<void> | void {
+    call.answered = true;
+    setRole(call.exchange, 'bypass');
+    return call.exchange.passthrough();
+  }
+
   return Object.assign(handle, { purge });
 
-  async function handle(exchange: HttpExchange<Req>): Promise<void> {
-    let decided: Plan;
+  /** Plans the request, then runs it: no extra promise when the plan is synchronous (the common case). */
+  function handle(exchange: HttpExchange<Req>): Promise<void> {
     try {
       const planned = plan(exchange);
-      decided = planned instanceof Promise ? await planned : planned;
+      if (planned instanceof Promise) return planned.then((decided) => dispatch(exchange, decided), (error: unknown) => refuse(exchange, error));
+      return dispatch(exchange, planned);
     } catch (error) {
-      if (error instanceof FlightHttpError) return exchange.reject(error);
-      throw error;
+      return refuse(exchange, error);
     }
-    if (decided.kind === 'bypass') {
-      setRole(exchange, 'bypass');
-      return exchange.passthrough();
-    }
-    return runFlight(exchange, decided);
+  }
+
+  /** Answers a request the plan refused (a `FlightHttpError`); anything else is the framework's to answer. */
+  async function refuse(exchange: HttpExchange<Req>, error: unknown): Promise<void> {
+    if (error instanceof FlightHttpError) return exchange.reject(error);
+    throw error;
+  }
+
+  function dispatch(exchange: HttpExchange<Req>, decided: Plan): Promise<void> {
+    return decided.kind === 'bypass' ? bypass(exchange) : runFlight(exchange, decided);
+  }
+
+  /** A request that is not coalesced: the handler runs as if the middleware were not there. */
+  async function bypass(exchange: HttpExchange<Req>): Promise<void> {
+    setRole(exchange, 'bypass');
+    return exchange.passthrough();
   }
 }

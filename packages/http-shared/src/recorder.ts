@@ -18,6 +18,8 @@ export type RecordResult =
 /** A handler run whose response is being recorded. */
 export interface OwnerRun {
   readonly result: Promise<RecordResult>;
+  /** The result, once known; set synchronously when the handler answered before `record` returned (`res.json`). */
+  readonly outcome?: RecordResult | undefined;
   /**
    * Hands the response to the client: the recorded response when complete, otherwise what was
    * recorded so far followed by the rest as the handler writes it. Call it once the flight is settled,
@@ -107,8 +109,10 @@ function onFinish(this: ServerResponse): void {
 }
 
 class ResponseRecorder implements OwnerRun {
-  readonly result: Promise<RecordResult>;
-  private settle!: (result: RecordResult) => void;
+  outcome: RecordResult | undefined;
+  /** Made when first asked for (a handler that answers synchronously never needs it). */
+  private promise: Promise<RecordResult> | undefined;
+  private resolve: ((result: RecordResult) => void) | undefined;
   private readonly chunks: Piece[] = [];
   private size = 0;
   private headWritten = false;
@@ -123,17 +127,29 @@ class ResponseRecorder implements OwnerRun {
     private readonly maxBodyBytes: number,
     private readonly head: boolean,
   ) {
-    this.result = new Promise<RecordResult>((resolve) => (this.settle = resolve));
     RECORDERS.set(res, this);
     const target = res as unknown as Patchable;
-    if (PATCHED.some((name) => Object.hasOwn(res, name))) {
+    if (Object.hasOwn(res, 'end') || Object.hasOwn(res, 'write') || Object.hasOwn(res, 'writeHead') || Object.hasOwn(res, 'flushHeaders')) {
       this.saved = { writeHead: target.writeHead, write: target.write, end: target.end, flushHeaders: target.flushHeaders };
       for (const name of PATCHED) target[name] = recordingMethods[name];
     } else {
       this.proto = Object.getPrototypeOf(res) as object;
       Object.setPrototypeOf(res, recordingPrototype(this.proto));
     }
-    res.once('finish', onFinish);
+    res.on('finish', onFinish);
+  }
+
+  get result(): Promise<RecordResult> {
+    return (this.promise ??= this.outcome
+      ? Promise.resolve(this.outcome)
+      : new Promise<RecordResult>((resolve) => (this.resolve = resolve)));
+  }
+
+  /** Settles the recording once (later outcomes are ignored, as a promise ignores a second resolve). */
+  private settle(result: RecordResult): void {
+    if (this.outcome) return;
+    this.outcome = result;
+    this.resolve?.(result);
   }
 
   /** Puts the response's methods back (its prototype, or its own methods by assignment: `delete` would make it slow). */

@@ -3,7 +3,9 @@
  * the `Idempotency-Key` parser and the client-disconnect signal.
  */
 import { createHash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { parseItem } from 'structured-headers';
 import { FlightBodyTooLargeError, FlightIdempotencyKeyInvalidError } from './errors.js';
 
@@ -187,16 +189,40 @@ export function parseIdempotencyKey(lines: string | readonly string[], maxLength
   return item;
 }
 
+/** One disconnect signal per HTTP/1 connection (see `disconnectSignal`). */
+const connectionSignals = new WeakMap<Socket, AbortSignal>();
+
 /**
- * An AbortSignal that fires when the client goes away before its response was sent (the socket
+ * An AbortSignal that fires when the client goes away before its response was sent (the connection
  * closed first). Used to detach a waiting follower; it never stops an owner's handler.
+ *
+ * On HTTP/1 the signal belongs to the connection and is made once for all the requests it carries (a
+ * keep-alive connection carries thousands): a closed connection leaves no request on it to answer, and a
+ * request whose response went out no longer listens. Listeners must be removed when their wait ends
+ * (`untilAborted` does). Other transports get a signal per response.
  */
 export function disconnectSignal(res: ServerResponse): AbortSignal {
+  const { socket } = res;
   // Made late (adapters make it on first use): the client may be gone already.
-  if (!res.writableFinished && (res.destroyed || res.socket?.destroyed === true)) return AbortSignal.abort(new Error('client disconnected'));
+  if (!res.writableFinished && (res.destroyed || socket?.destroyed === true)) return AbortSignal.abort(new Error('client disconnected'));
+  if (socket && res.req?.httpVersionMajor === 1) {
+    let signal = connectionSignals.get(socket);
+    if (!signal) {
+      signal = closeSignal(socket, () => true);
+      connectionSignals.set(socket, signal);
+    }
+    return signal;
+  }
+  return closeSignal(res, () => !res.writableFinished);
+}
+
+/** A signal aborted when `emitter` emits `close` and `gone()` says the client went away. */
+function closeSignal(emitter: Socket | ServerResponse, gone: () => boolean): AbortSignal {
   const controller = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) controller.abort(new Error('client disconnected'));
+  // Concurrent requests of one connection (pipelining) may each listen.
+  setMaxListeners(0, controller.signal);
+  emitter.once('close', () => {
+    if (gone()) controller.abort(new Error('client disconnected'));
   });
   return controller.signal;
 }

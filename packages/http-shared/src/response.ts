@@ -5,7 +5,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { OutgoingHttpHeaders } from 'node:http';
-import { UnshareableResponse, type UnshareableReason } from './errors.js';
+import { UnshareableResponse, type UnshareableOutcome, type UnshareableReason } from './errors.js';
 import type { ResolvedHttpFlightOptions } from './options.js';
 
 type SharingOptionKeys = 'shareStatus' | 'vary' | 'maxBodyBytes' | 'replayHeaders';
@@ -57,16 +57,12 @@ function tokens(value: string): string[] {
     .filter(Boolean);
 }
 
-/**
- * Why `response` must not be shared, or `undefined` when it may be. `replayable`: the refusal is recorded
- * for later callers of the key (idempotency mode), see `UnshareableResponse`.
- */
+/** Why `response` must not be shared, or `undefined` when it may be. */
 export function unshareableReason(
   response: CapturedResponse,
   options: Pick<ResolvedHttpFlightOptions<unknown>, SharingOptionKeys>,
-  replayable = false,
 ): UnshareableResponse | undefined {
-  const refuse = (reason: UnshareableReason) => new UnshareableResponse(reason, response.status, { replayable });
+  const refuse = (reason: UnshareableReason) => new UnshareableResponse(reason, response.status);
   if (!options.shareStatus(response.status)) return refuse('status');
   const cacheControl = response.headers['cache-control'];
   if (cacheControl !== undefined) {
@@ -89,10 +85,13 @@ export function toShared(
   fingerprint?: string,
 ): SharedResponse {
   const headers: [string, string][] = [];
-  for (const [rawName, value] of Object.entries(response.headers)) {
+  const captured = response.headers;
+  for (const rawName in captured) {
     const name = rawName.toLowerCase();
     if (!options.replayHeaders.has(name)) continue;
-    for (const item of headerValues(value)) headers.push([name, item]);
+    const value = captured[rawName];
+    if (typeof value === 'string') headers.push([name, value]);
+    else for (const item of headerValues(value)) headers.push([name, item]);
   }
   const shared: SharedResponse = { v: 2, status: response.status, headers, body: '' };
   if (method === 'HEAD') {
@@ -110,6 +109,28 @@ export function toShared(
   return shared;
 }
 
+/**
+ * An idempotent request's outcome that is not a response to replay (its response could not be shared):
+ * the value its flight records, so that every later caller with the key learns it, typed, instead of
+ * running the handler a second time.
+ */
+export interface UnsharedOutcome {
+  v: 2;
+  unshared: UnshareableOutcome;
+  /** The fingerprint of the request that produced it. */
+  fp?: string;
+}
+
+/** What an HTTP flight's value is: a response to replay, or (idempotency mode) an outcome that is not one. */
+export type HttpFlightValue = SharedResponse | UnsharedOutcome;
+
+/** The value an idempotent request records when its response cannot be shared. */
+export function unsharedOutcome(refused: UnshareableResponse, fingerprint: string | undefined): UnsharedOutcome {
+  const outcome: UnsharedOutcome = { v: 2, unshared: refused.outcome };
+  if (fingerprint !== undefined) outcome.fp = fingerprint;
+  return outcome;
+}
+
 /** Checks that a value read back from the coordinator is a shared response. */
 export function isSharedResponse(value: unknown): value is SharedResponse {
   const v = value as SharedResponse | null;
@@ -122,6 +143,15 @@ export function isSharedResponse(value: unknown): value is SharedResponse {
     v.headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string') &&
     typeof v.body === 'string'
   );
+}
+
+/** Checks that a value read back from the coordinator is an unshared outcome. */
+export function isUnsharedOutcome(value: unknown): value is UnsharedOutcome {
+  const v = value as UnsharedOutcome | null;
+  if (typeof v !== 'object' || v === null || v.v !== 2 || typeof v.unshared !== 'object' || v.unshared === null) return false;
+  const { reason } = v.unshared as { reason?: unknown; status?: unknown };
+  if (reason === 'status') return Number.isInteger((v.unshared as { status?: unknown }).status);
+  return reason === 'timeout' || reason === 'other';
 }
 
 /** The body of a shared response to send: its text as is (no copy) unless it travels as base64. */

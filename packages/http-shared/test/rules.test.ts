@@ -7,13 +7,14 @@ import {
   eachSharedHeader,
   FlightIdempotencyKeyInvalidError,
   isSharedResponse,
+  isUnsharedOutcome,
   parseIdempotencyKey,
-  parseUnshareableCode,
   resolveHttpFlightOptions,
   sharedBody,
   stableStringify,
   toShared,
   unshareableReason,
+  unsharedOutcome,
   UnshareableResponse,
 } from '../src/index.js';
 
@@ -112,7 +113,7 @@ describe('sharing rules', () => {
   });
 
   it('refuses statuses outside shareStatuses, private/no-store, unknown Vary and oversize bodies', () => {
-    expect(unshareableReason(response(500, {}), options)?.code).toBe('E_FLIGHT_HTTP_UNSHAREABLE_STATUS_500');
+    expect(unshareableReason(response(500, {}), options)?.outcome).toEqual({ reason: 'status', status: 500 });
     expect(unshareableReason(response(200, { 'cache-control': 'max-age=0, private' }), options)?.reason).toBe('private');
     expect(unshareableReason(response(200, { 'cache-control': 'no-store' }), options)?.reason).toBe('private');
     expect(unshareableReason(response(200, { vary: 'Origin' }), options)?.reason).toBe('vary');
@@ -165,9 +166,21 @@ describe('sharing rules', () => {
     ]);
   });
 
-  it('reads back unshareable codes', () => {
-    expect(parseUnshareableCode(new UnshareableResponse('status', 404).code)).toEqual({ reason: 'status', status: 404 });
-    expect(parseUnshareableCode(new UnshareableResponse('too-large', undefined).code)).toEqual({ reason: 'other' });
-    expect(parseUnshareableCode('E_OTHER')).toBeUndefined();
+  it('carries an unshareable outcome as a typed value (idempotency mode), through JSON', () => {
+    expect(new UnshareableResponse('status', 404).outcome).toEqual({ reason: 'status', status: 404 });
+    expect(new UnshareableResponse('timeout', undefined).outcome).toEqual({ reason: 'timeout' });
+    expect(new UnshareableResponse('too-large', undefined).outcome).toEqual({ reason: 'other' });
+    const stored = JSON.parse(JSON.stringify(unsharedOutcome(new UnshareableResponse('status', 500), 'fp1')));
+    expect(isUnsharedOutcome(stored)).toBe(true);
+    expect(stored).toEqual({ v: 2, unshared: { reason: 'status', status: 500 }, fp: 'fp1' });
+    expect(isSharedResponse(stored)).toBe(false);
+    expect(isUnsharedOutcome({ v: 2, unshared: { reason: 'status' } })).toBe(false);
+    expect(isUnsharedOutcome({ v: 2, status: 200, headers: [], body: '' })).toBe(false);
+  });
+
+  it('an unshareable response is no HTTP error and no failure type of its own for the core classifier', () => {
+    const refused = new UnshareableResponse('status', 504);
+    expect(refused).not.toHaveProperty('status');
+    expect(refused).not.toHaveProperty('failureType');
   });
 });

@@ -6,41 +6,23 @@ import { Readable } from 'node:stream';
 import type { Context, Middleware, Next } from 'koa';
 import {
   createHttpFlightHandler,
-  disconnectSignal,
   errorHeaders,
-  nodeRequestInfo,
   errorStatus,
   groupedHeaders,
+  NodeExchange,
+  nodeRequestView,
   problemBody,
   PROBLEM_CONTENT_TYPE,
-  readBody,
   sharedBody,
-  type HttpExchange,
-  type HttpRequestInfo,
+  type FlightHttpError,
   type HttpFlightOptions,
+  type NodeRequest,
   type OwnerRun,
   type RecordResult,
-} from '@flight/http-shared';
-
-export {
-  FlightBodyTooLargeError,
-  FlightHttpError,
-  FlightHttpErrorCodes,
-  FlightHttpTimeoutError,
-  FlightHttpUnavailableError,
-  FlightIdempotencyConflictError,
-  FlightIdempotencyKeyInvalidError,
-  FlightIdempotencyKeyMissingError,
-  FlightIdempotencyKeyReusedError,
-  FlightSharedFailureError,
-  DEFAULT_CREDENTIAL_HEADERS,
-  DEFAULT_REPLAY_HEADERS,
-  REPRESENTATION_HEADERS,
-  type FlightKeySpec,
-  type HttpFlightRole,
-  type IdempotencyOptions,
   type SharedResponse,
 } from '@flight/http-shared';
+
+export * from '@flight/http-shared/public';
 
 /** Options of the Koa middleware; `key` receives the Koa context. */
 export type KoaFlightOptions = HttpFlightOptions<Context>;
@@ -140,55 +122,71 @@ function recordKoa(ctx: Context, next: Next, maxBodyBytes: number): OwnerRun {
   };
 }
 
-/** The request as the shared handler sees it (what `purge` reads). */
-function requestInfoOf(ctx: Context): HttpRequestInfo {
-  return nodeRequestInfo(ctx.req, ctx.method, ctx.originalUrl ?? ctx.url, ctx.req.headers);
+/** A Koa request on `node:http` (`originalUrl`: the URL before a router stripped its prefix). */
+function sourceOf(ctx: Context): NodeRequest {
+  return { req: ctx.req, method: ctx.method, url: ctx.originalUrl ?? ctx.url, headers: ctx.req.headers };
 }
 
-function exchangeOf(ctx: Context, next: Next, ownerReleased: () => void): HttpExchange<Context> {
-  const info = requestInfoOf(ctx);
-  const { method } = info;
-  const request = ctx.request as typeof ctx.request & { body?: unknown; rawBody?: unknown };
-  let signal: AbortSignal | undefined;
-  return {
-    native: ctx,
-    request: info,
-    // Made on first use only (the flight reads it on an L1 miss).
-    get signal() {
-      return (signal ??= disconnectSignal(ctx.res));
-    },
-    parsedBody: () => request.body,
-    async readBody(limit) {
-      const body = await readBody(ctx.req, limit);
-      request.body = body;
-      request.rawBody = body;
-      return body;
-    },
-    setHeader: (name, value) => ctx.set(name, value),
-    record: (maxBodyBytes) => recordKoa(ctx, next, maxBodyBytes),
-    passthrough: () => next(),
-    ownerReleased,
-    replay(shared) {
-      ctx.status = shared.status;
-      for (const [name, value] of groupedHeaders(shared)) ctx.set(name, value);
-      if (method === 'HEAD') {
-        ctx.body = Buffer.alloc(0);
-        if (shared.length !== undefined) ctx.length = shared.length;
-        else ctx.remove('Content-Length');
-      } else {
-        ctx.body = sharedBody(shared);
-      }
-      // Koa adds a Content-Type to bodies without one; replay exactly the shared headers.
-      if (!shared.headers.some(([name]) => name === 'content-type')) ctx.remove('Content-Type');
-    },
-    reject(error) {
-      ctx.status = error.status;
-      for (const [name, value] of errorHeaders(error)) ctx.set(name, value);
-      ctx.body = problemBody(error);
-      ctx.type = PROBLEM_CONTENT_TYPE;
-      if (error.status === 413) ctx.set('connection', 'close');
-    },
-  };
+/**
+ * One Koa request: the Node exchange, except that Koa sends the response it finds on the context when the
+ * middleware returns — so the response is recorded, replayed and answered on the context, and the
+ * middleware returns as soon as an owner's response is set (`ownerReleased`).
+ */
+class KoaExchange extends NodeExchange<Context> {
+  constructor(
+    ctx: Context,
+    private readonly next: Next,
+    readonly ownerReleased: () => void,
+  ) {
+    super(ctx, sourceOf(ctx), ctx.res);
+  }
+
+  /** Body parsers leave the body on `ctx.request`. */
+  protected override get bodyHolder(): { body?: unknown; rawBody?: unknown } {
+    return this.native.request as { body?: unknown; rawBody?: unknown };
+  }
+
+  override async readBody(limit: number): Promise<Buffer> {
+    const body = await super.readBody(limit);
+    (this.bodyHolder as { rawBody?: unknown }).rawBody = body;
+    return body;
+  }
+
+  override setHeader(name: string, value: string): void {
+    this.native.set(name, value);
+  }
+
+  protected runHandler(): Promise<void> {
+    return this.next();
+  }
+
+  override record(maxBodyBytes: number): OwnerRun {
+    return recordKoa(this.native, this.next, maxBodyBytes);
+  }
+
+  override replay(shared: SharedResponse): void {
+    const ctx = this.native;
+    ctx.status = shared.status;
+    for (const [name, value] of groupedHeaders(shared)) ctx.set(name, value);
+    if (this.request.method === 'HEAD') {
+      ctx.body = Buffer.alloc(0);
+      if (shared.length !== undefined) ctx.length = shared.length;
+      else ctx.remove('Content-Length');
+    } else {
+      ctx.body = sharedBody(shared);
+    }
+    // Koa adds a Content-Type to bodies without one; replay exactly the shared headers.
+    if (!shared.headers.some(([name]) => name === 'content-type')) ctx.remove('Content-Type');
+  }
+
+  override reject(error: FlightHttpError): void {
+    const ctx = this.native;
+    ctx.status = error.status;
+    for (const [name, value] of errorHeaders(error)) ctx.set(name, value);
+    ctx.body = problemBody(error);
+    ctx.type = PROBLEM_CONTENT_TYPE;
+    if (error.status === 413) ctx.set('connection', 'close');
+  }
 }
 
 /**
@@ -206,10 +204,10 @@ export function createFlightMiddleware(options: KoaFlightOptions): KoaFlightMidd
   const flightMiddleware = function flightMiddleware(ctx: Context, next: Next): Promise<void> {
     // Returns as soon as an owner's response is set (Koa sends it then), or when the request is handled.
     return new Promise<void>((resolve, reject) => {
-      handle(exchangeOf(ctx, next, resolve)).then(resolve, reject);
+      handle(new KoaExchange(ctx, next, resolve)).then(resolve, reject);
     });
   };
-  return Object.assign(flightMiddleware, { purge: (ctx: Context) => handle.purge({ native: ctx, request: requestInfoOf(ctx) }) });
+  return Object.assign(flightMiddleware, { purge: (ctx: Context) => handle.purge(nodeRequestView(ctx, sourceOf(ctx))) });
 }
 
 /** The Koa middleware, with the purge of its flights. */

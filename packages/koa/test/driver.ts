@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import type Koa3 from 'koa';
 import type { Context } from 'koa';
-import type { Driver, NeutralRequest, Reply } from '../../http-shared/test/suite.js';
+import type { Driver, NeutralRequest, Reply } from '@flight/http-shared/testing';
 import { createFlightMiddleware } from '../src/index.js';
 
 type KoaClass = typeof Koa3;

@@ -1,6 +1,6 @@
 import Koa3 from 'koa';
 import Koa2 from 'koa2';
-import { registerMiddlewareSuite } from '../../http-shared/test/suite.js';
+import { registerMiddlewareSuite } from '@flight/http-shared/testing';
 import { koaDriver } from './driver.js';
 
 // The same suite against both majors of Koa.

@@ -493,9 +493,12 @@ export function createNotifications(
       if (closed) return noop;
       let active = true;
       const listener: Listener = (notice) => onNotice(notice);
-      listener.recheck = () => active && onCovered();
+      const recheck = () => {
+        if (active) onCovered();
+      };
+      listener.recheck = recheck;
       const channel = watch(name, listener);
-      void channel.confirmed.then(() => listener.recheck?.());
+      void channel.confirmed.then(recheck);
       return () => {
         active = false;
         unwatch(channel, listener);

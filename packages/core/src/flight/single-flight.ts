@@ -69,12 +69,19 @@ function failureOf(meta: FlightMeta): FailureRecord {
   };
 }
 
-/** The failure record of a run; never retryable when the caller asked for at most one run. */
+/**
+ * The failure record of a run: never retryable when the caller asked for at most one run, always when it
+ * asked for its failures not to be kept (`keepFailures: false`).
+ */
 function failureRecord(error: unknown, policy: StagePolicy, options: ExecuteOptions): FailureRecord {
   const failure = toFailureRecord(error, policy);
   if (options.atMostOnce === true) failure.retryable = false;
+  else if (options.keepFailures === false) failure.retryable = true;
   return failure;
 }
+
+/** Whether the stage's guard may retry this call's supplier. */
+const guardMayRetry = (options: ExecuteOptions) => options.atMostOnce !== true && options.keepFailures !== false;
 
 export class SingleFlight {
   readonly nodeId: string;
@@ -363,7 +370,7 @@ export class SingleFlight {
         (signal) =>
           supplier(new SupplierContext(run, signal, ref.stage, ref.key, context.role, context.epoch, context.attempt, context.progress, context.fence)),
         run,
-        options.atMostOnce !== true,
+        guardMayRetry(options),
       );
     };
     return run.race(this.withSessionLock(policy, options.sessionId, run, work));

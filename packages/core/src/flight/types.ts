@@ -49,6 +49,16 @@ export interface ExecuteOptions {
    * @default false
    */
   atMostOnce?: boolean;
+  /**
+   * `false`: a failure of this call's run concerns that run only — for a supplier whose failure says
+   * nothing about the next run, such as an HTTP response that may not be shared. When this call owns the
+   * run, the stage's guard does not retry the supplier and the failure is recorded retryable whatever its
+   * type, so the next caller of the key starts a new run instead of getting it replayed for
+   * `failureTtlMs`. Callers that joined the run get the failure either way. `atMostOnce` wins when both
+   * are set.
+   * @default true
+   */
+  keepFailures?: boolean;
 }
 
 /** What a caller gets. */

@@ -1,17 +1,18 @@
 /**
- * The middleware behaviour suite, run unchanged against every framework binding (Express 4/5,
- * Koa 2/3). A driver starts a real server on loopback whose route is guarded by the middleware and
- * answered by a framework-neutral handler description; the tests talk to it with real HTTP (fetch).
+ * The middleware behaviour suite (`registerMiddlewareSuite`, exported as `@flight/http-shared/testing`), run
+ * unchanged against every framework binding (Express 4/5, Koa 2/3, Fastify 4/5). A driver starts a real server
+ * on loopback whose route is guarded by the middleware and answered by a framework-neutral handler
+ * description; the tests talk to it with real HTTP (fetch).
  */
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createSingleFlight, FlightValidationError, type FlightCoordinator, type SingleFlight, type SingleFlightOptions } from '@flight/core';
+import { createMemoryCoordinator, createSingleFlight, FlightValidationError, type FlightCoordinator, type SingleFlight, type SingleFlightOptions } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FlightKeySpec, HttpFlightOptions } from '../src/index.js';
+import type { FlightKeySpec, HttpFlightOptions } from '../index.js';
 
 export interface NeutralRequest {
   method: string;
@@ -398,6 +399,22 @@ export function registerMiddlewareSuite(driver: Driver): void {
         expect(new Set(second.map((a) => a.body.toString())).size).toBe(1);
       });
     }
+
+    it('an error response is never replayed, whatever the stage counts as retryable (no failure type steers it)', async () => {
+      let runs = 0;
+      const { url, calls } = await serve(
+        () => (++runs === 1 ? { kind: 'text', status: 500, body: 'broken' } : { kind: 'text', body: `ok ${runs}` }),
+        {},
+        5,
+        { mode: 'distributed', coordinator: createMemoryCoordinator(), defaults: { retryableFailures: [], failureTtlMs: 60_000 } },
+      );
+      const first = await many(5, `${url}/r/never-kept`);
+      expect(first.filter((a) => a.role === 'owner').map((a) => a.status)).toEqual([500]);
+      const before = calls();
+      const second = await many(5, `${url}/r/never-kept`);
+      expect(calls() - before).toBe(1);
+      expect(second.every((a) => a.status === 200)).toBe(true);
+    });
 
     it('never shares between different Hosts by default (shareAcrossHosts opts in)', async () => {
       const { url, calls } = await serve((req) => ({ kind: 'text', body: `host ${req.headers.host}` }), {}, 4);

@@ -1,0 +1,7 @@
+/**
+ * `@flight/http-shared/testing`: the behaviour suites every framework binding runs unchanged. A binding's
+ * tests provide a `Driver` (how to serve a framework-neutral route behind its middleware) and call
+ * `registerMiddlewareSuite(driver)`; its cluster test calls `describeClusterBurst` with a server fixture.
+ */
+export * from './middleware-suite.js';
+export * from './cluster-harness.js';
