@@ -61,8 +61,7 @@ export async function startWorkers(n: number): Promise<Worker[]> {
   const workers = Array.from({ length: n }, () => {
     const child = fork(join(here, 'worker.ts'), [], {
       cwd: benchDir,
-      execArgv: ['--expose-gc', '--import', 'tsx'],
-      env: { ...process.env, TSX_TSCONFIG_PATH: join(benchDir, 'tsconfig.json') },
+      execArgv: ['--expose-gc', '--conditions=@flight/source', '--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     return new Worker(child);

@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
 /** Latency statistics (milliseconds). */
 export interface Summary {
   count: number;
@@ -37,7 +39,7 @@ export const nowNs = (): bigint => process.hrtime.bigint();
 /** Monotonic milliseconds (float), comparable across processes on one machine. */
 export const nowMs = (): number => Number(process.hrtime.bigint()) / 1e6;
 
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+export { sleep };
 
 /** Waits until the shared monotonic clock reaches `atMs` (sleeps, then spins the last 2 ms). */
 export async function waitUntil(atMs: number): Promise<void> {

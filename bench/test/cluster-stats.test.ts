@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisCluster, type RedisCluster } from '@flight/redis-scripts/testing';
@@ -32,7 +33,7 @@ describe('cluster stats: where a notice went', () => {
 
       const before = await Promise.all(masters.nodes.map((n) => masterStats(n.client)));
       expect(await owner.client.call('SPUBLISH', channel, 'x')).toBe(1);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sleep(200);
       const afterShard = await Promise.all(masters.nodes.map((n) => masterStats(n.client)));
       const delta = (i: number, from: typeof before) => ({
         published: afterShard[i]!.published - from[i]!.published,
@@ -42,7 +43,7 @@ describe('cluster stats: where a notice went', () => {
       for (const n of others) expect(delta(masters.nodes.indexOf(n), before)).toEqual({ published: 0, busReceived: 0 });
 
       await owner.client.publish('plain-notice', 'x');
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sleep(200);
       const afterPlain = await Promise.all(masters.nodes.map((n) => masterStats(n.client)));
       for (const n of others) {
         const i = masters.nodes.indexOf(n);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
@@ -9,7 +10,7 @@ const channel = `fbtest:${randomBytes(4).toString('hex')}`;
 
 async function until(check: () => boolean, timeoutMs = 2000): Promise<void> {
   const end = Date.now() + timeoutMs;
-  while (!check() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 5));
+  while (!check() && Date.now() < end) await sleep(5);
 }
 
 describe('counting proxy: subscriber traffic (the fan-out scenario reads it)', () => {

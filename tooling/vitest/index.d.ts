@@ -1,3 +1,3 @@
 import type { UserConfig } from 'vitest/config';
-export function sourceAliases(): { find: RegExp; replacement: string }[];
+export const SOURCE_CONDITION: string;
 export function flightProject(name: string, overrides?: Record<string, unknown>): UserConfig;

@@ -1,41 +1,26 @@
-// Shared vitest config: every @flight/* import resolves to the package's TypeScript
-// source, so tests never need a build. Each package's vitest.config.ts is one call.
-import { readdirSync, readFileSync, existsSync } from 'node:fs';
+// Shared vitest config: every @flight/* import resolves to the package's TypeScript source
+// through the `@flight/source` export condition, so tests never need a build. Each package's
+// vitest.config.ts is one call.
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** Maps each workspace package's exports (".", "./testing", ...) to its src entry files. */
-export function sourceAliases() {
-  const aliases = [];
-  for (const group of ['packages', 'apps']) {
-    const dir = join(root, group);
-    if (!existsSync(dir)) continue;
-    for (const name of readdirSync(dir)) {
-      const pkgFile = join(dir, name, 'package.json');
-      if (!existsSync(pkgFile)) continue;
-      const pkg = JSON.parse(readFileSync(pkgFile, 'utf8'));
-      const entries = pkg.flightSource ?? {};
-      for (const [sub, file] of Object.entries(entries)) {
-        const find = sub === '.' ? pkg.name : `${pkg.name}/${sub.replace(/^\.\//, '')}`;
-        aliases.push({ find: new RegExp(`^${find.replace(/[/.]/g, '\\$&')}$`), replacement: join(dir, name, file) });
-      }
-    }
-  }
-  return aliases;
-}
+/** The export condition every workspace package maps to its `src` entry (see the base tsconfig). */
+export const SOURCE_CONDITION = '@flight/source';
 
 /** A vitest project config for one workspace package. */
 export function flightProject(name, overrides = {}) {
   return {
-    resolve: { alias: sourceAliases() },
+    // Vitest's default server conditions (Vite's without `module`), with the source condition first.
+    ssr: { resolve: { conditions: [SOURCE_CONDITION, 'node', 'development|production'] } },
     test: {
       name,
       include: ['test/**/*.test.ts'],
       testTimeout: 30_000,
       hookTimeout: 60_000,
-      globalSetup: [join(root, 'tooling/vitest/redis-global-setup.js')],
+      // A Redis for every test: REDIS_URL when it answers, else a redis-server of the run's own.
+      globalSetup: [join(root, 'packages/redis-scripts/src/testing/global-setup.ts')],
       ...overrides,
     },
   };

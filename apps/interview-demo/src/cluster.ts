@@ -7,7 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, closeSync } from 'node:fs';
 import net from 'node:net';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '@flight/redis-scripts/servers';
 
 export const APP_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -22,18 +24,6 @@ function track(child: ChildProcess) {
       for (const c of children) c.kill('SIGKILL');
     });
   }
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** True when a Redis server answers PING at `url` within `timeoutMs`. */
@@ -71,7 +61,7 @@ export async function waitForHttp(url: string, timeoutMs = 20_000, child?: Child
       // not up yet
     }
     if (Date.now() > giveUpAt) throw new Error(`${url} did not answer within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 
@@ -119,12 +109,12 @@ function proc(name: string, url: string, port: number, child: ChildProcess): Pro
   };
 }
 
-/** Runs a TypeScript entry of this app through tsx, with the app's tsconfig (its paths map @flight/* to source). */
+/** Runs a TypeScript entry of this app through tsx, with @flight/* resolved to their source (the `@flight/source` condition). */
 function spawnTs(entry: string, env: Record<string, string>, logFile: string | undefined): ChildProcess {
   const stdio = stdioFor(logFile);
-  const child = spawn(process.execPath, ['--import', 'tsx', join(APP_DIR, 'src', entry)], {
+  const child = spawn(process.execPath, ['--conditions=@flight/source', '--import', 'tsx', join(APP_DIR, 'src', entry)], {
     cwd: APP_DIR,
-    env: { ...process.env, TSX_TSCONFIG_PATH: join(APP_DIR, 'tsconfig.json'), FLIGHT_PARENT_PID: String(process.pid), ...env },
+    env: { ...process.env, FLIGHT_PARENT_PID: String(process.pid), ...env },
     stdio,
   });
   // The child holds its own copy of the log file descriptor.
@@ -201,7 +191,11 @@ export async function startNodeProcesses(count: number, options: (index: number)
   return nodes;
 }
 
-/** A private redis-server on a free port (for tests that stop Redis; never the shared one). */
+/**
+ * A private redis-server on a free port (for tests that stop Redis; never the shared one). Unlike the test
+ * helpers' daemonized `startRedisServer` (servers.ts), it runs as a tracked child of this process, so it
+ * dies with the demo (Ctrl-C included).
+ */
 export async function startRedisServer(options: { port?: number } = {}): Promise<Proc> {
   const port = options.port ?? (await freePort());
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
@@ -211,7 +205,7 @@ export async function startRedisServer(options: { port?: number } = {}): Promise
   while (!(await redisAnswers(url))) {
     if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}`);
     if (Date.now() > giveUpAt) throw new Error(`redis-server on ${port} did not answer`);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   return proc('redis', url, port, child);
 }

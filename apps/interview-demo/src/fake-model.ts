@@ -14,6 +14,7 @@
  * - `GET /stats` counts the calls it received (the ground truth for deduplication), per stage, per
  *   session (with the highest number of concurrent calls seen) and per prompt; `POST /reset` zeroes it.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -128,7 +129,7 @@ async function streamAnswer(
   for (let i = 0; i < answer.tokens.length; i++) {
     // Paced on the start time, so timer lateness does not add up over the answer.
     const wait = started + (i + 1) * answer.intervalMs - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (wait > 0) await sleep(wait);
     if (res.destroyed) return;
     if (i === answer.cutAfter) return void res.destroy();
     res.write(chunk({ content: answer.tokens[i]! }, null));
@@ -221,7 +222,7 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
       });
       return;
     }
-    await new Promise((r) => setTimeout(r, Number.isFinite(latency) ? Math.max(0, latency) : defaultLatency));
+    await sleep(Number.isFinite(latency) ? Math.max(0, latency) : defaultLatency);
     if (res.destroyed) return finish();
     if (fault) {
       stats.failures[fault] = (stats.failures[fault] ?? 0) + 1;

@@ -1,5 +1,5 @@
 /**
- * The seed's `InterviewAiInvoker`: the single entry of every AI call. It builds the normalised
+ * The invoker: the single entry of every AI call. It builds the normalised
  * flight key of the stage (so every node computes the same key for the same request), and wraps
  * the model call as the supplier that single-flight runs once across the cluster:
  *

@@ -1,5 +1,5 @@
 /**
- * The four interview stages of the seed and their single-flight policies, in one place.
+ * The four interview stages and their single-flight policies, in one place.
  *
  * | stage                  | key parts                               | session lock | L1  |
  * |------------------------|-----------------------------------------|--------------|-----|

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { APP_DIR, startModelProcess, startNodeProcesses, type Proc } from '../src/cluster.js';
@@ -74,6 +75,6 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined | f
     const value = await fn().catch(() => undefined);
     if (value) return value;
     if (Date.now() > giveUpAt) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
+    await sleep(everyMs);
   }
 }

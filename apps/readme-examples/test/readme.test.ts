@@ -23,11 +23,11 @@ function runExample(name: string, example: ReadmeExample): Promise<{ code: numbe
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', file],
+      ['--conditions=@flight/source', '--import', 'tsx', file],
       {
         cwd: APP,
         timeout: 30_000,
-        env: { ...process.env, TSX_TSCONFIG_PATH: join(APP, 'tsconfig.json'), REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' },
+        env: { ...process.env, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' },
       },
       (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
     );

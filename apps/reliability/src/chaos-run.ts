@@ -132,8 +132,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
 
   const startWorker = (name: string, proxy: TcpProxy): Promise<Node> =>
     new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'chaos-worker.ts')], {
-        env: { ...process.env, TSX_TSCONFIG_PATH: join(here, '..', 'tsconfig.json'), FLIGHT_CHAOS_NODE: JSON.stringify({ url: proxy.url, nodeId: name, prefix }) },
+      const child = spawn(process.execPath, ['--conditions=@flight/source', '--import', 'tsx', join(here, 'chaos-worker.ts')], {
+        env: { ...process.env, FLIGHT_CHAOS_NODE: JSON.stringify({ url: proxy.url, nodeId: name, prefix }) },
         cwd: join(here, '..'),
         stdio: ['pipe', 'pipe', 'inherit'],
       });

@@ -6,6 +6,7 @@
  * calls, idempotent runs, unhandled rejections). Started by chaos-run.ts with `node --import tsx`.
  */
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
 import { createSingleFlight, FlightError } from '@flight/core';
 import { createFlightMiddleware } from '@flight/express';
@@ -70,17 +71,16 @@ async function handle(request: { id: number; key: string; workMs: number }) {
   }
 }
 
-const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 // The three nodes are one service on three ports (as behind a load balancer): they share across hosts.
 const app = express();
 app.get('/slow/:key', createFlightMiddleware({ singleFlight: flight, stage: SLOW_STAGE, shareAcrossHosts: true }), async (req, res) => {
   send({ event: 'upstream', key: `slow:${req.params.key}` });
-  await wait(SLOW_GUARD_MS + Number(req.query.workMs ?? 0));
+  await sleep(SLOW_GUARD_MS + Number(req.query.workMs ?? 0));
   res.type('text').send(`v:${req.params.key}`);
 });
 app.post('/order/:key', createFlightMiddleware({ singleFlight: flight, stage: 'chaos-order', idempotency: { required: true }, shareAcrossHosts: true }), async (req, res) => {
   send({ event: 'idempotent-run', key: req.params.key });
-  await wait(Number(req.query.workMs ?? 0));
+  await sleep(Number(req.query.workMs ?? 0));
   res.type('text').send(`v:${req.params.key}`);
 });
 const server = app.listen(0, '127.0.0.1');

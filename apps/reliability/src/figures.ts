@@ -6,6 +6,7 @@
 import { appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const FIGURES_FILE = process.env.FLIGHT_FIGURES_FILE ?? join(tmpdir(), 'flight-reliability-figures.jsonl');
 
@@ -32,7 +33,8 @@ export function trackUnhandledRejections(): { readonly errors: unknown[]; dispos
   };
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Node's promise timer, under the name the tests use. */
+export { sleep };
 
 /** Polls `predicate` every `everyMs` until it is true or `timeoutMs` passes; returns whether it became true. */
 export async function eventually(predicate: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 20): Promise<boolean> {

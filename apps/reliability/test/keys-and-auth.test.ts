@@ -4,6 +4,7 @@
  *   per flight; a prefix never touches another prefix's flights; input never becomes Lua code.
  * - auth: requirepass and an ACL user restricted to the prefix's keys and channel, with both adapters.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -202,7 +203,7 @@ describe('#18 authenticated Redis', () => {
           const f = { stage: 's', key, ownerId: 'a', ownerToken: fence.meta.ownerToken, epoch: fence.meta.epoch };
           expect((await c.markRunning(f, LEASE)).ok).toBe(true);
           const waiting = follower.waitForTerminal({ stage: 's', key }, { epoch: f.epoch, timeoutMs: 3000 });
-          await new Promise((r) => setTimeout(r, 100));
+          await sleep(100);
           expect((await c.complete(f, { result: 'v', resultTtlMs: 5000 })).ok).toBe(true);
           expect(await waiting).toMatchObject({ status: 'SUCCEEDED' });
           expect((await flight.execute('s', `${key}-2`, () => 'ok')).value).toBe('ok');
@@ -262,7 +263,7 @@ describe('#18 TLS', () => {
         const key = randomUUID();
         const supplier = async () => {
           runs++;
-          await new Promise((r) => setTimeout(r, 150));
+          await sleep(150);
           return { over: 'tls' };
         };
         const results = await Promise.all(flights.map((f) => f.execute('tls', key, supplier)));

@@ -11,6 +11,7 @@
  *    fast-check scheduler, over one pipelined connection (so reply order = execution order); the replies'
  *    metadata must tell one consistent story.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { transitions as machine, type Fence, type FlightMeta, type FlightRecord, type FlightRef, type LeaseTerms } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
@@ -423,7 +424,7 @@ describe('model-based: promise orderings (scheduledModelRun)', () => {
           });
           while (!done) {
             await s.waitAll();
-            await new Promise((resolve) => setTimeout(resolve, 1));
+            await sleep(1);
           }
           await all;
           await c.close();

@@ -49,10 +49,9 @@ export async function startHttpServer(options: { contender: HttpContender; redis
   const child = fork(join(here, 'http-server.ts'), [], {
     cwd: benchDir,
     // One directory per server: the main thread's profile is the largest file in it (tsx adds a loader thread).
-    execArgv: ['--import', 'tsx', ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])],
+    execArgv: ['--conditions=@flight/source', '--import', 'tsx', ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])],
     env: {
       ...process.env,
-      TSX_TSCONFIG_PATH: join(benchDir, 'tsconfig.json'),
       HTTP_BENCH_CONTENDER: options.contender,
       HTTP_BENCH_REDIS_URL: options.redisUrl,
       HTTP_BENCH_PREFIX: options.prefix,

@@ -2,7 +2,7 @@
  * Every failure the library raises, one class each, with a stable `code`.
  * `FlightErrorCodes` lists them; `toFlightError` turns anything thrown into one of them.
  */
-import type { FailureType, FlightStatus } from './state/types.js';
+import type { FailureType } from './state/types.js';
 
 export interface FlightErrorContext {
   stage?: string | undefined;
@@ -100,7 +100,7 @@ export class FlightLockLostError extends FlightError {
 
 /**
  * The owner's failure, as seen by every caller of the flight: thrown to the owner's callers and
- * replayed to followers (non-retryable failures). Carries the seed's errorType/errorCode/retryable.
+ * replayed to followers (non-retryable failures). Carries the failure's errorType/errorCode/retryable.
  */
 export class FlightExecutionError extends FlightError {
   static override readonly code = 'E_FLIGHT_EXECUTION';
@@ -177,9 +177,4 @@ export function toCoordinationError(error: unknown, context: FlightErrorContext 
   if (error instanceof FlightError) return error;
   const message = error instanceof Error ? error.message : String(error);
   return new FlightCoordinationError(`coordinator failed: ${message}`, { cause: error, context });
-}
-
-/** The terminal status a reply refers to, for messages. */
-export function describeStatus(status: FlightStatus | null): string {
-  return status ?? 'missing';
 }

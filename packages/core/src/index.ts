@@ -1,28 +1,16 @@
 export * from './errors.js';
 export * from './state/types.js';
 export * as transitions from './state/transitions.js';
-export { nextEpoch, fenceMatches, flightNonce, type Transition } from './state/transitions.js';
+export type { Transition } from './state/transitions.js';
 export * from './ports/index.js';
 export type { FlightEventMap, FlightEventName, FlightRole, LeaseLossReason } from './events/types.js';
 export { FlightEvents } from './events/emitter.js';
-export {
-  resolveStagePolicy,
-  leaseTerms,
-  assertStageName,
-  MIN_HEARTBEAT_INTERVAL_MS,
-  DEFAULT_HEARTBEAT_INTERVAL_MS,
-  type StagePolicy,
-  type StagePolicyInput,
-  type GuardPolicy,
-} from './policy/stage-policy.js';
-export { classifyError, toFailureRecord, toExecutionError } from './failure/classify.js';
-export { createGuard, type Guard } from './guard/guard.js';
+export { assertStageName, type StagePolicyInput, type GuardPolicy } from './policy/stage-policy.js';
 export { DeadlineQueue, type Deadline } from './run/deadline-queue.js';
-export { HeartbeatManager, type HeartbeatSpec, type HeartbeatTask, type RenewResult } from './heartbeat/heartbeat-manager.js';
 export { createEnvelopeCodec, type EnvelopeCodecOptions, type Serializer } from './codec/envelope-codec.js';
 export { createLruReplayCache, type LruReplayCacheOptions } from './cache/lru-replay-cache.js';
-export { buildFlightKey, hashPart, assertRequestKey, flightId, MAX_KEY_LENGTH, type KeyPart } from './keys/key-builder.js';
-export { LocalSingleFlight, abortable, type LocalResult } from './local/local-single-flight.js';
+export { buildFlightKey, hashPart, flightId, MAX_KEY_LENGTH, type KeyPart } from './keys/key-builder.js';
+export { LocalSingleFlight, type LocalResult } from './local/local-single-flight.js';
 export { untilAborted } from './abort.js';
 export {
   createMemoryCoordinator,

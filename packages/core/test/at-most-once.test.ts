@@ -4,10 +4,11 @@
  * the key gets the failure replayed instead of running the supplier again; the guard does not retry it.
  * Without the flag the same failures stay retryable (the next caller runs again), as before.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryCoordinator, createSingleFlight, type SingleFlight, type SingleFlightOptions } from '@flight/core';
-import { figure, sleep } from './helpers.js';
+import { figure } from './helpers.js';
 
 const created: SingleFlight[] = [];
 const make = (options: SingleFlightOptions) => {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -92,11 +93,11 @@ describe('bad data and bad input', () => {
     let runs = 0;
     const slow = async () => {
       runs++;
-      await new Promise((r) => setTimeout(r, 1500)); // spans several heartbeats and the takeover window
+      await sleep(1500); // spans several heartbeats and the takeover window
       return 'honest value';
     };
     const first = honest.execute('eval', key, slow);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     const second = await skewed.execute('eval', key, slow);
     expect(second).toMatchObject({ value: 'honest value', role: 'follower' });
     expect((await first).role).toBe('owner');

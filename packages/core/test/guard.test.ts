@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { classifyError, createGuard, FlightValidationError, resolveStagePolicy, toFailureRecord } from '@flight/core';
+import { FlightValidationError } from '@flight/core';
+import { classifyError, toFailureRecord } from '../src/failure/classify.js';
+import { createGuard } from '../src/guard/guard.js';
+import { resolveStagePolicy } from '../src/policy/stage-policy.js';
 
 const policy = (guard: object) => resolveStagePolicy('g', { guard });
 

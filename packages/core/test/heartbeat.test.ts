@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HeartbeatManager, silentLogger, type HeartbeatSpec, type LeaseLossReason, type RenewResult } from '@flight/core';
+import { silentLogger, type LeaseLossReason } from '@flight/core';
+import { HeartbeatManager, type HeartbeatSpec, type RenewResult } from '../src/heartbeat/heartbeat-manager.js';
 import { createManualClock } from '@flight/core/testing';
 
 function setup(overrides: Partial<HeartbeatSpec> = {}, renew: () => Promise<RenewResult> = async () => 'ok') {
@@ -37,7 +38,7 @@ describe('HeartbeatManager', () => {
     expect(task.taskKey).toBe('k|t');
   });
 
-  it('stops at the max run time even while the process is alive (the seed bug)', async () => {
+  it('stops at the max run time even while the process is alive (a timer alone would renew a stuck owner forever)', async () => {
     const { clock, lost, renewals, manager } = setup({ maxRunMs: 4000 });
     await clock.advance(10_000);
     expect(lost).toEqual(['max-run-time']);

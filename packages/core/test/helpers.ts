@@ -15,8 +15,6 @@ export function downCoordinator(healthy: FlightCoordinator, state: { down: boole
   });
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** A supplier that never settles and ignores its signal (a hung upstream call). */
 export const never = () => new Promise<never>(() => {});
 

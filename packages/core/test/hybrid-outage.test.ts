@@ -3,10 +3,11 @@
  * on and its local callers get the value (not shared across nodes); the node reports degraded with a
  * `fallback` event. Distributed: the run is aborted as before (E_FLIGHT_LEASE_LOST).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createMemoryCoordinator, createSingleFlight, type FlightEventMap, type FlightMode, type SingleFlight } from '@flight/core';
-import { downCoordinator, figure, sleep } from './helpers.js';
+import { downCoordinator, figure } from './helpers.js';
 
 const FAST = { heartbeatIntervalMs: 500, takeoverAfterMs: 800, pollIntervalMs: 50, guard: { retry: false as const, circuitBreaker: false as const, timeoutMs: 0 } };
 const created: SingleFlight[] = [];

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assertRequestKey, buildFlightKey, FlightValidationError, hashPart } from '@flight/core';
+import { buildFlightKey, FlightValidationError, hashPart } from '@flight/core';
+import { assertRequestKey } from '../src/keys/key-builder.js';
 
 describe('flight keys', () => {
   it('keeps short safe parts readable and hashes free text', () => {

@@ -15,7 +15,7 @@ import {
   type SingleFlightOptions,
 } from '@flight/core';
 import { createManualClock } from '@flight/core/testing';
-import { sleep } from './helpers.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const FAST = { heartbeatIntervalMs: 500, takeoverAfterMs: 800, pollIntervalMs: 50, guard: { retry: false as const, circuitBreaker: false as const, timeoutMs: 0 } };
 const LEASE = { takeoverAfterMs: 800, leaseTtlMs: 1600, maxRunMs: 60_000 };

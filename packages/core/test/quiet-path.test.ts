@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryCoordinator, createSingleFlight, type FlightLogger, type SingleFlight } from '@flight/core';
-import { sleep } from './helpers.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const created: SingleFlight[] = [];
 afterEach(async () => {

@@ -3,10 +3,11 @@
  * L1 hit) receives the same deep-frozen value: a mutation throws instead of reaching another caller.
  * Also: the L1 cache is bounded by bytes.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLruReplayCache, createMemoryCoordinator, createSingleFlight, type SingleFlight, type SingleFlightOptions } from '@flight/core';
-import { figure, sleep } from './helpers.js';
+import { figure } from './helpers.js';
 
 const created: SingleFlight[] = [];
 const make = (options: SingleFlightOptions) => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { downCoordinator } from './helpers.js';
 import {
@@ -28,7 +29,6 @@ const FAST: StagePolicyInput = {
 };
 const LEASE = { takeoverAfterMs: 800, leaseTtlMs: 1600, maxRunMs: 60_000 };
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const instances: SingleFlight[] = [];
 
 function cluster(n: number, options: Partial<SingleFlightOptions> & { stage?: StagePolicyInput } = {}) {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createMemoryCoordinator,
@@ -23,7 +24,6 @@ const FAST: StagePolicyInput = {
   l1: { enabled: false },
   guard: { retry: false, circuitBreaker: false, timeoutMs: 0 },
 };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const instances: SingleFlight[] = [];
 
 function node(coordinator: FlightCoordinator | undefined, mode: FlightMode = 'distributed', nodeId = randomUUID()): SingleFlight {

@@ -4,6 +4,7 @@
  * client's retry with the same key gets the recorded failure, and the handler is not run a second time.
  * Real Express, real HTTP, real Redis.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createSingleFlight } from '@flight/core';
@@ -24,7 +25,7 @@ let runs = 0;
 const app = express();
 app.post('/orders', express.json(), createFlightMiddleware({ singleFlight, stage: 'orders', idempotency: true }), async (_req, res) => {
   runs++;
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await sleep(300);
   if (!res.headersSent) res.status(201).json({ order: runs });
 });
 const server = app.listen(0, '127.0.0.1');
@@ -43,7 +44,7 @@ it('a retry of a timed-out idempotent POST replays its outcome instead of runnin
     fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': '"order-7"' }, body: '{"item":"book"}' });
   const first = await post();
   await first.arrayBuffer();
-  await new Promise((resolve) => setTimeout(resolve, 400)); // the slow handler has finished by now
+  await sleep(400); // the slow handler has finished by now
   const retry = await post();
   const body = await retry.text();
   expect(runs, `first ${first.status}, retry ${retry.status} ${body}`).toBe(1);

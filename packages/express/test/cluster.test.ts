@@ -6,6 +6,6 @@ import { fileURLToPath } from 'node:url';
 import { describeClusterBurst } from '@flight/http-shared/testing';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
-const express = { fixture: here('./fixtures/cluster-server.ts'), cwd: here('..'), tsconfig: here('./fixtures/tsconfig.json') };
+const express = { fixture: here('./fixtures/cluster-server.ts'), cwd: here('..') };
 
 describeClusterBurst('express across two processes over Redis', [express, express], 50);

@@ -3,6 +3,7 @@
  * Behind the middleware a sub-app's responses are still answered correctly (never hang, never lost), but
  * not shared: mount the middleware inside the sub-app to coalesce them.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { createSingleFlight } from '@flight/core';
 import express from 'express';
@@ -35,7 +36,7 @@ describe('express sub-apps behind the middleware', () => {
     const sub = express();
     sub.get('/report', async (_req, res) => {
       calls++;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
       res.json({ report: 'ok' });
     });
     const app = express();

@@ -6,13 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { describeClusterBurst } from '@flight/http-shared/testing';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
-const fastify = { fixture: here('./fixtures/cluster-server.ts'), cwd: here('..'), tsconfig: here('./fixtures/tsconfig.json') };
+const fastify = { fixture: here('./fixtures/cluster-server.ts'), cwd: here('..') };
 const fastify4 = { ...fastify, fixture: here('./fixtures/cluster-server-v4.ts') };
-const express = {
-  fixture: here('../../express/test/fixtures/cluster-server.ts'),
-  cwd: here('../../express'),
-  tsconfig: here('../../express/test/fixtures/tsconfig.json'),
-};
+const express = { fixture: here('../../express/test/fixtures/cluster-server.ts'), cwd: here('../../express') };
 
 describeClusterBurst('fastify 5 across two processes over Redis', [fastify, fastify], 50);
 describeClusterBurst('fastify 5, fastify 4 and express over the same Redis', [fastify, fastify4, express], 60);

@@ -5,14 +5,13 @@
  * Real servers on loopback, against Fastify 4 and 5.
  */
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createSingleFlight, FlightValidationError, type SingleFlight } from '@flight/core';
 import fastify5, { type FastifyInstance } from 'fastify';
 import fastify4 from 'fastify4';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fastifyFlight, FlightBodyTooLargeError } from '../src/index.js';
 import type { FastifyFactory } from './driver.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Answer {
   status: number;

@@ -6,11 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describeClusterBurst } from '@flight/http-shared/testing';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
-const koa = { fixture: here('./fixtures/cluster-server.ts'), cwd: here('..'), tsconfig: here('./fixtures/tsconfig.json') };
-const express = {
-  fixture: here('../../express/test/fixtures/cluster-server.ts'),
-  cwd: here('../../express'),
-  tsconfig: here('../../express/test/fixtures/tsconfig.json'),
-};
+const koa = { fixture: here('./fixtures/cluster-server.ts'), cwd: here('..') };
+const express = { fixture: here('../../express/test/fixtures/cluster-server.ts'), cwd: here('../../express') };
 
 describeClusterBurst('koa (two processes) and express (one) over the same Redis', [koa, koa, express], 60);

@@ -92,7 +92,6 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
   }
 
   return {
-    isCluster,
     db: isCluster ? 0 : ((client.options as { db?: number } | undefined)?.db ?? 0),
     evalsha: (sha, keys, args) => {
       corkForThisTick();

@@ -111,7 +111,6 @@ export function createNodeRedisDriver(
   ];
 
   return {
-    isCluster: cluster,
     db: cluster ? 0 : ((client as NodeRedisClient).options?.database ?? (connection.redis as { database?: number } | undefined)?.database ?? 0),
     evalsha: (sha, keys, args) => send(keys[0], scriptCommand('EVALSHA', sha, keys, args)),
     eval: (source, keys, args) => send(keys[0], scriptCommand('EVAL', source, keys, args)),

@@ -1,6 +1,6 @@
 #!lua
 --[[
-  acquire: join a flight or become its owner (transitions.ts `acquire`, the seed's acquireOrJoin).
+  acquire: join a flight or become its owner (transitions.ts `acquire`).
 
   KEYS[1] the flight's record (one string: see includes/header.lua)
   ARGV[1] now in ms, or '' for the server clock

@@ -46,8 +46,6 @@ export interface ScriptRunner {
 }
 
 export interface RedisDriver extends ScriptRunner {
-  /** `true` when the client is a Redis Cluster client. */
-  readonly isCluster: boolean;
   /**
    * Runs `EVALSHA sha keys args`, routed (on a cluster) by `keys[0]`.
    * Rejects with the server's error; adapters MUST keep its message (the coordinator looks for `NOSCRIPT`).

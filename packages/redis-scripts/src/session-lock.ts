@@ -1,5 +1,5 @@
 /**
- * The Redis session lock (the seed's `InterviewAiSessionLockService`), same port as core's in-memory
+ * The Redis session lock (a per-session mutex for heavy stages), same port as core's in-memory
  * lock: `SET NX PX token` to take it, token-checked scripts to release and renew, polling to wait.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * The default result codec (the seed's `FlightResultSerializer`): serialize (JSON by default), deflate
+ * The default result codec: serialize (JSON by default), deflate
  * only where it pays, and a checksum verified on every read.
  *
  * Stored form (version 2): `f2.<flags>.<crc>.<body>`

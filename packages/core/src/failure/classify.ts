@@ -1,5 +1,5 @@
 /**
- * Failure classification (the seed's `classifyFailure`): any thrown value → TIMEOUT, OVERLOAD,
+ * Failure classification: any thrown value → TIMEOUT, OVERLOAD,
  * PROVIDER, VALIDATION or UNEXPECTED, then the stage's retryable mapping.
  */
 import { BrokenCircuitError, BulkheadRejectedError, IsolatedCircuitError, TaskCancelledError } from 'cockatiel';

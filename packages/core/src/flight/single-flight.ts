@@ -1,5 +1,5 @@
 /**
- * Distributed single-flight (the seed's `DistributedInterviewAiSingleFlightService`).
+ * Distributed single-flight: each logical call runs once across the cluster, its callers share the outcome.
  *
  * `execute(stage, key, supplier)`: L1 → in-process coalescing → session lock (heavy stages) →
  * acquire → owner path (markRunning, heartbeat, guard, codec, complete) or follower path (wait for

@@ -1,5 +1,5 @@
 /**
- * The call guard (the seed's `AiCallGuardService`): timeout, bulkhead, circuit breaker and retry around
+ * The call guard: timeout, bulkhead, circuit breaker and retry around
  * the supplier, per stage. Retry with its backoff, the circuit breaker and the bulkhead are cockatiel 3's
  * (the last major that runs on Node 20); the timeout is a deadline on the shared `DeadlineQueue` (one
  * timer per deadline length) instead of cockatiel's timeout policy, which costs a timer, two

@@ -1,6 +1,6 @@
 /**
- * The owner's lease keeper (the seed's `FlightHeartbeatManager`), with the seed's known bug fixed:
- * the lease renews only while the owner makes progress. It stops — and reports the loss — when
+ * The owner's lease keeper. The lease renews only while the owner makes progress (a timer alone would
+ * keep a stuck owner's lease forever while its process lives). It stops — and reports the loss — when
  * - the run passes the stage's max run time (`max-run-time`),
  * - the supplier reported progress once and then stayed silent for the stall window (`stalled`),
  * - the coordinator refuses the renewal (`fenced`, `expired`, `cancelled`, or `forgotten`: the run was

@@ -1,5 +1,5 @@
 /**
- * Stable flight keys (the seed's "normalised key"): every node computes the same key for the
+ * Stable (normalised) flight keys: every node computes the same key for the
  * same logical request. `stage:part:part…` where each part is kept when it is short and made of
  * safe characters, and replaced by `~` + a SHA-256 digest otherwise. `~` and `:` never appear in a
  * kept part, so `('a:b','c')` and `('a','b:c')` can never give the same key.

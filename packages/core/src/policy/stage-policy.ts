@@ -1,5 +1,5 @@
 /**
- * Stage policies: every knob of the seed's per-stage configuration, documented with its default,
+ * Stage policies: every knob of a stage's configuration, documented with its default,
  * and resolved in exactly one place (`resolveStagePolicy`).
  */
 import { FlightValidationError } from '../errors.js';

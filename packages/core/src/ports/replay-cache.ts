@@ -1,5 +1,5 @@
 /**
- * The node-local L1 replay cache (the seed's `FlightReplayLocalCache`): results of recently completed
+ * The node-local L1 replay cache: results of recently completed
  * flights, so repeated calls skip Redis. Keys are full flight ids. Values are deep-frozen by the caller
  * (`SingleFlight`): the cache hands the same value to every hit and never copies it.
  */

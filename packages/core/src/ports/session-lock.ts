@@ -10,7 +10,7 @@ export interface SessionLockHandle {
 }
 
 /**
- * A per-session mutex for heavy stages (the seed's `InterviewAiSessionLockService`), so one session
+ * A per-session mutex for heavy stages, so one session
  * never starts the same heavy pre-work twice at once. Token-checked: only the holder releases or renews.
  */
 export interface SessionLock {

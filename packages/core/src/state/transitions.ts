@@ -117,7 +117,7 @@ export function newOwnerMeta(
 }
 
 /**
- * Join a flight or become its owner (the seed's `acquireOrJoin`). A new owner record is PENDING, or
+ * Join a flight or become its owner, in one atomic step. A new owner record is PENDING, or
  * RUNNING when `startRunning` is set (the owner runs at once: no `markRunning` needed).
  * - no live record, or SUCCEEDED without its result → OWNER_NEW
  * - SUCCEEDED → REPLAY_SUCCESS (with the result)

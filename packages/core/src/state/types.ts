@@ -8,11 +8,7 @@
 export const FLIGHT_STATUSES = ['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'EXPIRED'] as const;
 export type FlightStatus = (typeof FLIGHT_STATUSES)[number];
 
-/** Statuses in which an owner holds the flight. */
-export const ACTIVE_STATUSES: readonly FlightStatus[] = ['PENDING', 'RUNNING'];
-/** Statuses after which no owner write is accepted for the epoch. */
-export const TERMINAL_STATUSES: readonly FlightStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED', 'EXPIRED'];
-
+/** True for the statuses in which an owner holds the flight (PENDING, RUNNING). */
 export function isActive(status: FlightStatus): boolean {
   return status === 'PENDING' || status === 'RUNNING';
 }
@@ -21,7 +17,7 @@ export function isActive(status: FlightStatus): boolean {
 export const ACQUIRE_OUTCOMES = ['OWNER_NEW', 'OWNER_TAKEOVER', 'FOLLOWER_WAIT', 'REPLAY_SUCCESS', 'REPLAY_FAILURE'] as const;
 export type AcquireOutcome = (typeof ACQUIRE_OUTCOMES)[number];
 
-/** Failure classes of the seed, plus CANCELLED for flights cancelled cluster-wide. */
+/** Failure classes of a run (see failure/classify.ts), plus CANCELLED for flights cancelled cluster-wide. */
 export const FAILURE_TYPES = ['TIMEOUT', 'OVERLOAD', 'PROVIDER', 'VALIDATION', 'UNEXPECTED', 'CANCELLED'] as const;
 export type FailureType = (typeof FAILURE_TYPES)[number];
 
@@ -31,7 +27,7 @@ export interface FlightRef {
   key: string;
 }
 
-/** The metadata record of a flight (the seed's `meta:{requestKey}` hash). Times are epoch milliseconds. */
+/** The metadata record of a flight: its status, owner, lease and outcome. Times are epoch milliseconds. */
 export interface FlightMeta {
   status: FlightStatus;
   stage: string;

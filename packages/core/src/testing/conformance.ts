@@ -8,6 +8,7 @@
  * registerCoordinatorConformance({ name: 'memory', create: (now) => ({ coordinator: createMemoryCoordinator({ clock: ... }) }) });
  * ```
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -353,7 +354,7 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       let notice: Awaited<ReturnType<InspectableCoordinator['waitForTerminal']>> = null;
       for (let attempt = 1; attempt <= 5 && !notice; attempt++) {
         const waiting = c.waitForTerminal(r, { epoch: fence.epoch, timeoutMs: 1000 });
-        await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+        await sleep(20 * attempt);
         expect(await c.complete(fence, { result: 'old', resultTtlMs: 60_000 })).toMatchObject({ ok: false, code: 'FORGOTTEN' });
         notice = await waiting;
       }
@@ -422,7 +423,7 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       const r = ref();
       const fence = await owner(r);
       const waiting = c.waitForTerminal(r, { epoch: fence.epoch, timeoutMs: 5000 });
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
       await c.complete(fence, { result: 'v', resultTtlMs: 60_000 });
       expect(await waiting).toMatchObject({ stage: STAGE, key: r.key, status: 'SUCCEEDED', epoch: fence.epoch });
       expect(await c.waitForTerminal(r, { epoch: fence.epoch, timeoutMs: 5000 })).toMatchObject({ status: 'SUCCEEDED' });
@@ -448,7 +449,7 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
         const follower = await acquireAs(r, 'node-b');
         expect(follower.outcome).toBe('FOLLOWER_WAIT');
         const waiting = c.waitForTerminal(r, { epoch: follower.meta.epoch, timeoutMs: 5000 });
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await sleep(20);
         expect((await c.complete(fence, { result: payload, resultTtlMs: 60_000 })).ok).toBe(true);
         expect(await waiting).toEqual({ stage: STAGE, key: r.key, status: 'SUCCEEDED', epoch: fence.epoch, result: payload });
         expect(await c.waitForTerminal(r, { epoch: fence.epoch, timeoutMs: 5000 })).toMatchObject({ status: 'SUCCEEDED', result: payload });
@@ -463,7 +464,7 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
         expect(follower.outcome).toBe('FOLLOWER_WAIT');
         // The owner finishes before the follower starts waiting.
         await c.complete(fence, { result: `early-${i}`, resultTtlMs: 60_000 });
-        await new Promise((resolve) => setTimeout(resolve, 10));
+        await sleep(10);
         const event = await c.waitForTerminal(r, { epoch: follower.meta.epoch, timeoutMs: 2000 });
         expect(event).toMatchObject({ status: 'SUCCEEDED', epoch: fence.epoch, result: `early-${i}` });
       }
@@ -474,7 +475,7 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       const fence = await owner(r);
       const big = 'x'.repeat(64 * 1024);
       const waiting = c.waitForTerminal(r, { epoch: fence.epoch, timeoutMs: 5000 });
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
       await c.complete(fence, { result: big, resultTtlMs: 60_000 });
       const event = await waiting;
       expect(event).toMatchObject({ status: 'SUCCEEDED', epoch: fence.epoch });
@@ -486,7 +487,7 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       const r = ref();
       const fence = await owner(r);
       const waiting = c.waitForTerminal(r, { epoch: fence.epoch, timeoutMs: 5000 });
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
       await c.fail(fence, { failure: failure(false), ttlMs: 10_000 });
       const event = await waiting;
       expect(event).toMatchObject({ status: 'FAILED', epoch: fence.epoch });

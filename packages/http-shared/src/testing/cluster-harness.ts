@@ -1,6 +1,6 @@
 /**
  * Cross-process test support shared by the Express and Koa cluster tests: start a server fixture in its
- * own Node process (TypeScript through tsx, `@flight/*` mapped to source by the fixture's tsconfig),
+ * own Node process (TypeScript through tsx, `@flight/*` resolved to source by the `@flight/source` condition),
  * stop them all, fire a burst of identical requests, and delete a test's keys by prefix.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -15,11 +15,11 @@ export interface ServerProcess {
 }
 
 /** Starts `fixture` (which sends `{ port }` over IPC once listening). */
-export function startServerProcess(fixture: string, options: { cwd: string; tsconfig: string; env: Record<string, string> }) {
+export function startServerProcess(fixture: string, options: { cwd: string; env: Record<string, string> }) {
   const child = fork(fixture, [], {
     cwd: options.cwd,
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, ...options.env, TSX_TSCONFIG_PATH: options.tsconfig },
+    execArgv: ['--conditions=@flight/source', '--import', 'tsx'],
+    env: { ...process.env, ...options.env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   return new Promise<ServerProcess>((resolve, reject) => {
@@ -94,7 +94,6 @@ export async function deleteByPrefix(redis: KeyScanner, prefix: string): Promise
 export interface ServerFixture {
   fixture: string;
   cwd: string;
-  tsconfig: string;
 }
 
 /**

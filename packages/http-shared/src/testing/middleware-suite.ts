@@ -7,6 +7,7 @@
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createMemoryCoordinator, createSingleFlight, FlightValidationError, type FlightCoordinator, type SingleFlight, type SingleFlightOptions } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import fc from 'fast-check';
@@ -66,8 +67,6 @@ export interface Driver {
    */
   process: { module: string; cwd: string; tsconfig: string };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Answer {
   status: number;

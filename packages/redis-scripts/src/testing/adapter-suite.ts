@@ -284,7 +284,6 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         const counts = { evalsha: 0, behind: 0, subscribes: 0, subscribed: 0 };
         let confirming = 0;
         const counted: RedisDriver = {
-          isCluster: driver.isCluster,
           db: driver.db,
           evalsha: (sha, keys, args) => (counts.evalsha++, driver.evalsha(sha, keys, args)),
           eval: (source, keys, args) => driver.eval(source, keys, args),
@@ -540,7 +539,6 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         let holdSubscribes: Promise<void> | undefined;
         const delayed: RedisDriver = {
           ...driver,
-          isCluster: driver.isCluster,
           db: driver.db,
           evalsha: (sha, keys, args) => driver.evalsha(sha, keys, args),
           eval: (source, keys, args) => driver.eval(source, keys, args),
@@ -652,7 +650,6 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         const driver = adapter.driver(url);
         const calls: string[] = [];
         const old: RedisDriver = {
-          isCluster: driver.isCluster,
           db: driver.db,
           evalsha: (sha, keys, args) => {
             calls.push(sha);

@@ -1,6 +1,6 @@
 /**
  * Child-process harness for the multi-process tests: `startWorker` runs `worker.ts` in a new Node
- * process (`node --import tsx`, @flight/* mapped to source by tsconfig.child.json).
+ * process (`node --conditions=@flight/source --import tsx`: @flight/* resolve to their source).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -54,10 +54,9 @@ export interface Worker {
 }
 
 export async function startWorker(options: WorkerOptions): Promise<Worker> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'worker.ts')], {
+  const child = spawn(process.execPath, ['--conditions=@flight/source', '--import', 'tsx', join(here, 'worker.ts')], {
     env: {
       ...process.env,
-      TSX_TSCONFIG_PATH: join(here, '../../tsconfig.child.json'),
       FLIGHT_WORKER: JSON.stringify({ mode: 'distributed', ...options }),
     },
     cwd: join(here, '../..'),

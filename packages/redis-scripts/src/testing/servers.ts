@@ -7,12 +7,13 @@ import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { rawCommand } from './resp';
 
 const run = promisify(execFile);
-/** Resolves after `ms` milliseconds (the testing helpers' one sleep). */
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Resolves after `ms` milliseconds: Node's promise timer, the testing helpers' one sleep. */
+export { sleep };
 
 /** A free TCP port on 127.0.0.1 (and, when `plusBus`, port + 10000 free too for the cluster bus). */
 export async function freePort(plusBus = false): Promise<number> {

@@ -3,6 +3,7 @@
  * in distributed mode over a Redis adapter. Driven by JSON lines on stdin, answers JSON lines on stdout.
  * Started by `startWorker` (multiprocess.ts) with `node --import tsx`.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { createSingleFlight, FlightStreamRestart, type FlightCoordinator, type FlightMode } from '@flight/core';
@@ -153,7 +154,7 @@ async function burst(command: BurstCommand): Promise<void> {
     runs++;
     send({ event: 'running', epoch: ctx.epoch, key: command.key });
     if (command.behavior === 'hang') return new Promise<string>(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, command.delayMs));
+    await sleep(command.delayMs);
     if (command.behavior === 'fail-hard') throw Object.assign(new Error('bad input'), { failureType: 'VALIDATION', code: 'E_BAD' });
     if (command.behavior === 'fail-soft') throw Object.assign(new Error('upstream 502'), { failureType: 'PROVIDER', code: 'E_502' });
     return `${command.value}@${config.nodeId}`;
@@ -177,7 +178,7 @@ async function stream(command: StreamCommand): Promise<void> {
     runs++;
     send({ event: 'running', epoch: ctx.epoch, key: command.key });
     for (let i = 0; i < command.chunks; i++) {
-      await new Promise((resolve) => setTimeout(resolve, command.gapMs));
+      await sleep(command.gapMs);
       send({ event: 'emitted', key: command.key, n: i + 1, epoch: ctx.epoch });
       yield `${config.nodeId}:${ctx.epoch}:${i}`;
     }
