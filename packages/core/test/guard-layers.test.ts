@@ -6,16 +6,14 @@
  * AbortController and no timer per call.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import {
-  classifyError,
-  FlightRunTimeoutError,
-  resolveStagePolicy,
-  type StagePolicyInput,
-} from '@flight/core';
+import { FlightRunTimeoutError, type StagePolicyInput } from '@flight/core';
+import { classifyError } from '../src/failure/classify.js';
 import { createGuard } from '../src/guard/guard.js';
+import { resolveStagePolicy } from '../src/policy/stage-policy.js';
 import { RunScope } from '../src/run/run-scope.js';
-import { never, singleFlights, sleep } from './helpers.js';
+import { never, singleFlights } from './helpers.js';
 
 const ALL_LAYERS: StagePolicyInput = {
   guard: {
