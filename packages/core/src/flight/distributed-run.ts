@@ -23,7 +23,7 @@ function failureOf(meta: FlightMeta): FailureRecord {
   };
 }
 
-export async function runDistributed(rt: FlightRuntime, call: FlightCall): Promise<Outcome> {
+export async function runDistributed(runtime: FlightRuntime, call: FlightCall): Promise<Outcome> {
   const { ref, policy, options, note } = call;
   const lease = leaseTerms(policy);
   for (;;) {
@@ -37,25 +37,25 @@ export async function runDistributed(rt: FlightRuntime, call: FlightCall): Promi
       leaseTtlMs: lease.leaseTtlMs,
       maxRunMs: lease.maxRunMs,
       sessionId,
-      ownerId: rt.options.nodeId,
+      ownerId: runtime.options.nodeId,
       ownerToken: randomUUID(),
       joinEpoch: call.joinEpoch,
       startRunning,
       traceparent: note?.traceparent,
     };
-    const reply = await rt.callIdempotent('acquire', () => rt.options.coordinator.acquire(input), ref);
+    const reply = await runtime.callIdempotent('acquire', () => runtime.options.coordinator.acquire(input), ref);
     let outcome: Outcome | undefined;
     switch (reply.outcome) {
       case 'REPLAY_SUCCESS':
-        return await replaySuccess(rt, call, reply);
+        return await replaySuccess(runtime, call, reply);
       case 'REPLAY_FAILURE':
-        return replayFailure(rt, call, reply.meta);
+        return replayFailure(runtime, call, reply.meta);
       case 'FOLLOWER_WAIT':
-        outcome = await followerWait(rt, call, reply);
+        outcome = await followerWait(runtime, call, reply);
         break;
       case 'OWNER_NEW':
       case 'OWNER_TAKEOVER':
-        outcome = await takeOwnership(rt, call, reply);
+        outcome = await takeOwnership(runtime, call, reply);
         break;
     }
     if (outcome) return outcome;
@@ -63,36 +63,36 @@ export async function runDistributed(rt: FlightRuntime, call: FlightCall): Promi
 }
 
 /** A stored value (or the value of the run this call followed): decoded, verified and shared. */
-async function replaySuccess(rt: FlightRuntime, call: FlightCall, reply: AcquireReply): Promise<Outcome> {
+async function replaySuccess(runtime: FlightRuntime, call: FlightCall, reply: AcquireReply): Promise<Outcome> {
   const { ref, policy, note } = call;
   const { meta } = reply;
   let value: unknown;
   const payload = reply.result ?? '';
   try {
-    value = rt.decode(payload, policy);
+    value = runtime.decode(payload, policy);
   } catch (error) {
     const action = policy.onCorruptResult;
-    rt.events.emit('corrupt', { ...ref, error: (error as Error).message, action });
-    rt.options.logger.error({ ...ref, err: error, action }, 'stored result failed verification');
+    runtime.events.emit('corrupt', { ...ref, error: (error as Error).message, action });
+    runtime.options.logger.error({ ...ref, err: error, action }, 'stored result failed verification');
     if (action === 'error') throw error;
-    return await runLocal(rt, call);
+    return await runLocal(runtime, call);
   }
-  rt.remember(ref, value, policy, payload.length);
+  runtime.remember(ref, value, policy, payload.length);
   const role: FlightRole = call.joinEpoch === undefined ? 'replay' : 'follower';
-  if (role === 'replay' && rt.events.wants('replay')) rt.events.emit('replay', { ...ref, outcome: 'success' });
-  rt.emitWaited(ref, call.waitStartedAt, call.woken);
-  noteWork(note, role, meta.epoch, meta.traceparent, rt.sinceMs(call.waitStartedAt));
+  if (role === 'replay' && runtime.events.wants('replay')) runtime.events.emit('replay', { ...ref, outcome: 'success' });
+  runtime.emitWaited(ref, call.waitStartedAt, call.woken);
+  noteWork(note, role, meta.epoch, meta.traceparent, runtime.sinceMs(call.waitStartedAt));
   return { value, role, epoch: meta.epoch, trace: note };
 }
 
 /** A stored failure (or the failure of the run this call followed), thrown as its typed error. */
-function replayFailure(rt: FlightRuntime, call: FlightCall, meta: FlightMeta): never {
+function replayFailure(runtime: FlightRuntime, call: FlightCall, meta: FlightMeta): never {
   const { ref, note } = call;
-  rt.emitWaited(ref, call.waitStartedAt, call.woken);
-  noteWork(note, call.joinEpoch === undefined ? 'replay' : 'follower', meta.epoch, meta.traceparent, rt.sinceMs(call.waitStartedAt));
+  runtime.emitWaited(ref, call.waitStartedAt, call.woken);
+  noteWork(note, call.joinEpoch === undefined ? 'replay' : 'follower', meta.epoch, meta.traceparent, runtime.sinceMs(call.waitStartedAt));
   if (meta.status === 'CANCELLED') {
     throw new FlightCancelledError(`flight cancelled: ${meta.errorMessage}`, { context: { ...ref, epoch: meta.epoch } });
   }
-  if (call.joinEpoch === undefined) rt.events.emit('replay', { ...ref, outcome: 'failure' });
+  if (call.joinEpoch === undefined) runtime.events.emit('replay', { ...ref, outcome: 'failure' });
   throw toExecutionError(failureOf(meta), { ...ref, replayed: true });
 }

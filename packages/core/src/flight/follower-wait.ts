@@ -12,24 +12,24 @@ import type { FlightRuntime } from './flight-runtime.js';
  * Handles a `FOLLOWER_WAIT` reply: waits one round for the owner. Resolves the value the terminal event
  * carried, or undefined when the call asks again; rejects with `FlightWaitTimeoutError` when the wait is over.
  */
-export async function followerWait(rt: FlightRuntime, call: FlightCall, reply: AcquireReply): Promise<Outcome | undefined> {
+export async function followerWait(runtime: FlightRuntime, call: FlightCall, reply: AcquireReply): Promise<Outcome | undefined> {
   const { meta } = reply;
   const { ref, policy, note } = call;
-  const { events } = rt;
-  const { clock } = rt.options;
+  const { events } = runtime;
+  const { clock } = runtime.options;
   if (call.joinEpoch !== meta.epoch && events.wants('follower')) events.emit('follower', { ...ref, epoch: meta.epoch, ownerId: meta.ownerId });
   call.joinEpoch = meta.epoch;
   const waitStartedAt = (call.waitStartedAt ??= clock.now());
-  noteWork(note, 'follower', meta.epoch, meta.traceparent, rt.sinceMs(waitStartedAt));
+  noteWork(note, 'follower', meta.epoch, meta.traceparent, runtime.sinceMs(waitStartedAt));
   const remaining = policy.waitTimeoutMs - (clock.now() - waitStartedAt);
   if (remaining <= 0) {
-    if (note) note.waitedMs = rt.sinceMs(waitStartedAt);
+    if (note) note.waitedMs = runtime.sinceMs(waitStartedAt);
     events.emit('waited', { ...ref, waitedMs: clock.now() - waitStartedAt, woken: 'timeout' });
     throw new FlightWaitTimeoutError(`waited ${policy.waitTimeoutMs} ms for the owner of ${ref.stage}`, {
       context: { ...ref, epoch: meta.epoch, ownerId: meta.ownerId },
     });
   }
-  const event = await rt.options.coordinator
+  const event = await runtime.options.coordinator
     .waitForTerminal(ref, { epoch: meta.epoch, timeoutMs: Math.min(policy.pollIntervalMs, remaining) })
     .catch(() => null);
   call.woken = event ? 'event' : 'poll';
@@ -39,15 +39,15 @@ export async function followerWait(rt: FlightRuntime, call: FlightCall, reply: A
     let value: unknown;
     let decoded = false;
     try {
-      value = rt.decode(event.result, policy);
+      value = runtime.decode(event.result, policy);
       decoded = true;
     } catch (error) {
-      rt.options.logger.warn({ ...ref, err: error }, 'result carried by the terminal event failed verification; reading it instead');
+      runtime.options.logger.warn({ ...ref, err: error }, 'result carried by the terminal event failed verification; reading it instead');
     }
     if (decoded) {
-      rt.remember(ref, value, policy, event.result.length);
-      rt.emitWaited(ref, waitStartedAt, call.woken);
-      noteWork(note, 'follower', meta.epoch, meta.traceparent, rt.sinceMs(waitStartedAt));
+      runtime.remember(ref, value, policy, event.result.length);
+      runtime.emitWaited(ref, waitStartedAt, call.woken);
+      noteWork(note, 'follower', meta.epoch, meta.traceparent, runtime.sinceMs(waitStartedAt));
       return { value, role: 'follower', epoch: meta.epoch, trace: note };
     }
   }

@@ -13,19 +13,19 @@ const noProgress = () => {};
 /** The supplier context fields of every local run. */
 const LOCAL_CONTEXT = { role: 'local', epoch: undefined, attempt: 1, progress: noProgress } as const;
 
-export async function runLocal(rt: FlightRuntime, call: FlightCall): Promise<Outcome> {
+export async function runLocal(runtime: FlightRuntime, call: FlightCall): Promise<Outcome> {
   const { ref, policy, note } = call;
   noteWork(note, 'local', undefined, note?.traceparent);
   const run = new RunScope();
-  rt.limitRun(run, ref, policy, policy.maxRunMs);
+  runtime.limitRun(run, ref, policy, policy.maxRunMs);
   let value: unknown;
   let size: number;
   try {
-    value = await rt.execRun(call, run, LOCAL_CONTEXT);
-    if (rt.options.encodeLocalResults) {
-      const trip = rt.roundTrip(value, policy);
+    value = await runtime.execRun(call, run, LOCAL_CONTEXT);
+    if (runtime.options.encodeLocalResults) {
+      const trip = runtime.roundTrip(value, policy);
       value = trip.value;
-      rt.freezeDecoded(value);
+      runtime.freezeDecoded(value);
       size = trip.payload.length;
     } else {
       size = deepFreeze(value);
@@ -33,8 +33,8 @@ export async function runLocal(rt: FlightRuntime, call: FlightCall): Promise<Out
   } catch (error) {
     throw toExecutionError(failureRecord(error, policy, call.options), { stage: ref.stage, key: ref.key, replayed: false, cause: error });
   } finally {
-    run.end(rt.deadlines);
+    run.end(runtime.deadlines);
   }
-  rt.remember(ref, value, policy, size);
+  runtime.remember(ref, value, policy, size);
   return { value, role: 'local', trace: note };
 }

@@ -21,23 +21,23 @@ type OwnerResult = { kind: 'value'; value: unknown } | { kind: 'fenced'; error: 
  * used up its ownership attempts. Resolves the outcome, or undefined when the run was fenced and the call
  * asks again.
  */
-export async function takeOwnership(rt: FlightRuntime, call: FlightCall, reply: AcquireReply): Promise<Outcome | undefined> {
+export async function takeOwnership(runtime: FlightRuntime, call: FlightCall, reply: AcquireReply): Promise<Outcome | undefined> {
   const { meta } = reply;
   const { policy, options, note } = call;
   // A call that must not run twice never takes over after its own run was fenced.
   if (call.ownerAttempts >= (options.atMostOnce ? 1 : policy.maxAttempts)) {
     // This call holds the lease it was just given: hand it on at once instead of leaving it PENDING
     // until `takeoverAfterMs`.
-    await releaseLease(rt, meta, policy, call.ownerAttempts);
+    await releaseLease(runtime, meta, policy, call.ownerAttempts);
     throw call.lastError ?? new FlightFencedError('too many ownership attempts', { context: call.ref });
   }
   call.ownerAttempts++;
-  noteWork(note, 'owner', meta.epoch, note?.traceparent, rt.sinceMs(call.waitStartedAt));
+  noteWork(note, 'owner', meta.epoch, note?.traceparent, runtime.sinceMs(call.waitStartedAt));
   const takeover = reply.outcome === 'OWNER_TAKEOVER';
   if (takeover) {
-    rt.events.emit('takeover', { ...call.ref, epoch: meta.epoch, previousEpoch: call.joinEpoch ?? 0, previousStatus: 'taken-over' });
+    runtime.events.emit('takeover', { ...call.ref, epoch: meta.epoch, previousEpoch: call.joinEpoch ?? 0, previousStatus: 'taken-over' });
   }
-  const result = await ownerRun(rt, call, meta, takeover);
+  const result = await ownerRun(runtime, call, meta, takeover);
   if (result.kind === 'value') return { value: result.value, role: 'owner', epoch: meta.epoch, trace: note };
   call.lastError = result.error;
   call.joinEpoch = meta.epoch;
@@ -45,7 +45,7 @@ export async function takeOwnership(rt: FlightRuntime, call: FlightCall, reply: 
 }
 
 /** Gives up a lease this call holds but will not run: FAILED and retryable, so the next caller takes over. */
-async function releaseLease(rt: FlightRuntime, meta: FlightMeta, policy: StagePolicy, attempts: number): Promise<void> {
+async function releaseLease(runtime: FlightRuntime, meta: FlightMeta, policy: StagePolicy, attempts: number): Promise<void> {
   const ref = { stage: meta.stage, key: meta.requestKey };
   const fence = { ...ref, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch };
   const failure: FailureRecord = {
@@ -55,17 +55,17 @@ async function releaseLease(rt: FlightRuntime, meta: FlightMeta, policy: StagePo
     retryable: true,
   };
   try {
-    await rt.callIdempotent('fail', () => rt.options.coordinator.fail(fence, { failure, ttlMs: policy.failureTtlMs }), ref);
+    await runtime.callIdempotent('fail', () => runtime.options.coordinator.fail(fence, { failure, ttlMs: policy.failureTtlMs }), ref);
   } catch (error) {
-    rt.options.logger.warn({ ...ref, err: error }, 'could not release the lease; it lapses after takeoverAfterMs');
-    rt.events.emit('coordination-error', { ...ref, error: (error as Error).message });
+    runtime.options.logger.warn({ ...ref, err: error }, 'could not release the lease; it lapses after takeoverAfterMs');
+    runtime.events.emit('coordination-error', { ...ref, error: (error as Error).message });
   }
 }
 
-async function ownerRun(rt: FlightRuntime, call: FlightCall, meta: FlightMeta, takeover: boolean): Promise<OwnerResult> {
+async function ownerRun(runtime: FlightRuntime, call: FlightCall, meta: FlightMeta, takeover: boolean): Promise<OwnerResult> {
   const { policy, options } = call;
-  const { coordinator, logger, clock } = rt.options;
-  const { events, heartbeats } = rt;
+  const { coordinator, logger, clock } = runtime.options;
+  const { events, heartbeats } = runtime;
   const ref = { stage: meta.stage, key: meta.requestKey };
   const fence: Fence = { stage: ref.stage, key: ref.key, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch };
   const lease = leaseTerms(policy);
@@ -76,7 +76,7 @@ async function ownerRun(rt: FlightRuntime, call: FlightCall, meta: FlightMeta, t
   };
   if (events.wants('owner')) events.emit('owner', { ...ref, epoch: meta.epoch, takeover });
   if (meta.status !== 'RUNNING') {
-    const running = await rt.callIdempotent('markRunning', () => coordinator.markRunning(fence, lease), ref);
+    const running = await runtime.callIdempotent('markRunning', () => coordinator.markRunning(fence, lease), ref);
     if (!running.ok) return fencedResult('markRunning');
   }
 
@@ -88,7 +88,7 @@ async function ownerRun(rt: FlightRuntime, call: FlightCall, meta: FlightMeta, t
   let degraded = false;
   /** The run was forgotten cluster-wide: it finishes for this node's callers, its outcome is not stored or remembered. */
   let forgotten = false;
-  rt.owners.set(id, run);
+  runtime.owners.set(id, run);
   const task = heartbeats.start({
     requestKey: `${ref.stage}|${ref.key}`,
     ownerToken: meta.ownerToken,
@@ -108,17 +108,17 @@ async function ownerRun(rt: FlightRuntime, call: FlightCall, meta: FlightMeta, t
         // Forgotten cluster-wide: no lease to keep, but this node's callers still get the run's value.
         forgotten = true;
         // Callers arriving on this node from now on start a new run instead of joining this one in-process.
-        rt.local.forget(id);
+        runtime.local.forget(id);
         logger.info({ ...ref, epoch: meta.epoch }, 'run forgotten cluster-wide; finishing it for this node\'s callers only');
-        rt.limitRun(run, ref, policy, policy.maxRunMs - (clock.now() - startedAt));
+        runtime.limitRun(run, ref, policy, policy.maxRunMs - (clock.now() - startedAt));
         return;
       }
-      if (reason === 'renewal-failed' && rt.mode === 'hybrid') {
+      if (reason === 'renewal-failed' && runtime.mode === 'hybrid') {
         // Nobody can take the flight over through an unreachable coordinator either: keep the run for
         // this node's callers, still bounded by maxRunMs, instead of failing them.
         degraded = true;
-        rt.degrade(ref, 'lease renewals failed; the run goes on for this node only');
-        rt.limitRun(run, ref, policy, policy.maxRunMs - (clock.now() - startedAt));
+        runtime.degrade(ref, 'lease renewals failed; the run goes on for this node only');
+        runtime.limitRun(run, ref, policy, policy.maxRunMs - (clock.now() - startedAt));
         return;
       }
       lostReason = reason;
@@ -139,15 +139,15 @@ async function ownerRun(rt: FlightRuntime, call: FlightCall, meta: FlightMeta, t
     let value: unknown;
     try {
       // Raced with the lease: once it is lost the run stops counting, even if the supplier ignores its signal.
-      const raw = await rt.execRun(call, run, {
+      const raw = await runtime.execRun(call, run, {
         role: 'owner',
         epoch: meta.epoch,
         attempt: call.ownerAttempts,
         progress: () => task.progress(),
         fence,
       });
-      ({ payload, value } = rt.roundTrip(raw, policy));
-      rt.freezeDecoded(value);
+      ({ payload, value } = runtime.roundTrip(raw, policy));
+      runtime.freezeDecoded(value);
     } catch (error) {
       // No renewal may race the write below (a late renewal refused after it is not a lost lease).
       heartbeats.stop(task.taskKey);
@@ -158,7 +158,7 @@ async function ownerRun(rt: FlightRuntime, call: FlightCall, meta: FlightMeta, t
         : failureRecord(error, policy, options);
       let written;
       try {
-        written = await rt.callIdempotent('fail', () => coordinator.fail(fence, { failure, ttlMs: policy.failureTtlMs }), ref);
+        written = await runtime.callIdempotent('fail', () => coordinator.fail(fence, { failure, ttlMs: policy.failureTtlMs }), ref);
       } catch (writeError) {
         logger.warn({ ...ref, err: writeError }, 'could not record the failure');
         events.emit('coordination-error', { ...ref, error: (writeError as Error).message });
@@ -171,7 +171,7 @@ async function ownerRun(rt: FlightRuntime, call: FlightCall, meta: FlightMeta, t
     }
     heartbeats.stop(task.taskKey);
     try {
-      const written = await rt.callIdempotent(
+      const written = await runtime.callIdempotent(
         'complete',
         () => coordinator.complete(fence, { result: payload, resultTtlMs: policy.resultTtlMs }),
         ref,
@@ -187,11 +187,11 @@ async function ownerRun(rt: FlightRuntime, call: FlightCall, meta: FlightMeta, t
       events.emit('coordination-error', { ...ref, error: (error as Error).message });
     }
     // A forgotten run's value goes to the callers it already has, never to later ones.
-    if (!forgotten) rt.remember(ref, value, policy, payload.length);
+    if (!forgotten) runtime.remember(ref, value, policy, payload.length);
     return { kind: 'value', value };
   } finally {
     heartbeats.stop(task.taskKey);
-    run.end(rt.deadlines);
-    if (rt.owners.get(id) === run) rt.owners.delete(id);
+    run.end(runtime.deadlines);
+    if (runtime.owners.get(id) === run) runtime.owners.delete(id);
   }
 }

@@ -33,7 +33,7 @@ export class SingleFlight {
   readonly mode: FlightMode;
   private readonly options: ResolvedOptions;
   /** What this instance's runs share (events, deadlines, heartbeats, owner runs, coordinator calls). */
-  private readonly rt: FlightRuntime;
+  private readonly runtime: FlightRuntime;
   private readonly events: FlightEvents;
   private readonly policies = new Map<string, StagePolicy>();
   /** Spans and counters through `@opentelemetry/api`; undefined when it is off or not installed. */
@@ -44,8 +44,8 @@ export class SingleFlight {
     this.options = resolveOptions(options);
     this.nodeId = this.options.nodeId;
     this.mode = this.options.mode;
-    this.rt = new FlightRuntime(this.options);
-    this.events = this.rt.events;
+    this.runtime = new FlightRuntime(this.options);
+    this.events = this.runtime.events;
     this.telemetry = FlightTelemetry.create(this.options.telemetry, this.options.logger);
     for (const stage of Object.keys(this.options.stages)) this.policy(stage);
   }
@@ -67,7 +67,7 @@ export class SingleFlight {
 
   /** True while hybrid mode is serving from the local fallback. */
   get degraded(): boolean {
-    return this.rt.degraded;
+    return this.runtime.degraded;
   }
 
   /**
@@ -104,8 +104,8 @@ export class SingleFlight {
         }
       }
       const call = new FlightCall(stage, key, supplier, policy, options, note);
-      const run = this.mode === 'local' ? () => runLocal(this.rt, call) : () => this.runFlight(call);
-      const result = await this.rt.local.do(id, span ? () => span.activate(run) : run, {
+      const run = this.mode === 'local' ? () => runLocal(this.runtime, call) : () => this.runFlight(call);
+      const result = await this.runtime.local.do(id, span ? () => span.activate(run) : run, {
         signal,
         waitTimeoutMs: policy.waitTimeoutMs,
       });
@@ -194,8 +194,8 @@ export class SingleFlight {
     }
     const policy = this.policy(stage);
     const ref = { stage, key };
-    const reply = await this.rt.call(() => this.options.coordinator.cancel(ref, { reason, ttlMs: policy.terminalTtlMs, epoch }), ref);
-    if (reply.ok || epoch === undefined) this.rt.owners.get(flightId(ref))?.abort(new FlightCancelledError(`flight cancelled: ${reason}`, { context: ref }));
+    const reply = await this.runtime.call(() => this.options.coordinator.cancel(ref, { reason, ttlMs: policy.terminalTtlMs, epoch }), ref);
+    if (reply.ok || epoch === undefined) this.runtime.owners.get(flightId(ref))?.abort(new FlightCancelledError(`flight cancelled: ${reason}`, { context: ref }));
     return reply.ok;
   }
 
@@ -216,9 +216,9 @@ export class SingleFlight {
     const ref = { stage, key };
     const id = flightId(ref);
     this.options.replayCache.delete(id);
-    this.rt.local.forget(id);
+    this.runtime.local.forget(id);
     if (this.mode === 'local') return false;
-    const reply = await this.rt.callIdempotent('forget', () => this.options.coordinator.forget(ref), ref);
+    const reply = await this.runtime.callIdempotent('forget', () => this.options.coordinator.forget(ref), ref);
     // A run of this node that completes from now on is not remembered in L1 (see ownerRun); clear again in
     // case one finished while the forget was on its way.
     this.options.replayCache.delete(id);
@@ -227,41 +227,41 @@ export class SingleFlight {
 
   /** Stops heartbeats and closes the coordinator if this instance created it. */
   async close(): Promise<void> {
-    for (const run of this.rt.owners.values()) run.abort(new FlightLeaseLostError('single-flight closed'));
+    for (const run of this.runtime.owners.values()) run.abort(new FlightLeaseLostError('single-flight closed'));
     if (this.options.ownsCoordinator) await this.options.coordinator.close();
   }
 
   /** The run of a distributed or hybrid call (no `async` frame of its own on the distributed path). */
   private runFlight(call: FlightCall): Promise<Outcome> {
-    const { rt } = this;
-    if (this.mode === 'local') return runLocal(rt, call);
-    if (this.mode === 'distributed') return runDistributed(rt, call);
+    const { runtime } = this;
+    if (this.mode === 'local') return runLocal(runtime, call);
+    if (this.mode === 'distributed') return runDistributed(runtime, call);
     if (call.options.localFallback === false) {
       // The caller asked for cluster-wide coordination or nothing (an unsafe request under an Idempotency-Key).
-      if (rt.degraded) {
+      if (runtime.degraded) {
         return Promise.reject(new FlightCoordinationError('coordinator cooling down; this call may not run in-process', { context: { ...call.ref } }));
       }
-      return runDistributed(rt, call);
+      return runDistributed(runtime, call);
     }
     return this.runHybrid(call);
   }
 
   /** Hybrid mode: distributed while the coordinator answers, the in-process single-flight while it does not. */
   private async runHybrid(call: FlightCall): Promise<Outcome> {
-    const { rt } = this;
+    const { runtime } = this;
     const { stage, key } = call.ref;
-    if (rt.degraded) {
+    if (runtime.degraded) {
       this.events.emit('fallback', { stage, key, error: 'coordinator cooling down' });
-      return runLocal(rt, call);
+      return runLocal(runtime, call);
     }
     try {
-      return await runDistributed(rt, call);
+      return await runDistributed(runtime, call);
     } catch (error) {
       if (!isCoordinationFailure(error)) throw error;
-      rt.coordinatorDown();
+      runtime.coordinatorDown();
       this.options.logger.warn({ stage, key, err: error }, 'coordination failed; serving from the in-process single-flight');
       this.events.emit('fallback', { stage, key, error: (error as Error).message });
-      return runLocal(rt, call);
+      return runLocal(runtime, call);
     }
   }
 }
