@@ -59,7 +59,7 @@ export class FlightRuntime {
   readonly owners = new Map<string, RunScope>();
   private readonly guards = new Map<string, Guard>();
   /** Hybrid mode: until when this node serves from the in-process single-flight. */
-  coordinatorDownUntil = 0;
+  private coordinatorDownUntil = 0;
 
   constructor(readonly options: ResolvedOptions) {
     this.mode = options.mode;
