@@ -1,0 +1,90 @@
+/**
+ * The distributed flow of one call: acquire, then by the reply replay the stored outcome, follow the
+ * owner (`follower-wait.ts`) or run as the owner (`owner-run.ts`), and ask again until an outcome.
+ */
+import { randomUUID } from 'node:crypto';
+import { FlightCancelledError } from '../errors.js';
+import type { FlightRole } from '../events/types.js';
+import { toExecutionError } from '../failure/classify.js';
+import { failureOf } from '../failure/stored-failure.js';
+import { leaseTerms } from '../policy/stage-policy.js';
+import type { AcquireInput, AcquireReply, FlightMeta } from '../state/types.js';
+import { noteWork, type FlightCall, type Outcome } from './flight-call.js';
+import type { FlightRuntime } from './flight-runtime.js';
+import { followerWait } from './follower-wait.js';
+import { runLocal } from './local-run.js';
+import { takeOwnership } from './owner-run.js';
+
+export async function runDistributed(runtime: FlightRuntime, call: FlightCall): Promise<Outcome> {
+  const { ref, policy, options, note } = call;
+  const lease = leaseTerms(policy);
+  for (;;) {
+    // An owner that takes its session lock first starts PENDING; every other owner runs at once.
+    const { sessionId } = options;
+    const startRunning = !(policy.sessionLock.enabled && sessionId);
+    const input: AcquireInput = {
+      stage: ref.stage,
+      key: ref.key,
+      takeoverAfterMs: lease.takeoverAfterMs,
+      leaseTtlMs: lease.leaseTtlMs,
+      maxRunMs: lease.maxRunMs,
+      sessionId,
+      ownerId: runtime.options.nodeId,
+      ownerToken: randomUUID(),
+      joinEpoch: call.joinEpoch,
+      startRunning,
+      traceparent: note?.traceparent,
+    };
+    const reply = await runtime.callIdempotent('acquire', () => runtime.options.coordinator.acquire(input), ref);
+    let outcome: Outcome | undefined;
+    switch (reply.outcome) {
+      case 'REPLAY_SUCCESS':
+        return await replaySuccess(runtime, call, reply);
+      case 'REPLAY_FAILURE':
+        return replayFailure(runtime, call, reply.meta);
+      case 'FOLLOWER_WAIT':
+        outcome = await followerWait(runtime, call, reply);
+        break;
+      case 'OWNER_NEW':
+      case 'OWNER_TAKEOVER':
+        outcome = await takeOwnership(runtime, call, reply);
+        break;
+    }
+    if (outcome) return outcome;
+  }
+}
+
+/** A stored value (or the value of the run this call followed): decoded, verified and shared. */
+async function replaySuccess(runtime: FlightRuntime, call: FlightCall, reply: AcquireReply): Promise<Outcome> {
+  const { ref, policy, note } = call;
+  const { meta } = reply;
+  let value: unknown;
+  const payload = reply.result ?? '';
+  try {
+    value = runtime.decode(payload, policy);
+  } catch (error) {
+    const action = policy.onCorruptResult;
+    runtime.events.emit('corrupt', { ...ref, error: (error as Error).message, action });
+    runtime.options.logger.error({ ...ref, err: error, action }, 'stored result failed verification');
+    if (action === 'error') throw error;
+    return await runLocal(runtime, call);
+  }
+  runtime.remember(ref, value, policy, payload.length);
+  const role: FlightRole = call.joinEpoch === undefined ? 'replay' : 'follower';
+  if (role === 'replay' && runtime.events.wants('replay')) runtime.events.emit('replay', { ...ref, outcome: 'success' });
+  runtime.emitWaited(ref, call.waitStartedAt, call.woken);
+  noteWork(note, role, meta.epoch, meta.traceparent, runtime.sinceMs(call.waitStartedAt));
+  return { value, role, epoch: meta.epoch, trace: note };
+}
+
+/** A stored failure (or the failure of the run this call followed), thrown as its typed error. */
+function replayFailure(runtime: FlightRuntime, call: FlightCall, meta: FlightMeta): never {
+  const { ref, note } = call;
+  runtime.emitWaited(ref, call.waitStartedAt, call.woken);
+  noteWork(note, call.joinEpoch === undefined ? 'replay' : 'follower', meta.epoch, meta.traceparent, runtime.sinceMs(call.waitStartedAt));
+  if (meta.status === 'CANCELLED') {
+    throw new FlightCancelledError(`flight cancelled: ${meta.errorMessage}`, { context: { ...ref, epoch: meta.epoch } });
+  }
+  if (call.joinEpoch === undefined) runtime.events.emit('replay', { ...ref, outcome: 'failure' });
+  throw toExecutionError(failureOf(meta), { ...ref, replayed: true });
+}

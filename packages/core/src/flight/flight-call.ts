@@ -1,0 +1,53 @@
+/**
+ * One call's run: what it runs (supplier, policy, options), its trace note, and the state of its acquire
+ * loop (the epoch it follows, when it started waiting, its ownership attempts). One object per call.
+ */
+import type { FlightRole } from '../events/types.js';
+import type { StagePolicy } from '../policy/stage-policy.js';
+import type { TraceNote } from '../telemetry/flight-telemetry.js';
+import type { ExecuteOptions, Supplier } from './types.js';
+
+/** What a run returns to `SingleFlight.execute` (and to the callers that joined it on this node). */
+export interface Outcome {
+  value: unknown;
+  role: FlightRole;
+  epoch?: number | undefined;
+  /** The run's trace note (telemetry on), read by the callers that joined the run on this node. */
+  trace?: TraceNote | undefined;
+}
+
+export class FlightCall {
+  /** The flight's reference (a plain type, so it also serves as an error's context). */
+  readonly ref: { stage: string; key: string };
+  /** The epoch this call follows (or followed before its acquire was asked again); undefined at first. */
+  joinEpoch: number | undefined = undefined;
+  /** When this call started waiting as a follower; undefined while it never waited. */
+  waitStartedAt: number | undefined = undefined;
+  /** What woke the last wait. */
+  woken: 'event' | 'poll' = 'poll';
+  /** How many times this call was given the lease. */
+  ownerAttempts = 0;
+  /** Why the last owner attempt gave up (a fenced write). */
+  lastError: Error | undefined = undefined;
+
+  constructor(
+    stage: string,
+    key: string,
+    readonly supplier: Supplier<unknown>,
+    readonly policy: StagePolicy,
+    readonly options: ExecuteOptions,
+    /** The call's trace note (telemetry on), else undefined. */
+    readonly note: TraceNote | undefined,
+  ) {
+    this.ref = { stage, key };
+  }
+}
+
+/** Records in the trace note who did the work for this call (no-op with telemetry off). */
+export function noteWork(note: TraceNote | undefined, role: FlightRole, epoch: number | undefined, ownerTraceparent: string | undefined, waitedMs?: number) {
+  if (!note) return;
+  note.role = role;
+  note.epoch = epoch;
+  note.ownerTraceparent = ownerTraceparent;
+  note.waitedMs = waitedMs;
+}

@@ -1,0 +1,201 @@
+/**
+ * What the runs of one `SingleFlight` share: its resolved options, events, deadlines, heartbeats, the
+ * in-process single-flight, the guards per stage and the owner runs in progress, and the helpers every
+ * mode uses (coordinator calls, the result codec, L1, the supplier run under guard and session lock).
+ */
+import {
+  FlightCoordinationError,
+  FlightRunTimeoutError,
+  toCoordinationError,
+} from '../errors.js';
+import { FlightEvents } from '../events/emitter.js';
+import { toFailureRecord } from '../failure/classify.js';
+import { createGuard, type Guard } from '../guard/guard.js';
+import { HeartbeatManager } from '../heartbeat/heartbeat-manager.js';
+import { flightId } from '../keys/key-builder.js';
+import { LocalSingleFlight } from '../local/local-single-flight.js';
+import type { StagePolicy } from '../policy/stage-policy.js';
+import { deepFreeze, deepFreezeParsedJson } from '../results/deep-freeze.js';
+import { DeadlineQueue } from '../run/deadline-queue.js';
+import type { RunScope } from '../run/run-scope.js';
+import type { FailureRecord, Fence, FlightRef } from '../state/types.js';
+import type { FlightCall } from './flight-call.js';
+import type { FlightMode, ResolvedOptions } from './options.js';
+import { withSessionLock } from './session-lock-scope.js';
+import { SupplierContext } from './supplier-context.js';
+import type { ExecuteOptions } from './types.js';
+
+/** The supplier context fields of one attempt. */
+export interface AttemptContext {
+  role: 'owner' | 'local';
+  epoch: number | undefined;
+  attempt: number;
+  progress: () => void;
+  fence?: Fence;
+}
+
+/**
+ * The failure record of a run: never retryable when the caller asked for at most one run, always when it
+ * asked for its failures not to be kept (`keepFailures: false`).
+ */
+export function failureRecord(error: unknown, policy: StagePolicy, options: ExecuteOptions): FailureRecord {
+  const failure = toFailureRecord(error, policy);
+  if (options.atMostOnce === true) failure.retryable = false;
+  else if (options.keepFailures === false) failure.retryable = true;
+  return failure;
+}
+
+/** Whether the stage's guard may retry this call's supplier. */
+const guardMayRetry = (options: ExecuteOptions) => options.atMostOnce !== true && options.keepFailures !== false;
+
+export class FlightRuntime {
+  readonly mode: FlightMode;
+  readonly events: FlightEvents;
+  readonly local: LocalSingleFlight;
+  readonly heartbeats: HeartbeatManager;
+  /** Deadlines of runs and waits, on one timer per distinct length instead of one per call. */
+  readonly deadlines: DeadlineQueue;
+  /** The owner runs in progress on this node, by flight id (`cancel` and `close` abort them). */
+  readonly owners = new Map<string, RunScope>();
+  private readonly guards = new Map<string, Guard>();
+  /** Hybrid mode: until when this node serves from the in-process single-flight. */
+  private coordinatorDownUntil = 0;
+
+  constructor(readonly options: ResolvedOptions) {
+    this.mode = options.mode;
+    this.events = new FlightEvents(options.logger);
+    this.deadlines = new DeadlineQueue(options.clock, options.logger);
+    this.heartbeats = new HeartbeatManager(options.clock, options.logger, this.deadlines);
+    this.local = new LocalSingleFlight(this.deadlines);
+  }
+
+  /** True while hybrid mode is serving from the local fallback. */
+  get degraded(): boolean {
+    return this.mode === 'hybrid' && this.options.clock.now() < this.coordinatorDownUntil;
+  }
+
+  /** Hybrid mode: the coordinator failed; the node serves from the in-process single-flight for a while. */
+  coordinatorDown(): void {
+    this.coordinatorDownUntil = this.options.clock.now() + this.options.fallbackCooldownMs;
+  }
+
+  /** Hybrid mode: the lease can no longer be renewed (coordinator unreachable); the node serves degraded. */
+  degrade(ref: FlightRef, reason: string): void {
+    this.coordinatorDown();
+    this.options.logger.warn({ ...ref, reason }, 'coordination failed during a run; finishing it for this node\'s callers only');
+    this.events.emit('fallback', { ...ref, error: reason });
+  }
+
+  /** Milliseconds since `startedAt`, or undefined when the call never waited. */
+  sinceMs(startedAt: number | undefined): number | undefined {
+    return startedAt === undefined ? undefined : this.options.clock.now() - startedAt;
+  }
+
+  /** Emits `waited` for a call that waited (as a follower) and was woken by `woken`. */
+  emitWaited(ref: FlightRef, startedAt: number | undefined, woken: 'event' | 'poll'): void {
+    if (startedAt !== undefined && this.events.wants('waited')) {
+      this.events.emit('waited', { ...ref, waitedMs: this.options.clock.now() - startedAt, woken });
+    }
+  }
+
+  /**
+   * Runs `fn` holding the session lock when the stage asks for it (heavy stages): only a run's owner takes
+   * it, so identical requests follow the run instead of queueing. The lock is renewed while held.
+   */
+  private withSessionLock<T>(policy: StagePolicy, sessionId: string | undefined, run: RunScope, fn: () => Promise<T>) {
+    if (!policy.sessionLock.enabled || !sessionId) return fn();
+    const { sessionLock, localSessionLock, clock, logger } = this.options;
+    const scope = { lock: sessionLock, fallback: this.mode === 'hybrid' ? localSessionLock : undefined, clock, logger };
+    return withSessionLock(scope, sessionId, { ttlMs: policy.sessionLock.ttlMs, waitMs: policy.sessionLock.waitMs }, run, fn);
+  }
+
+  /**
+   * Runs the supplier of one attempt under the stage's guard, inside `run`'s session lock, and settles as
+   * soon as `run` is abandoned even if the supplier never does (its session lock and bulkhead slot are
+   * released at once).
+   */
+  execRun(call: FlightCall, run: RunScope, context: AttemptContext): Promise<unknown> {
+    const { ref, supplier, policy, options } = call;
+    const work = () => {
+      if (this.events.wants('run')) this.events.emit('run', { ...ref, role: context.role, attempt: context.attempt });
+      return this.guard(policy).run(
+        (scope) =>
+          supplier(new SupplierContext(scope, ref.stage, ref.key, context.role, context.epoch, context.attempt, context.progress, context.fence)),
+        run,
+        guardMayRetry(options),
+      );
+    };
+    return run.race(this.withSessionLock(policy, options.sessionId, run, work));
+  }
+
+  private guard(policy: StagePolicy): Guard {
+    let guard = this.guards.get(policy.stage);
+    if (!guard) this.guards.set(policy.stage, (guard = createGuard(policy, this.deadlines)));
+    return guard;
+  }
+
+  /** Abandons `run` with a typed timeout `delayMs` from now (a run that holds no lease still has a deadline). */
+  limitRun(run: RunScope, ref: FlightRef, policy: StagePolicy, delayMs: number): void {
+    run.limit(
+      this.deadlines,
+      Math.max(0, delayMs),
+      () =>
+        new FlightRunTimeoutError(`stage ${ref.stage}: the run passed maxRunMs (${policy.maxRunMs} ms) and was abandoned`, {
+          context: { ...ref, maxRunMs: policy.maxRunMs },
+        }),
+    );
+  }
+
+  /** Calls the coordinator; any failure becomes a typed `FlightCoordinationError`. */
+  call<T>(fn: () => Promise<T>, ref: FlightRef): Promise<T> {
+    let pending: Promise<T>;
+    try {
+      // Promise.resolve returns a native promise as is; it only wraps a coordinator that answers otherwise.
+      pending = Promise.resolve(fn());
+    } catch (error) {
+      return Promise.reject(toCoordinationError(error, { ...ref }));
+    }
+    return pending.catch((error: unknown) => {
+      throw toCoordinationError(error, { ...ref });
+    });
+  }
+
+  /**
+   * `call`, repeated once when the first attempt's outcome is unknown (no reply by the deadline: it may
+   * have landed). Safe because every coordinator operation is idempotent for the same arguments (the same
+   * owner token or fence): a landed acquire answers the same epoch again, a landed complete answers OK.
+   */
+  callIdempotent<T>(operation: string, fn: () => Promise<T>, ref: FlightRef): Promise<T> {
+    return this.call(fn, ref).catch((error: unknown) => {
+      if (!(error instanceof FlightCoordinationError) || !error.outcomeUnknown) throw error;
+      this.options.logger.warn({ ...ref, operation, err: error }, 'no reply by the deadline; repeating the idempotent call once');
+      return this.call(fn, ref);
+    });
+  }
+
+  /** Fills L1 with a deep-frozen value; `sizeBytes` is its encoded length or estimate. */
+  remember(ref: FlightRef, value: unknown, policy: StagePolicy, sizeBytes: number): void {
+    if (policy.l1.enabled) this.options.replayCache.set(flightId(ref), value, policy.l1.ttlMs, sizeBytes);
+  }
+
+  /** Decodes a stored or carried payload into the deep-frozen value callers share. */
+  decode(payload: string, policy: StagePolicy): unknown {
+    const value = this.options.codec.decode(payload, { maxBytes: policy.maxResultBytes });
+    this.freezeDecoded(value);
+    return value;
+  }
+
+  /** Deep-freezes a value the codec decoded (faster when it is known to be fresh from `JSON.parse`). */
+  freezeDecoded(value: unknown): number {
+    return this.options.decodesFreshJson ? deepFreezeParsedJson(value) : deepFreeze(value);
+  }
+
+  /** Encodes then decodes, so every role returns the same shape of value and the size cap holds everywhere. */
+  roundTrip(value: unknown, policy: StagePolicy): { payload: string; value: unknown } {
+    const { codec } = this.options;
+    const limits = { maxBytes: policy.maxResultBytes };
+    if (codec.encodeWithCopy) return codec.encodeWithCopy(value, limits);
+    const payload = codec.encode(value, limits);
+    return { payload, value: codec.decode(payload, limits) };
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * Local mode and the hybrid fallback: no lease, so the run is bounded by `maxRunMs` (and the guard's
+ * timeout) through its own deadline. The value never leaves the process: it is deep-frozen, not encoded,
+ * unless `encodeLocalResults` asks for the round trip.
+ */
+import { toExecutionError } from '../failure/classify.js';
+import { deepFreeze } from '../results/deep-freeze.js';
+import { RunScope } from '../run/run-scope.js';
+import { noteWork, type FlightCall, type Outcome } from './flight-call.js';
+import { failureRecord, type FlightRuntime } from './flight-runtime.js';
+
+const noProgress = () => {};
+/** The supplier context fields of every local run. */
+const LOCAL_CONTEXT = { role: 'local', epoch: undefined, attempt: 1, progress: noProgress } as const;
+
+export async function runLocal(runtime: FlightRuntime, call: FlightCall): Promise<Outcome> {
+  const { ref, policy, note } = call;
+  noteWork(note, 'local', undefined, note?.traceparent);
+  const run = new RunScope();
+  runtime.limitRun(run, ref, policy, policy.maxRunMs);
+  let value: unknown;
+  let size: number;
+  try {
+    value = await runtime.execRun(call, run, LOCAL_CONTEXT);
+    if (runtime.options.encodeLocalResults) {
+      const trip = runtime.roundTrip(value, policy);
+      value = trip.value;
+      runtime.freezeDecoded(value);
+      size = trip.payload.length;
+    } else {
+      size = deepFreeze(value);
+    }
+  } catch (error) {
+    throw toExecutionError(failureRecord(error, policy, call.options), { stage: ref.stage, key: ref.key, replayed: false, cause: error });
+  } finally {
+    run.end(runtime.deadlines);
+  }
+  runtime.remember(ref, value, policy, size);
+  return { value, role: 'local', trace: note };
+}

@@ -1,0 +1,197 @@
+/**
+ * The owner path of a distributed call: it was given the lease (a new run or a takeover), so it marks the
+ * flight RUNNING, renews the lease while the supplier runs under guard and session lock, encodes the value
+ * and completes the flight (or records its failure). A write refused by a newer owner is "fenced": the
+ * call then follows whoever holds the flight now.
+ */
+import { FlightCancelledError, FlightFencedError, FlightLeaseLostError, FlightRunTimeoutError } from '../errors.js';
+import type { LeaseLossReason } from '../events/types.js';
+import { toExecutionError } from '../failure/classify.js';
+import { flightId } from '../keys/key-builder.js';
+import { leaseTerms, type StagePolicy } from '../policy/stage-policy.js';
+import { RunScope } from '../run/run-scope.js';
+import type { AcquireReply, FailureRecord, Fence, FlightMeta } from '../state/types.js';
+import { noteWork, type FlightCall, type Outcome } from './flight-call.js';
+import { failureRecord, type FlightRuntime } from './flight-runtime.js';
+
+type OwnerResult = { kind: 'value'; value: unknown } | { kind: 'fenced'; error: Error };
+
+/**
+ * Handles an `OWNER_NEW` or `OWNER_TAKEOVER` reply: runs the flight, or gives the lease back when the call
+ * used up its ownership attempts. Resolves the outcome, or undefined when the run was fenced and the call
+ * asks again.
+ */
+export async function takeOwnership(runtime: FlightRuntime, call: FlightCall, reply: AcquireReply): Promise<Outcome | undefined> {
+  const { meta } = reply;
+  const { policy, options, note } = call;
+  // A call that must not run twice never takes over after its own run was fenced.
+  if (call.ownerAttempts >= (options.atMostOnce ? 1 : policy.maxAttempts)) {
+    // This call holds the lease it was just given: hand it on at once instead of leaving it PENDING
+    // until `takeoverAfterMs`.
+    await releaseLease(runtime, meta, policy, call.ownerAttempts);
+    throw call.lastError ?? new FlightFencedError('too many ownership attempts', { context: call.ref });
+  }
+  call.ownerAttempts++;
+  noteWork(note, 'owner', meta.epoch, note?.traceparent, runtime.sinceMs(call.waitStartedAt));
+  const takeover = reply.outcome === 'OWNER_TAKEOVER';
+  if (takeover) {
+    runtime.events.emit('takeover', { ...call.ref, epoch: meta.epoch, previousEpoch: call.joinEpoch ?? 0, previousStatus: 'taken-over' });
+  }
+  const result = await ownerRun(runtime, call, meta, takeover);
+  if (result.kind === 'value') return { value: result.value, role: 'owner', epoch: meta.epoch, trace: note };
+  call.lastError = result.error;
+  call.joinEpoch = meta.epoch;
+  return undefined;
+}
+
+/** Gives up a lease this call holds but will not run: FAILED and retryable, so the next caller takes over. */
+async function releaseLease(runtime: FlightRuntime, meta: FlightMeta, policy: StagePolicy, attempts: number): Promise<void> {
+  const ref = { stage: meta.stage, key: meta.requestKey };
+  const fence = { ...ref, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch };
+  const failure: FailureRecord = {
+    type: 'OVERLOAD',
+    code: FlightFencedError.code,
+    message: `owner gave up after ${attempts} attempts; released for the next caller`,
+    retryable: true,
+  };
+  try {
+    await runtime.callIdempotent('fail', () => runtime.options.coordinator.fail(fence, { failure, ttlMs: policy.failureTtlMs }), ref);
+  } catch (error) {
+    runtime.options.logger.warn({ ...ref, err: error }, 'could not release the lease; it lapses after takeoverAfterMs');
+    runtime.events.emit('coordination-error', { ...ref, error: (error as Error).message });
+  }
+}
+
+async function ownerRun(runtime: FlightRuntime, call: FlightCall, meta: FlightMeta, takeover: boolean): Promise<OwnerResult> {
+  const { policy, options } = call;
+  const { coordinator, logger, clock } = runtime.options;
+  const { events, heartbeats } = runtime;
+  const ref = { stage: meta.stage, key: meta.requestKey };
+  const fence: Fence = { stage: ref.stage, key: ref.key, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch };
+  const lease = leaseTerms(policy);
+  const fencedResult = (operation: string): OwnerResult => {
+    events.emit('fenced', { ...ref, epoch: meta.epoch, operation });
+    logger.warn({ ...ref, epoch: meta.epoch, operation }, 'owner write fenced: a newer owner holds the flight');
+    return { kind: 'fenced', error: new FlightFencedError(`${operation} refused: epoch ${meta.epoch} no longer owns the flight`, { context: ref }) };
+  };
+  if (events.wants('owner')) events.emit('owner', { ...ref, epoch: meta.epoch, takeover });
+  if (meta.status !== 'RUNNING') {
+    const running = await runtime.callIdempotent('markRunning', () => coordinator.markRunning(fence, lease), ref);
+    if (!running.ok) return fencedResult('markRunning');
+  }
+
+  const id = flightId(ref);
+  const run = new RunScope();
+  const startedAt = clock.now();
+  let lostReason: LeaseLossReason | undefined;
+  /** Hybrid mode only: renewals failed (coordinator unreachable), the run goes on for this node's callers. */
+  let degraded = false;
+  /** The run was forgotten cluster-wide: it finishes for this node's callers, its outcome is not stored or remembered. */
+  let forgotten = false;
+  runtime.owners.set(id, run);
+  const task = heartbeats.start({
+    requestKey: `${ref.stage}|${ref.key}`,
+    ownerToken: meta.ownerToken,
+    logFields: () => ({ ...ref, epoch: meta.epoch }),
+    intervalMs: policy.heartbeatIntervalMs,
+    takeoverAfterMs: policy.takeoverAfterMs,
+    maxRunMs: policy.maxRunMs,
+    stallTimeoutMs: policy.stallTimeoutMs,
+    renew: async () => {
+      const reply = await coordinator.heartbeat(fence, lease);
+      if (reply.ok) return 'ok';
+      if (reply.code === 'FORGOTTEN') return 'forgotten';
+      return reply.status === 'EXPIRED' ? 'expired' : reply.status === 'CANCELLED' ? 'cancelled' : 'fenced';
+    },
+    onLost: (reason) => {
+      if (reason === 'forgotten') {
+        // Forgotten cluster-wide: no lease to keep, but this node's callers still get the run's value.
+        forgotten = true;
+        // Callers arriving on this node from now on start a new run instead of joining this one in-process.
+        runtime.local.forget(id);
+        logger.info({ ...ref, epoch: meta.epoch }, 'run forgotten cluster-wide; finishing it for this node\'s callers only');
+        runtime.limitRun(run, ref, policy, policy.maxRunMs - (clock.now() - startedAt));
+        return;
+      }
+      if (reason === 'renewal-failed' && runtime.mode === 'hybrid') {
+        // Nobody can take the flight over through an unreachable coordinator either: keep the run for
+        // this node's callers, still bounded by maxRunMs, instead of failing them.
+        degraded = true;
+        runtime.degrade(ref, 'lease renewals failed; the run goes on for this node only');
+        runtime.limitRun(run, ref, policy, policy.maxRunMs - (clock.now() - startedAt));
+        return;
+      }
+      lostReason = reason;
+      const error =
+        reason === 'cancelled'
+          ? new FlightCancelledError('flight cancelled', { context: ref })
+          : new FlightLeaseLostError(`owner lost its lease (${reason})`, { context: { ...ref, epoch: meta.epoch, reason } });
+      events.emit('lease-lost', { ...ref, epoch: meta.epoch, reason });
+      logger.warn({ ...ref, epoch: meta.epoch, reason }, 'owner lease lost; aborting the run');
+      run.abort(error);
+      if (reason === 'max-run-time') {
+        coordinator.expire(ref, { ttlMs: policy.terminalTtlMs }).catch((err) => logger.warn({ ...ref, err }, 'expire failed'));
+      }
+    },
+  });
+  try {
+    let payload: string;
+    let value: unknown;
+    try {
+      // Raced with the lease: once it is lost the run stops counting, even if the supplier ignores its signal.
+      const raw = await runtime.execRun(call, run, {
+        role: 'owner',
+        epoch: meta.epoch,
+        attempt: call.ownerAttempts,
+        progress: () => task.progress(),
+        fence,
+      });
+      ({ payload, value } = runtime.roundTrip(raw, policy));
+      runtime.freezeDecoded(value);
+    } catch (error) {
+      // No renewal may race the write below (a late renewal refused after it is not a lost lease).
+      heartbeats.stop(task.taskKey);
+      const lost = run.aborted && !(run.reason instanceof FlightRunTimeoutError) ? (run.reason as Error) : undefined;
+      if (lost instanceof FlightCancelledError) return { kind: 'fenced', error: lost };
+      const failure: FailureRecord = lost
+        ? { type: 'TIMEOUT', code: FlightLeaseLostError.code, message: lost.message, retryable: options.atMostOnce !== true }
+        : failureRecord(error, policy, options);
+      let written;
+      try {
+        written = await runtime.callIdempotent('fail', () => coordinator.fail(fence, { failure, ttlMs: policy.failureTtlMs }), ref);
+      } catch (writeError) {
+        logger.warn({ ...ref, err: writeError }, 'could not record the failure');
+        events.emit('coordination-error', { ...ref, error: (writeError as Error).message });
+      }
+      // Follow whoever holds the flight now, unless this run itself timed out (max run time, stall,
+      // failed renewals, server-side expiry): then its callers get the typed TIMEOUT at once.
+      const refused = written && !written.ok && written.code !== 'FORGOTTEN' && !forgotten;
+      if (refused && !degraded && (!lost || lostReason === 'fenced')) return fencedResult('fail');
+      throw toExecutionError(failure, { ...ref, replayed: false, cause: error });
+    }
+    heartbeats.stop(task.taskKey);
+    try {
+      const written = await runtime.callIdempotent(
+        'complete',
+        () => coordinator.complete(fence, { result: payload, resultTtlMs: policy.resultTtlMs }),
+        ref,
+      );
+      if (!written.ok && written.code === 'FORGOTTEN') forgotten = true;
+      if (!written.ok && !degraded && !forgotten) return fencedResult('complete');
+      if (written.ok) {
+        if (events.wants('completed')) events.emit('completed', { ...ref, epoch: meta.epoch, followers: written.meta.followers });
+      } else if (!forgotten) logger.warn({ ...ref, epoch: meta.epoch }, 'result refused after the lease lapsed; returning it to local callers only');
+    } catch (error) {
+      // The value is right; only sharing it failed. This node's callers still get it.
+      logger.warn({ ...ref, err: error }, 'could not store the result; returning it to local callers only');
+      events.emit('coordination-error', { ...ref, error: (error as Error).message });
+    }
+    // A forgotten run's value goes to the callers it already has, never to later ones.
+    if (!forgotten) runtime.remember(ref, value, policy, payload.length);
+    return { kind: 'value', value };
+  } finally {
+    heartbeats.stop(task.taskKey);
+    run.end(runtime.deadlines);
+    if (runtime.owners.get(id) === run) runtime.owners.delete(id);
+  }
+}
