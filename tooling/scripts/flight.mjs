@@ -61,6 +61,7 @@ switch (command) {
   case 'test':
     ensureRedisServer();
     ensureChromium();
+    pn(['exec', 'prettier', '--check', '.']);
     pn(['exec', 'turbo', 'run', 'build', 'lint']);
     pn(['exec', 'vitest', 'run', ...rest]);
     break;
