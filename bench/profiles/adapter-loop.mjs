@@ -32,7 +32,13 @@ if (adapter === 'node-redis') {
 const flight = createSingleFlight({
   mode: 'distributed',
   coordinator,
-  defaults: { resultTtlMs: 10_000, failureTtlMs: 10_000, terminalTtlMs: 10_000, l1: { enabled: false }, guard: { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 } },
+  defaults: {
+    resultTtlMs: 10_000,
+    failureTtlMs: 10_000,
+    terminalTtlMs: 10_000,
+    l1: { enabled: false },
+    guard: { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 },
+  },
 });
 const text = 'lorem ipsum dolor sit amet '.repeat(40);
 const payload = { id: 1, title: text.slice(0, 100), body: text.slice(0, 870) };
@@ -53,8 +59,16 @@ for (let r = 0; r < rounds; r++) {
   await loop(`k${r}-`, flights);
   const ns = Number(process.hrtime.bigint() - start);
   const used = process.cpuUsage(cpu);
-  console.log(JSON.stringify({ adapter, flights, cpuUsPerFlight: +((used.user + used.system) / flights).toFixed(1), opsPerSec: Math.round(flights / (ns / 1e9)) }));
+  console.log(
+    JSON.stringify({
+      adapter,
+      flights,
+      cpuUsPerFlight: +((used.user + used.system) / flights).toFixed(1),
+      opsPerSec: Math.round(flights / (ns / 1e9)),
+    }),
+  );
 }
 await flight.close();
 await coordinator.close();
-if (adapter === "node-redis") await client.close(); else client.disconnect();
+if (adapter === 'node-redis') await client.close();
+else client.disconnect();

@@ -18,7 +18,9 @@ const fnv1a = (text: string) => {
   return h >>> 0;
 };
 const crc32 = (zlib as unknown as { crc32?: (d: string | Buffer) => number }).crc32;
-console.log('bytes | sha256 µs | sha1 µs | md5 µs | fnv1a(js) µs | zlib.crc32 µs | stringify µs | deflate µs | inflate µs | deflated/raw | base64 µs');
+console.log(
+  'bytes | sha256 µs | sha1 µs | md5 µs | fnv1a(js) µs | zlib.crc32 µs | stringify µs | deflate µs | inflate µs | deflated/raw | base64 µs',
+);
 for (const bytes of [64, 256, 512, 1024, 2048, 4096, 16384, 102400]) {
   const value = makePayload(bytes);
   const text = JSON.stringify(value);

@@ -44,9 +44,19 @@ const codec = createEnvelopeCodec();
 const LEASE = { takeoverAfterMs: 9000, leaseTtlMs: 18_000, maxRunMs: 60_000 };
 /** `ioredis-raw`: the owner's two coordinator calls (acquire, complete) and the codec, without SingleFlight: the floor. */
 async function raw(key: string) {
-  const { meta } = await coordinator!.acquire({ stage: 'bench', key, ...LEASE, ownerId: 'raw', ownerToken: randomUUID(), startRunning: true });
+  const { meta } = await coordinator!.acquire({
+    stage: 'bench',
+    key,
+    ...LEASE,
+    ownerId: 'raw',
+    ownerToken: randomUUID(),
+    startRunning: true,
+  });
   const result = codec.encode(await supplier(), { maxBytes: 1 << 20 });
-  await coordinator!.complete({ stage: 'bench', key, ownerId: 'raw', ownerToken: meta.ownerToken, epoch: meta.epoch }, { result, resultTtlMs: 10_000 });
+  await coordinator!.complete(
+    { stage: 'bench', key, ownerId: 'raw', ownerToken: meta.ownerToken, epoch: meta.epoch },
+    { result, resultTtlMs: 10_000 },
+  );
 }
 
 async function loop(prefix: string, n: number) {

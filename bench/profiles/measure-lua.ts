@@ -16,7 +16,8 @@ const bundles: Record<string, Bundle> = { current: LUA_SCRIPTS };
 if (process.env.BASE_LUA) bundles.base = ((await import(process.env.BASE_LUA)) as { LUA_SCRIPTS: Bundle }).LUA_SCRIPTS;
 const server = await startRedisServer();
 const r = new Redis(server.url);
-const usecPerCall = async () => Number(/cmdstat_evalsha:calls=\d+,usec=\d+,usec_per_call=([\d.]+)/.exec(String(await r.info('commandstats')))?.[1]);
+const usecPerCall = async () =>
+  Number(/cmdstat_evalsha:calls=\d+,usec=\d+,usec_per_call=([\d.]+)/.exec(String(await r.info('commandstats')))?.[1]);
 const shas: Record<string, { acquire: string; complete: string }> = {};
 for (const [name, bundle] of Object.entries(bundles)) {
   shas[name] = {
@@ -45,7 +46,19 @@ for (let round = 0; round < 3; round++) {
       const p = r.pipeline();
       for (let i = 0; i < 100; i++) {
         const j = k * 100 + i;
-        p.evalsha(sha.complete, 1, `m:{${name}${round}-${j}}`, '', `m:{${name}${round}-${j}}:db0:done`, 'a', tokens[j]!, epochs[j]!, result, '60000', '8192');
+        p.evalsha(
+          sha.complete,
+          1,
+          `m:{${name}${round}-${j}}`,
+          '',
+          `m:{${name}${round}-${j}}:db0:done`,
+          'a',
+          tokens[j]!,
+          epochs[j]!,
+          result,
+          '60000',
+          '8192',
+        );
       }
       await p.exec();
     }

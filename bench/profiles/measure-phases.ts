@@ -17,7 +17,11 @@ async function phase(name: string, fn: (i: number) => Promise<unknown>) {
   await server.command('CONFIG', 'RESETSTAT');
   const b = await stats();
   let next = 0;
-  await Promise.all(Array.from({ length: 64 }, async () => { while (next < N) await fn(next++); }));
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      while (next < N) await fn(next++);
+    }),
+  );
   const a = await stats();
   console.log(name, +((a.usec - b.usec) / (a.calls - b.calls)).toFixed(2), 'usec/call');
 }

@@ -35,23 +35,29 @@ const cpuBefore = await serverCpuUsec();
 const cpu = process.cpuUsage();
 const started = performance.now();
 let next = 0;
-await Promise.all(Array.from({ length: 64 }, async () => { while (next < N) await flight(next++); }));
+await Promise.all(
+  Array.from({ length: 64 }, async () => {
+    while (next < N) await flight(next++);
+  }),
+);
 const wall = performance.now() - started;
 const used = process.cpuUsage(cpu);
 const after = await stats();
 const cpuAfter = await serverCpuUsec();
 const mem = String(await server.command('INFO', 'memory'));
 const dbsize = Number(await server.command('DBSIZE'));
-console.log(JSON.stringify({
-  flights: N,
-  opsPerSec: Math.round(N / (wall / 1000)),
-  scriptsPerFlight: (after.calls - before.calls) / N,
-  redisUsecPerFlight: +((after.usec - before.usec) / N).toFixed(1),
-  redisUsecPerScript: +((after.usec - before.usec) / (after.calls - before.calls)).toFixed(1),
-  serverCpuUsecPerFlight: +((cpuAfter - cpuBefore) / N).toFixed(1),
-  clientUsecPerFlight: +((used.user + used.system) / N).toFixed(1),
-  keys: dbsize,
-  usedMemoryBytesPerFlight: Math.round(Number(/used_memory:(\d+)/.exec(mem)?.[1]) / (N + 500)),
-}));
+console.log(
+  JSON.stringify({
+    flights: N,
+    opsPerSec: Math.round(N / (wall / 1000)),
+    scriptsPerFlight: (after.calls - before.calls) / N,
+    redisUsecPerFlight: +((after.usec - before.usec) / N).toFixed(1),
+    redisUsecPerScript: +((after.usec - before.usec) / (after.calls - before.calls)).toFixed(1),
+    serverCpuUsecPerFlight: +((cpuAfter - cpuBefore) / N).toFixed(1),
+    clientUsecPerFlight: +((used.user + used.system) / N).toFixed(1),
+    keys: dbsize,
+    usedMemoryBytesPerFlight: Math.round(Number(/used_memory:(\d+)/.exec(mem)?.[1]) / (N + 500)),
+  }),
+);
 await c.close();
 await server.stop();

@@ -13,4 +13,5 @@ for (const [id, t] of dt) {
   self.set(name, (self.get(name) ?? 0) + t);
   total += t;
 }
-for (const [name, t] of [...self].sort((a, b) => b[1] - a[1]).slice(0, n)) console.log(`${((100 * t) / total).toFixed(1).padStart(5)} %  ${name}`);
+for (const [name, t] of [...self].sort((a, b) => b[1] - a[1]).slice(0, n))
+  console.log(`${((100 * t) / total).toFixed(1).padStart(5)} %  ${name}`);

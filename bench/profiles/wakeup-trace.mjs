@@ -20,7 +20,13 @@ const flights = Number(process.argv[3] ?? 200);
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const text = 'lorem ipsum dolor sit amet '.repeat(40);
 const payload = { id: 1, title: text.slice(0, 100), body: text.slice(0, 870) };
-const policy = { resultTtlMs: 10_000, failureTtlMs: 10_000, terminalTtlMs: 10_000, l1: { enabled: false }, guard: { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 } };
+const policy = {
+  resultTtlMs: 10_000,
+  failureTtlMs: 10_000,
+  terminalTtlMs: 10_000,
+  l1: { enabled: false },
+  guard: { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 },
+};
 
 async function make(prefix, onMessage) {
   let client;
@@ -66,8 +72,23 @@ if (process.argv[4] === 'follower') {
   process.on('message', async (m) => {
     if (m.type === 'join') {
       const t = now();
-      const ends = await Promise.all(Array.from({ length: 5 }, () => flight.execute('bench', m.key, async () => payload).then(() => now())));
-      process.send({ type: 'done', key: m.key, joinAt: t, noticeAt, waitedAt, msgAt: globalThis.__tMsg, finishAt: globalThis.__tFinish, coreAt: globalThis.__tCore, decodedAt: globalThis.__tDecoded, first: Math.min(...ends), last: Math.max(...ends), received: coordinator.notifications.received });
+      const ends = await Promise.all(
+        Array.from({ length: 5 }, () => flight.execute('bench', m.key, async () => payload).then(() => now())),
+      );
+      process.send({
+        type: 'done',
+        key: m.key,
+        joinAt: t,
+        noticeAt,
+        waitedAt,
+        msgAt: globalThis.__tMsg,
+        finishAt: globalThis.__tFinish,
+        coreAt: globalThis.__tCore,
+        decodedAt: globalThis.__tDecoded,
+        first: Math.min(...ends),
+        last: Math.max(...ends),
+        received: coordinator.notifications.received,
+      });
     } else if (m.type === 'close') {
       raw.disconnect();
       await close();
@@ -131,7 +152,18 @@ if (process.argv[4] === 'follower') {
   publisher.disconnect();
   const p = (a, q) => a.sort((x, y) => x - y)[Math.floor(q * (a.length - 1))].toFixed(3);
   for (const [f, a] of Object.entries(extra)) console.log(f, p(a, 0.5));
-  console.log(JSON.stringify({ adapter, flights, hopP50: p(hops, 0.5), noticeP50: p(toNotice, 0.5), waitedP50: p(toWaited, 0.5), firstP50: p(toFirst, 0.5), lastP50: p(toLast, 0.5), lastP99: p(toLast, 0.99) }));
+  console.log(
+    JSON.stringify({
+      adapter,
+      flights,
+      hopP50: p(hops, 0.5),
+      noticeP50: p(toNotice, 0.5),
+      waitedP50: p(toWaited, 0.5),
+      firstP50: p(toFirst, 0.5),
+      lastP50: p(toLast, 0.5),
+      lastP99: p(toLast, 0.99),
+    }),
+  );
   child.send({ type: 'close' });
   await close();
 }

@@ -96,7 +96,8 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
         if (scenario === 'fan-out') rows.push(...(await runFanout(ctx, contenders, fanoutOptions(quick))));
         if (scenario === 'http') rows.push(...(await runHttp(ctx, httpOptions(quick))));
         if (scenario === 'stream') rows.push(...(await runStream(ctx, contenders, { ...streamOptions(quick), ...options.stream })));
-        for (const r of rows.filter((x) => x.scenario === scenario && x.kind === 'failed')) failed.push({ scenario, reason: `${r.contender}: ${String(r.reason)}` });
+        for (const r of rows.filter((x) => x.scenario === scenario && x.kind === 'failed'))
+          failed.push({ scenario, reason: `${r.contender}: ${String(r.reason)}` });
         log(`${scenario} done in ${((nowMs() - t) / 1000).toFixed(1)} s`);
       } catch (error) {
         const reason = error instanceof Error ? error.message.split('\n')[0]! : String(error);

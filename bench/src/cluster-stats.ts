@@ -20,7 +20,11 @@ export interface Masters {
 }
 
 export async function connectMasters(cluster: RedisCluster): Promise<Masters> {
-  const nodes = cluster.masters.map((m) => ({ port: m.port, client: new Redis({ host: m.host, port: m.port }), slots: [] as [number, number][] }));
+  const nodes = cluster.masters.map((m) => ({
+    port: m.port,
+    client: new Redis({ host: m.host, port: m.port }),
+    slots: [] as [number, number][],
+  }));
   const ranges = (await nodes[0]!.client.call('CLUSTER', 'SLOTS')) as [number, number, [string, number, ...unknown[]]][];
   for (const [from, to, [, port]] of ranges) nodes.find((n) => n.port === Number(port))?.slots.push([from, to]);
   return { nodes, close: () => nodes.forEach((n) => n.client.disconnect()) };
@@ -65,4 +69,3 @@ export async function flightsOn(client: Redis, prefix: string): Promise<number> 
   } while (cursor !== '0');
   return tags.size;
 }
-

@@ -86,7 +86,13 @@ export function failedRow(scenario: string, contender: string, error: unknown): 
  * Runs one contender's part of a scenario. A throw becomes a `failed` row in `rows` and the workers
  * drop whatever they had set up, so the next contender starts clean. Returns false when it threw.
  */
-export async function guarded(ctx: BenchContext, rows: ResultRow[], scenario: string, contender: string, run: () => Promise<void>): Promise<boolean> {
+export async function guarded(
+  ctx: BenchContext,
+  rows: ResultRow[],
+  scenario: string,
+  contender: string,
+  run: () => Promise<void>,
+): Promise<boolean> {
   try {
     await run();
     return true;

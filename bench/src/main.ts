@@ -16,7 +16,10 @@ const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 function list<T extends string>(value: string | undefined, allowed: readonly T[], what: string): T[] | undefined {
   if (!value) return undefined;
-  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const items = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const item of items) if (!allowed.includes(item as T)) throw new Error(`unknown ${what} "${item}"; use ${allowed.join(', ')}`);
   return items as T[];
 }

@@ -24,10 +24,13 @@ export function renderProfileNotes(notes: readonly ProfileNote[]): string[] {
   const out = ['## Profiles', '', 'Copied from `bench/profiles/*.md` when this file is generated.', ''];
   for (const note of notes) {
     let fence = false;
-    const body = note.markdown.trimEnd().split('\n').map((line) => {
-      if (line.startsWith('```')) fence = !fence;
-      return !fence && /^#{1,4} /.test(line) ? `##${line}` : line;
-    });
+    const body = note.markdown
+      .trimEnd()
+      .split('\n')
+      .map((line) => {
+        if (line.startsWith('```')) fence = !fence;
+        return !fence && /^#{1,4} /.test(line) ? `##${line}` : line;
+      });
     out.push(...body, '', `<sub>From \`bench/profiles/${note.file}\`.</sub>`, '');
   }
   return out;

@@ -24,7 +24,13 @@ class RespCounter {
     for (;;) {
       if (this.need >= 0) {
         if (this.buf.length - pos < this.need + 2) break;
-        if (this.first) this.onCommand(this.buf.subarray(pos, pos + this.need).toString('latin1').toLowerCase());
+        if (this.first)
+          this.onCommand(
+            this.buf
+              .subarray(pos, pos + this.need)
+              .toString('latin1')
+              .toLowerCase(),
+          );
         else if (this.onArg && this.need <= 512) this.onArg(this.buf.subarray(pos, pos + this.need).toString('latin1'));
         this.first = false;
         pos += this.need + 2;
@@ -121,7 +127,10 @@ export const BEHIND = 'behind';
  * Splits the messages a process received into its own and foreign ones: a message is its own when
  * its channel or payload names one of `ownTags` (the hash tags of the flights the process waits on).
  */
-export function classifyNotices(messages: readonly { channel: string; payload: string }[], ownTags: Iterable<string>): { own: number; foreign: number } {
+export function classifyNotices(
+  messages: readonly { channel: string; payload: string }[],
+  ownTags: Iterable<string>,
+): { own: number; foreign: number } {
   const tags = [...ownTags];
   const own = messages.filter((m) => tags.some((t) => m.channel.includes(t) || m.payload.includes(t))).length;
   return { own, foreign: messages.length - own };
@@ -138,7 +147,10 @@ export interface CountingProxy {
   close(): Promise<void>;
 }
 
-export async function startCountingProxy(target: { host: string; port: number }, options: { observeSubscribers?: boolean } = {}): Promise<CountingProxy> {
+export async function startCountingProxy(
+  target: { host: string; port: number },
+  options: { observeSubscribers?: boolean } = {},
+): Promise<CountingProxy> {
   let counts = new Map<string, number>();
   let opened = 0;
   const traffic: SubscriberTraffic = { bytes: 0, messages: [], tags: new Set() };
@@ -171,7 +183,8 @@ export async function startCountingProxy(target: { host: string; port: number },
       ? new RespReader((value) => {
           if (!subscriber || !Array.isArray(value)) return;
           const kind = String(value[0]).toLowerCase();
-          if ((kind === 'message' || kind === 'smessage') && value.length === 3) traffic.messages.push({ channel: String(value[1]), payload: String(value[2]) });
+          if ((kind === 'message' || kind === 'smessage') && value.length === 3)
+            traffic.messages.push({ channel: String(value[1]), payload: String(value[2]) });
           if (kind === 'pmessage' && value.length === 4) traffic.messages.push({ channel: String(value[2]), payload: String(value[3]) });
         })
       : undefined;

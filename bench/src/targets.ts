@@ -59,9 +59,13 @@ const ratio = (a: unknown, b: unknown): number | null => {
 
 export const fmt = (v: unknown): string => {
   if (v === null || v === undefined) return '–';
-  if (typeof v === 'number') return Number.isInteger(v) ? v.toLocaleString('en-US') : v.toLocaleString('en-US', { maximumFractionDigits: 2 });
+  if (typeof v === 'number')
+    return Number.isInteger(v) ? v.toLocaleString('en-US') : v.toLocaleString('en-US', { maximumFractionDigits: 2 });
   if (Array.isArray(v)) return v.map(fmt).join('/');
-  if (typeof v === 'object') return Object.entries(v as Record<string, unknown>).map(([k, x]) => `${k} ${fmt(x)}`).join(', ');
+  if (typeof v === 'object')
+    return Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${k} ${fmt(x)}`)
+      .join(', ');
   return String(v);
 };
 
@@ -87,7 +91,9 @@ export function compareRows(rows: ResultRow[]): ResultRow[] {
     r.bestPeerOpsPerSec = best ? Number(best.opsPerSec) : null;
     r.vsBestPeer = ratio(r.opsPerSec, best?.opsPerSec);
     r.redisCpuVsBentocache = ratio(r.redisCpuUsPerFlight, bento?.redisCpuUsPerFlight);
-    if (r.contender === 'local') r.pctOfNaive = num(ratio(r.opsPerSec, naive?.opsPerSec)) === null ? null : Math.round(ratio(r.opsPerSec, naive?.opsPerSec)! * 1000) / 10;
+    if (r.contender === 'local')
+      r.pctOfNaive =
+        num(ratio(r.opsPerSec, naive?.opsPerSec)) === null ? null : Math.round(ratio(r.opsPerSec, naive?.opsPerSec)! * 1000) / 10;
   }
   for (const r of rows.filter((x) => x.scenario === 'footprint')) {
     const b = pick(rows, 'footprint', 'bentocache', (x) => x.resultBytes === r.resultBytes);
@@ -229,7 +235,13 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
     const fp = all.filter((r) => r.scenario === 'footprint' && r.contender === name);
     if (fp.length) {
       const worst = fp.reduce((a, b) => (Number(b.leftoverKeys) > Number(a.leftoverKeys) ? b : a));
-      add('Keys left after the result TTL = 0', name, fmt(worst.leftoverKeys), num(worst.leftoverKeys) === null ? null : worst.leftoverKeys === 0, `e.g. ${fmt(worst.leftoverSamples)}.`);
+      add(
+        'Keys left after the result TTL = 0',
+        name,
+        fmt(worst.leftoverKeys),
+        num(worst.leftoverKeys) === null ? null : worst.leftoverKeys === 0,
+        `e.g. ${fmt(worst.leftoverSamples)}.`,
+      );
     }
 
     const herd = pick(all, 'herd', name);
@@ -284,7 +296,9 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
         `p50 ${fmt(wake.p50Ms)} ms vs hop ${fmt(hop?.p50Ms)} ms (${fmt(wake.vsHopP50)}×); p99 ${fmt(wake.p99Ms)} ms vs hop ${fmt(hop?.p99Ms)} ms`,
         within(wake.p50Ms, LIMITS.wakeupVsHop, hop?.p50Ms),
         `woken by ${fmt(wake.woken)}; the follower verifies and decodes the notice and resolves its callers after the hop` +
-          (hopAcross ? ` (the same hop to another process: p50 ${fmt(hopAcross.p50Ms)} ms, ${fmt(ratio(wake.p50Ms, hopAcross.p50Ms))}× of it).` : '.'),
+          (hopAcross
+            ? ` (the same hop to another process: p50 ${fmt(hopAcross.p50Ms)} ms, ${fmt(ratio(wake.p50Ms, hopAcross.p50Ms))}× of it).`
+            : '.'),
       );
     }
 
@@ -333,14 +347,26 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
         add(
           'Fan-out (cluster): each notice only on the master owning its slot',
           name,
-          masters.map((m) => `:${m.port} ${fmt(m.noticesPublished)}/${fmt(m.flightsOwned)} published/owned, bus-received ${fmt(m.busPublishReceived)}`).join('; '),
+          masters
+            .map(
+              (m) =>
+                `:${m.port} ${fmt(m.noticesPublished)}/${fmt(m.flightsOwned)} published/owned, bus-received ${fmt(m.busPublishReceived)}`,
+            )
+            .join('; '),
           wrongShard === 0 && mismatch === 0,
           'notices reached masters that do not own their slot (cluster-bus publish messages, or channels subscribed on a master that does not own their slot).',
         );
       }
     }
-    for (const skipped of all.filter((r) => r.scenario === 'fan-out' && r.contender === name && (r.kind === 'skipped' || r.kind === 'failed'))) {
-      add(`Fan-out (${fmt(skipped.topology)})`, name, `${skipped.kind === 'failed' ? 'failed' : 'not measured'}: ${fmt(skipped.reason)}`, skipped.kind === 'failed' ? false : null);
+    for (const skipped of all.filter(
+      (r) => r.scenario === 'fan-out' && r.contender === name && (r.kind === 'skipped' || r.kind === 'failed'),
+    )) {
+      add(
+        `Fan-out (${fmt(skipped.topology)})`,
+        name,
+        `${skipped.kind === 'failed' ? 'failed' : 'not measured'}: ${fmt(skipped.reason)}`,
+        skipped.kind === 'failed' ? false : null,
+      );
     }
   }
   return out;

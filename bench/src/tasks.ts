@@ -106,7 +106,11 @@ export function memory(): MemorySample {
 }
 
 /** `perKey` waiters on each key, started together; `waiting()` samples memory once they are all parked. */
-export function waiters(contender: Contender, counter: Redis | undefined, args: { keys: string[]; perKey: number; upstream: UpstreamSpec }) {
+export function waiters(
+  contender: Contender,
+  counter: Redis | undefined,
+  args: { keys: string[]; perKey: number; upstream: UpstreamSpec },
+) {
   const upstream = makeUpstream(args.upstream, counter);
   const before = memory();
   const pending: Promise<CallRecord>[] = [];

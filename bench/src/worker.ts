@@ -3,7 +3,13 @@
  * the parent sends over IPC.
  */
 import { Redis } from 'ioredis';
-import { createContender, type Contender, type ContenderName, type ContenderOptions, type NotificationCounters } from './contenders/index.js';
+import {
+  createContender,
+  type Contender,
+  type ContenderName,
+  type ContenderOptions,
+  type NotificationCounters,
+} from './contenders/index.js';
 import { classifyNotices, startCountingProxy, type CountingProxy, type SubscriberTraffic } from './proxy.js';
 import { nowMs } from './stats.js';
 import { herd, hold, memory, ownWaiters, series, waiters } from './tasks.js';
@@ -21,7 +27,8 @@ let parked: ReturnType<typeof waiters> | undefined;
  */
 let proxies: CountingProxy[] = [];
 let proxy: { subscriberTraffic(): SubscriberTraffic } | undefined;
-let own: { waiters: ReturnType<typeof ownWaiters>; keys: string[]; counters: NotificationCounters | null; traffic: SubscriberTraffic } | undefined;
+let own:
+  { waiters: ReturnType<typeof ownWaiters>; keys: string[]; counters: NotificationCounters | null; traffic: SubscriberTraffic } | undefined;
 
 async function dropContender(): Promise<void> {
   await contender?.close();
@@ -38,7 +45,11 @@ async function observe(options: ContenderOptions): Promise<ContenderOptions> {
   proxy = {
     subscriberTraffic: () => {
       const all = proxies.map((p) => p.subscriberTraffic());
-      return { bytes: all.reduce((n, t) => n + t.bytes, 0), messages: all.flatMap((t) => t.messages), tags: new Set(all.flatMap((t) => [...t.tags])) };
+      return {
+        bytes: all.reduce((n, t) => n + t.bytes, 0),
+        messages: all.flatMap((t) => t.messages),
+        tags: new Set(all.flatMap((t) => [...t.tags])),
+      };
     },
   };
   const at = (p: CountingProxy) => ({ host: '127.0.0.1', port: Number(new URL(p.url).port) });
@@ -116,7 +127,7 @@ const handlers: Record<string, (args: any) => Promise<unknown>> = {
     if (!o) throw new Error('no own waiters');
     // Late notices still on their way: read once nothing new arrived for 150 ms (at most 3 s).
     const seen = () => (proxy?.subscriberTraffic().bytes ?? 0) + (need().notifications?.()?.bytes ?? 0);
-    for (let last = seen(), quiet = 0, end = Date.now() + 3000; quiet < 3 && Date.now() < end; ) {
+    for (let last = seen(), quiet = 0, end = Date.now() + 3000; quiet < 3 && Date.now() < end;) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       const now = seen();
       quiet = now === last ? quiet + 1 : 0;
@@ -128,7 +139,12 @@ const handlers: Record<string, (args: any) => Promise<unknown>> = {
       const now = proxy.subscriberTraffic();
       // This process's own flights: the hash tags of the keys its own commands named (it touches no others).
       const messages = now.messages.slice(o.traffic.messages.length);
-      observed = { notices: messages.length, ...classifyNotices(messages, now.tags), bytes: now.bytes - o.traffic.bytes, ownFlights: now.tags.size };
+      observed = {
+        notices: messages.length,
+        ...classifyNotices(messages, now.tags),
+        bytes: now.bytes - o.traffic.bytes,
+        ownFlights: now.tags.size,
+      };
     }
     // Connections this process opened to each server (each master on Cluster), since its setup.
     return { counters, observed, connectionsOpened: proxies.length ? proxies.map((p) => p.connections()) : null };

@@ -29,7 +29,10 @@ describe('stream scenario: behind the owner', () => {
   });
 
   it('in local mode the owner is the caller whose supplier ran (role local), one per process', () => {
-    const b = behindOwner([[call('local', 0, [20, 40], [20, 40]), call('local', 0, [21, 42])], [call('local', 5, [30, 50], [30, 50]), call('local', 5, [30.5, 50.5])]]);
+    const b = behindOwner([
+      [call('local', 0, [20, 40], [20, 40]), call('local', 0, [21, 42])],
+      [call('local', 5, [30, 50], [30, 50]), call('local', 5, [30.5, 50.5])],
+    ]);
     expect(b).toEqual({ ownerFirstChunk: [20, 25], firstChunk: [1, 0.5], chunkLag: [2, 0.5], remoteFirstChunk: [], remoteChunkLag: [] });
   });
 
@@ -62,7 +65,10 @@ describe('targets: streaming herd', () => {
       ...extra,
     },
   ];
-  const met = (rows: ResultRow[]) => verdicts(rows, [FLIGHT]).filter((v) => v.target.startsWith('Stream')).map((v) => v.met);
+  const met = (rows: ResultRow[]) =>
+    verdicts(rows, [FLIGHT])
+      .filter((v) => v.target.startsWith('Stream'))
+      .map((v) => v.met);
 
   it('1 upstream call with every sequence whole; first chunk and per-chunk lag p99 ≤ 5 ms behind the owner', () => {
     expect(met(stream({}))).toEqual([true, true, true]);
@@ -83,8 +89,22 @@ describe('bench: quick streaming herd', () => {
     const naive = run.rows.find((r) => r.contender === 'naive')!;
     const ours = run.rows.find((r) => r.contender === flight)!;
     expect(naive).toMatchObject({ scenario: 'stream', upstreamCalls: 300, incompleteSequences: 0, errors: 0, redisBytesPerFlight: null });
-    expect(ours).toMatchObject({ scenario: 'stream', upstreamCallsPerRound: [1], incompleteSequences: 0, errors: 0, roles: { owner: 1, follower: 299 } });
-    const figures = ['followerFirstChunkVsOwnerP99Ms', 'chunkLagP99Ms', 'redisBytesPerFlight', 'redisTrafficBytesPerFlight', 'ownerFirstChunkMs', 'clientCpuMsPerFlight', 'redisCpuMsPerFlight'];
+    expect(ours).toMatchObject({
+      scenario: 'stream',
+      upstreamCallsPerRound: [1],
+      incompleteSequences: 0,
+      errors: 0,
+      roles: { owner: 1, follower: 299 },
+    });
+    const figures = [
+      'followerFirstChunkVsOwnerP99Ms',
+      'chunkLagP99Ms',
+      'redisBytesPerFlight',
+      'redisTrafficBytesPerFlight',
+      'ownerFirstChunkMs',
+      'clientCpuMsPerFlight',
+      'redisCpuMsPerFlight',
+    ];
     for (const field of figures) {
       expect(ours[field], field).toEqual(expect.any(Number));
     }

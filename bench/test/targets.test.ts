@@ -13,7 +13,8 @@ const row = (scenario: string, contender: string, extra: Record<string, unknown>
 });
 
 const FLIGHT = 'flight-ioredis';
-const find = (vs: Verdict[], prefix: string, contender = FLIGHT) => vs.find((v) => v.target.startsWith(prefix) && v.contender === contender);
+const find = (vs: Verdict[], prefix: string, contender = FLIGHT) =>
+  vs.find((v) => v.target.startsWith(prefix) && v.contender === contender);
 const met = (rows: ResultRow[], prefix: string, contender = FLIGHT) => find(verdicts(rows, [FLIGHT]), prefix, contender)?.met;
 
 const distinct = (flight: Record<string, unknown>) => [
@@ -89,7 +90,10 @@ describe('targets: footprint, herd, wake-up', () => {
   });
 
   it('wake-up p50 ≤ 2× the bare PUBLISH→SUBSCRIBE hop of the same run, p99 beside the hop', () => {
-    const rows = (p50: number) => [row('wakeup', HOP_CONTENDER, { p50Ms: 0.1, p99Ms: 0.3 }), row('wakeup', FLIGHT, { p50Ms: p50, p99Ms: 1.2 })];
+    const rows = (p50: number) => [
+      row('wakeup', HOP_CONTENDER, { p50Ms: 0.1, p99Ms: 0.3 }),
+      row('wakeup', FLIGHT, { p50Ms: p50, p99Ms: 1.2 }),
+    ];
     expect(met(rows(0.2), 'Wake-up')).toBe(true);
     expect(met(rows(0.21), 'Wake-up')).toBe(false);
     expect(find(verdicts(rows(0.2), [FLIGHT]), 'Wake-up')!.figure).toContain('p99 1.2 ms vs hop 0.3 ms');
@@ -124,7 +128,9 @@ describe('targets: a contender that could not run', () => {
   it('is a MISS with the reason, not a verdict on missing figures', () => {
     const failed = { kind: 'failed', reason: 'connect ECONNREFUSED' };
     const vs = verdicts([row('distinct-keys', 'bentocache', { opsPerSec: 1 }), row('distinct-keys', FLIGHT, failed)], [FLIGHT]);
-    expect(vs).toEqual([expect.objectContaining({ target: 'distinct-keys: measured', met: false, figure: 'failed: connect ECONNREFUSED' })]);
+    expect(vs).toEqual([
+      expect.objectContaining({ target: 'distinct-keys: measured', met: false, figure: 'failed: connect ECONNREFUSED' }),
+    ]);
   });
 });
 
@@ -136,7 +142,10 @@ describe('targets: fan-out', () => {
     const counters = [proc(0, 5, { foreignNotices: 0, subscriberBytes: 500 }), proc(1, 10, { foreignNotices: 0, subscriberBytes: 1000 })];
     expect(met(counters, 'Fan-out (standalone): foreign')).toBe(true);
     expect(met(counters, 'Fan-out (standalone): subscriber bytes')).toBe(true);
-    const observed = [proc(0, 5, { observedForeignNotices: 95, observedSubscriberBytes: 150_000 }), proc(1, 10, { observedForeignNotices: 90, observedSubscriberBytes: 150_000 })];
+    const observed = [
+      proc(0, 5, { observedForeignNotices: 95, observedSubscriberBytes: 150_000 }),
+      proc(1, 10, { observedForeignNotices: 90, observedSubscriberBytes: 150_000 }),
+    ];
     expect(met(observed, 'Fan-out (standalone): foreign')).toBe(false);
     expect(met(observed, 'Fan-out (standalone): subscriber bytes')).toBe(false); // 2× spread: not proportional
     expect(met([proc(0, 5, {})], 'Fan-out (standalone): foreign')).toBeNull();
@@ -144,7 +153,16 @@ describe('targets: fan-out', () => {
 
   it('cluster: MISS when a notice crossed the cluster bus or a master published what it does not own', () => {
     const master = (port: number, extra: Record<string, unknown>) =>
-      row('fan-out', FLIGHT, { topology: 'cluster', kind: 'master', port, flightsOwned: 10, noticesPublished: 10, busPublishReceived: 0, shardChannelsOfOtherSlots: 0, ...extra });
+      row('fan-out', FLIGHT, {
+        topology: 'cluster',
+        kind: 'master',
+        port,
+        flightsOwned: 10,
+        noticesPublished: 10,
+        busPublishReceived: 0,
+        shardChannelsOfOtherSlots: 0,
+        ...extra,
+      });
     expect(met([master(1, {}), master(2, {})], 'Fan-out (cluster): each notice')).toBe(true);
     expect(met([master(1, {}), master(2, { busPublishReceived: 10 })], 'Fan-out (cluster): each notice')).toBe(false);
     expect(met([master(1, {}), master(2, { noticesPublished: 9 })], 'Fan-out (cluster): each notice')).toBe(false);
@@ -161,7 +179,10 @@ describe('guarded: one contender failing does not end the scenario', () => {
     const ctx = { workers: [], log: (m: string) => logs.push(m) } as unknown as BenchContext;
     expect(await guarded(ctx, rows, 'herd', 'cache-manager', async () => Promise.reject(new Error('no Redis\nstack')))).toBe(false);
     expect(await guarded(ctx, rows, 'herd', 'naive', async () => void rows.push(row('herd', 'naive')))).toBe(true);
-    expect(rows).toEqual([expect.objectContaining({ scenario: 'herd', contender: 'cache-manager', kind: 'failed', reason: 'no Redis' }), expect.objectContaining({ contender: 'naive' })]);
+    expect(rows).toEqual([
+      expect.objectContaining({ scenario: 'herd', contender: 'cache-manager', kind: 'failed', reason: 'no Redis' }),
+      expect.objectContaining({ contender: 'naive' }),
+    ]);
     expect(logs).toEqual(['herd cache-manager FAILED: no Redis']);
   });
 });

@@ -23,4 +23,5 @@ for (const round of [0, 1, 2]) {
   if (!order) r.same = await run(`/flight/s${round}`, 3000, false);
   console.log(round, JSON.stringify(r));
 }
-await app.close(); await singleFlight.close();
+await app.close();
+await singleFlight.close();

@@ -49,12 +49,16 @@ try {
   run('pnpm', ['exec', 'changeset', 'version']);
   const after = publicPackages(scratch);
   const moved = after.filter((p) => p.manifest.version !== before[p.manifest.name]);
-  say(`changeset version: ${pending.length} changesets applied; ${moved.map((p) => `${p.manifest.name} ${before[p.manifest.name]} → ${p.manifest.version}`).join(', ') || 'no version moved'}`);
+  say(
+    `changeset version: ${pending.length} changesets applied; ${moved.map((p) => `${p.manifest.name} ${before[p.manifest.name]} → ${p.manifest.version}`).join(', ') || 'no version moved'}`,
+  );
   if (pending.length > 0 && moved.length === 0) fail('changesets are pending but no public package version moved');
   const left = readdirSync(join(scratch, '.changeset')).filter((f) => f.endsWith('.md') && f !== 'README.md');
   if (left.length > 0) fail(`changesets left after version: ${left.join(', ')}`);
 
-  const dry = run('pnpm', ['-r', 'publish', '--dry-run', '--no-git-checks', '--access', 'public'], { env: { ...process.env, npm_config_loglevel: 'notice' } });
+  const dry = run('pnpm', ['-r', 'publish', '--dry-run', '--no-git-checks', '--access', 'public'], {
+    env: { ...process.env, npm_config_loglevel: 'notice' },
+  });
   for (const pkg of after) {
     const { name, version } = pkg.manifest;
     const packDir = mkdtempSync(join(scratch, 'pack-'));
@@ -72,7 +76,9 @@ try {
     if (!dry.includes(`${name}@${version}`)) fail(`${name}@${version}: not in the output of pnpm -r publish --dry-run`);
     const internal = ranges.filter(([n]) => n === '@flight/redis-scripts' || n === '@flight/http-shared');
     if (internal.length > 0) fail(`${name}: depends on an unpublished workspace package (${internal.map(([n]) => n).join(', ')})`);
-    say(`${name}@${version}: packed, ${ranges.length} dependency ranges all resolved (${ranges.map(([n, r]) => `${n} ${r}`).join('; ') || 'none'})`);
+    say(
+      `${name}@${version}: packed, ${ranges.length} dependency ranges all resolved (${ranges.map(([n, r]) => `${n} ${r}`).join('; ') || 'none'})`,
+    );
   }
   if (!process.exitCode) say('release path OK');
 } catch (error) {

@@ -4,7 +4,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { FlightError, FlightExecutionError, FlightLockTimeoutError, FlightWaitTimeoutError, FlightCoordinationError, FlightAbortedError } from '@flight/core';
+import {
+  FlightError,
+  FlightExecutionError,
+  FlightLockTimeoutError,
+  FlightWaitTimeoutError,
+  FlightCoordinationError,
+  FlightAbortedError,
+} from '@flight/core';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { InterviewAiInvoker, StreamedAnswer } from './invoker.js';
@@ -38,7 +45,8 @@ function text(body: Record<string, unknown>, field: string, max = 20_000): strin
 
 function integer(body: Record<string, unknown>, field: string): number {
   const value = body[field];
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 10_000) throw new BadRequest(`${field} must be an integer from 0 to 10000`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 10_000)
+    throw new BadRequest(`${field} must be an integer from 0 to 10000`);
   return value;
 }
 
@@ -102,7 +110,15 @@ export function createApp(deps: AppDeps): express.Express {
       const result = await handler(sessionId, body, signal);
       res.setHeader('x-flight-role', result.role);
       res.setHeader('x-flight-key', result.key);
-      res.json({ stage: result.stage, key: result.key, role: result.role, shared: result.shared, epoch: result.epoch ?? null, node: nodeId, result: result.value });
+      res.json({
+        stage: result.stage,
+        key: result.key,
+        role: result.role,
+        shared: result.shared,
+        epoch: result.epoch ?? null,
+        node: nodeId,
+        result: result.value,
+      });
     } catch (error) {
       next(error);
     }
@@ -118,7 +134,16 @@ export function createApp(deps: AppDeps): express.Express {
       res.setHeader('x-flight-key', answer.key);
       for await (const text of answer.text) sse.send('chunk', { text });
       const result = await answer.result();
-      sse.send('done', { stage: answer.stage, key: answer.key, role: result.role, shared: result.shared, epoch: result.epoch ?? null, node: nodeId, chunks: result.value.length, text: result.value.join('') });
+      sse.send('done', {
+        stage: answer.stage,
+        key: answer.key,
+        role: result.role,
+        shared: result.shared,
+        epoch: result.epoch ?? null,
+        node: nodeId,
+        chunks: result.value.length,
+        text: result.value.join(''),
+      });
       res.end();
     } catch (error) {
       if (!sse.started) return next(error);
@@ -128,24 +153,46 @@ export function createApp(deps: AppDeps): express.Express {
     }
   };
 
-  app.post('/api/sessions/:sessionId/evaluation', route((sessionId, body, signal) =>
-    invoker.evaluate(sessionId, { questionNumber: integer(body, 'questionNumber'), question: text(body, 'question'), answer: text(body, 'answer') }, { signal }),
-  ));
-  app.post('/api/sessions/:sessionId/follow-up', route((sessionId, body, signal) =>
-    invoker.followUp(sessionId, { currentQuestion: text(body, 'currentQuestion', 2000), answer: text(body, 'answer') }, { signal }),
-  ));
-  app.post('/api/sessions/:sessionId/evaluation/stream', streamRoute((sessionId, body, signal) =>
-    invoker.evaluateStream(sessionId, { questionNumber: integer(body, 'questionNumber'), question: text(body, 'question'), answer: text(body, 'answer') }, { signal }),
-  ));
-  app.post('/api/sessions/:sessionId/follow-up/stream', streamRoute((sessionId, body, signal) =>
-    invoker.followUpStream(sessionId, { currentQuestion: text(body, 'currentQuestion', 2000), answer: text(body, 'answer') }, { signal }),
-  ));
-  app.post('/api/sessions/:sessionId/extraction', route((sessionId, body, signal) =>
-    invoker.extract(sessionId, { fileUrl: text(body, 'fileUrl', 2000) }, { signal }),
-  ));
-  app.post('/api/sessions/:sessionId/demeanor', route((sessionId, body, signal) =>
-    invoker.demeanor(sessionId, { imageUrl: text(body, 'imageUrl', 2000) }, { signal }),
-  ));
+  app.post(
+    '/api/sessions/:sessionId/evaluation',
+    route((sessionId, body, signal) =>
+      invoker.evaluate(
+        sessionId,
+        { questionNumber: integer(body, 'questionNumber'), question: text(body, 'question'), answer: text(body, 'answer') },
+        { signal },
+      ),
+    ),
+  );
+  app.post(
+    '/api/sessions/:sessionId/follow-up',
+    route((sessionId, body, signal) =>
+      invoker.followUp(sessionId, { currentQuestion: text(body, 'currentQuestion', 2000), answer: text(body, 'answer') }, { signal }),
+    ),
+  );
+  app.post(
+    '/api/sessions/:sessionId/evaluation/stream',
+    streamRoute((sessionId, body, signal) =>
+      invoker.evaluateStream(
+        sessionId,
+        { questionNumber: integer(body, 'questionNumber'), question: text(body, 'question'), answer: text(body, 'answer') },
+        { signal },
+      ),
+    ),
+  );
+  app.post(
+    '/api/sessions/:sessionId/follow-up/stream',
+    streamRoute((sessionId, body, signal) =>
+      invoker.followUpStream(sessionId, { currentQuestion: text(body, 'currentQuestion', 2000), answer: text(body, 'answer') }, { signal }),
+    ),
+  );
+  app.post(
+    '/api/sessions/:sessionId/extraction',
+    route((sessionId, body, signal) => invoker.extract(sessionId, { fileUrl: text(body, 'fileUrl', 2000) }, { signal })),
+  );
+  app.post(
+    '/api/sessions/:sessionId/demeanor',
+    route((sessionId, body, signal) => invoker.demeanor(sessionId, { imageUrl: text(body, 'imageUrl', 2000) }, { signal })),
+  );
 
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true, node: nodeId, mode: tracker.effectiveMode() });

@@ -43,7 +43,8 @@ export function redisAnswers(url: string, timeoutMs = 700): Promise<boolean> {
     socket.setTimeout(timeoutMs, () => done(false));
     socket.on('error', () => done(false));
     socket.on('connect', () => {
-      if (parsed.password) socket.write(`AUTH ${parsed.username ? `${decodeURIComponent(parsed.username)} ` : ''}${decodeURIComponent(parsed.password)}\r\n`);
+      if (parsed.password)
+        socket.write(`AUTH ${parsed.username ? `${decodeURIComponent(parsed.username)} ` : ''}${decodeURIComponent(parsed.password)}\r\n`);
       socket.write('PING\r\n');
     });
     socket.on('data', (data) => done(data.toString().includes('+PONG')));
@@ -127,7 +128,11 @@ export async function startModelProcess(
   options: { port?: number; latencyMs?: number; tokensPerSecond?: number; logFile?: string } = {},
 ): Promise<Proc & { baseUrl: string }> {
   const port = options.port ?? (await freePort());
-  const env = { MODEL_PORT: String(port), MODEL_LATENCY_MS: String(options.latencyMs ?? 300), MODEL_TOKENS_PER_SEC: String(options.tokensPerSecond ?? 40) };
+  const env = {
+    MODEL_PORT: String(port),
+    MODEL_LATENCY_MS: String(options.latencyMs ?? 300),
+    MODEL_TOKENS_PER_SEC: String(options.tokensPerSecond ?? 40),
+  };
   const child = spawnTs('main-model.ts', env, options.logFile);
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/healthz`, 20_000, child);
@@ -173,14 +178,19 @@ export async function startNodeProcess(options: NodeProcessOptions): Promise<Pro
 }
 
 /** Starts `count` nodes on free ports, each told the others' URLs. */
-export async function startNodeProcesses(count: number, options: (index: number) => Omit<NodeProcessOptions, 'port' | 'peers'>): Promise<Proc[]> {
+export async function startNodeProcesses(
+  count: number,
+  options: (index: number) => Omit<NodeProcessOptions, 'port' | 'peers'>,
+): Promise<Proc[]> {
   const ports: number[] = [];
   while (ports.length < count) {
     const port = await freePort();
     if (!ports.includes(port)) ports.push(port);
   }
   const urls = ports.map((port) => `http://127.0.0.1:${port}`);
-  const started = await Promise.allSettled(ports.map((port, i) => startNodeProcess({ ...options(i), port, peers: urls.filter((_, j) => j !== i) })));
+  const started = await Promise.allSettled(
+    ports.map((port, i) => startNodeProcess({ ...options(i), port, peers: urls.filter((_, j) => j !== i) })),
+  );
   const nodes = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) {
@@ -198,7 +208,9 @@ export async function startNodeProcesses(count: number, options: (index: number)
  */
 export async function startRedisServer(options: { port?: number } = {}): Promise<Proc> {
   const port = options.port ?? (await freePort());
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
   track(child);
   const url = `redis://127.0.0.1:${port}`;
   const giveUpAt = Date.now() + 10_000;

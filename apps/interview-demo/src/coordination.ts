@@ -2,7 +2,13 @@
  * The one place that decides where flights are coordinated: Redis through `@flight/redis-ioredis`
  * when a REDIS_URL is configured, else the embedded in-memory coordinator (one process only).
  */
-import { createMemoryCoordinator, createMemorySessionLock, type FlightCoordinator, type FlightLogger, type SessionLock } from '@flight/core';
+import {
+  createMemoryCoordinator,
+  createMemorySessionLock,
+  type FlightCoordinator,
+  type FlightLogger,
+  type SessionLock,
+} from '@flight/core';
 import { createIoredisCoordinator, createIoredisSessionLock } from '@flight/redis-ioredis';
 import { Redis } from 'ioredis';
 
@@ -57,7 +63,8 @@ export async function createCoordination(options: CoordinationOptions): Promise<
   });
   client.on('end', () => (ready = false));
   client.on('close', () => {
-    if (ready) options.logger.warn({ redis: url }, 'redis connection lost: coordination fails over to the local single-flight (hybrid mode)');
+    if (ready)
+      options.logger.warn({ redis: url }, 'redis connection lost: coordination fails over to the local single-flight (hybrid mode)');
     ready = false;
   });
   client.on('error', () => {

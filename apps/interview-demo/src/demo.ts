@@ -49,7 +49,11 @@ async function main() {
     line(`Redis: ${redisUrl} (mode ${mode})`);
   }
 
-  const model = await startModelProcess({ latencyMs: Number(process.env.MODEL_LATENCY_MS ?? 800), tokensPerSecond, logFile: join(logDir, 'model.log') });
+  const model = await startModelProcess({
+    latencyMs: Number(process.env.MODEL_LATENCY_MS ?? 800),
+    tokensPerSecond,
+    logFile: join(logDir, 'model.log'),
+  });
   procs.push(model);
   const nodes = await startNodeProcesses(nodeCount, (i) => ({
     nodeId: `node-${i + 1}`,
@@ -67,10 +71,30 @@ async function main() {
   const run = Date.now().toString(36);
   const urls = nodes.map((n) => n.url);
   const scenarios = [
-    { stage: 'interview-evaluation', path: `/api/sessions/demo-${run}/evaluation`, body: { questionNumber: 1, question: 'What is single-flight?', answer: 'One caller runs the work, the others share its result.' }, n: requests },
-    { stage: 'interview-followup', path: `/api/sessions/demo-${run}/follow-up`, body: { currentQuestion: 'q1', answer: 'One caller runs the work, the others share its result.' }, n: requests },
-    { stage: 'interview-extraction', path: `/api/sessions/demo-${run}/extraction`, body: { fileUrl: `https://files.example/resume-${run}.pdf` }, n: Math.min(requests, 60) },
-    { stage: 'interview-demeanor', path: `/api/sessions/demo-${run}/demeanor`, body: { imageUrl: `https://files.example/frame-${run}-0001.jpg` }, n: Math.min(requests, 60) },
+    {
+      stage: 'interview-evaluation',
+      path: `/api/sessions/demo-${run}/evaluation`,
+      body: { questionNumber: 1, question: 'What is single-flight?', answer: 'One caller runs the work, the others share its result.' },
+      n: requests,
+    },
+    {
+      stage: 'interview-followup',
+      path: `/api/sessions/demo-${run}/follow-up`,
+      body: { currentQuestion: 'q1', answer: 'One caller runs the work, the others share its result.' },
+      n: requests,
+    },
+    {
+      stage: 'interview-extraction',
+      path: `/api/sessions/demo-${run}/extraction`,
+      body: { fileUrl: `https://files.example/resume-${run}.pdf` },
+      n: Math.min(requests, 60),
+    },
+    {
+      stage: 'interview-demeanor',
+      path: `/api/sessions/demo-${run}/demeanor`,
+      body: { imageUrl: `https://files.example/frame-${run}-0001.jpg` },
+      n: Math.min(requests, 60),
+    },
   ];
   line(`Scripted load: for each stage, N identical requests at once, spread over ${nodes.length} node(s).`);
   line('');
@@ -90,17 +114,25 @@ async function main() {
     totalRequests += s.n;
     totalCalls += calls;
     line(
-      `${pad(s.stage, 22)}${pad(s.n, 10)}${pad(ok.length, 10)}${pad(same ? 'yes' : 'NO', 6)}${pad(calls, 13)}${pad(`${took} ms`, 9)}${Object.entries(roles)
+      `${pad(s.stage, 22)}${pad(s.n, 10)}${pad(ok.length, 10)}${pad(same ? 'yes' : 'NO', 6)}${pad(calls, 13)}${pad(`${took} ms`, 9)}${Object.entries(
+        roles,
+      )
         .map(([k, v]) => `${k} ${v}`)
         .join(', ')}`,
     );
   }
   line('');
-  line(`Total: ${totalRequests} requests, ${totalCalls} model call(s), ${totalRequests - totalCalls} saved (${(((totalRequests - totalCalls) / totalRequests) * 100).toFixed(1)}%).`);
-  line(`(roles: owner = ran the model call, follower = joined that run (on its node or another), replay = stored result, l1 = node-local cache)`);
+  line(
+    `Total: ${totalRequests} requests, ${totalCalls} model call(s), ${totalRequests - totalCalls} saved (${(((totalRequests - totalCalls) / totalRequests) * 100).toFixed(1)}%).`,
+  );
+  line(
+    `(roles: owner = ran the model call, follower = joined that run (on its node or another), replay = stored result, l1 = node-local cache)`,
+  );
 
   line('');
-  line(`Streamed: for each stage, N identical streamed requests at once over ${nodes.length} node(s); the fake model answers after 2 s, ${tokensPerSecond} tokens/s.`);
+  line(
+    `Streamed: for each stage, N identical streamed requests at once over ${nodes.length} node(s); the fake model answers after 2 s, ${tokensPerSecond} tokens/s.`,
+  );
   line(`Every caller receives the owner's tokens live. First chunk: from sending the request (owner; followers p50 / p99),`);
   line(`and when it reached the followers minus when it reached the owner (behind owner p50 / p99). All measured by this client.`);
   line('');
@@ -112,8 +144,16 @@ async function main() {
   // "behind owner" then measures the delivery of the tokens, not when a request arrived.
   const slowStart = (body: { answer: string }) => ({ ...body, answer: `${body.answer} [latency:2000]` });
   const streamed = [
-    { stage: 'interview-evaluation', path: `/api/sessions/demo-${run}/evaluation/stream`, body: slowStart(scenarios[0]!.body as { answer: string }) },
-    { stage: 'interview-followup', path: `/api/sessions/demo-${run}/follow-up/stream`, body: slowStart(scenarios[1]!.body as { answer: string }) },
+    {
+      stage: 'interview-evaluation',
+      path: `/api/sessions/demo-${run}/evaluation/stream`,
+      body: slowStart(scenarios[0]!.body as { answer: string }),
+    },
+    {
+      stage: 'interview-followup',
+      path: `/api/sessions/demo-${run}/follow-up/stream`,
+      body: slowStart(scenarios[1]!.body as { answer: string }),
+    },
   ];
   for (const s of streamed) {
     const before = await modelStats(model.url);
@@ -124,7 +164,8 @@ async function main() {
     const same = ok.length > 0 && new Set(ok.map((r) => r.text)).size === 1;
     const owner = ok.find((r) => r.role === 'owner');
     const followers = ok.filter((r) => r.role === 'follower' && r.firstChunkAt !== null);
-    const spread = (values: number[]) => (values.length ? `${Math.round(percentile(values, 50))} / ${Math.round(percentile(values, 99))} ms` : '–');
+    const spread = (values: number[]) =>
+      values.length ? `${Math.round(percentile(values, 50))} / ${Math.round(percentile(values, 99))} ms` : '–';
     const behind = owner?.firstChunkAt == null ? [] : followers.map((r) => r.firstChunkAt! - owner.firstChunkAt!);
     line(
       `${pad(s.stage, 22)}${pad(requests, 10)}${pad(ok.length, 10)}${pad(same ? 'yes' : 'NO', 6)}${pad(calls, 13)}` +

@@ -119,7 +119,14 @@ export interface FakeModel {
  */
 async function streamAnswer(
   res: ServerResponse,
-  answer: { id: string; model: string; tokens: readonly string[]; intervalMs: number; usage: Record<string, number> | undefined; cutAfter: number | undefined },
+  answer: {
+    id: string;
+    model: string;
+    tokens: readonly string[];
+    intervalMs: number;
+    usage: Record<string, number> | undefined;
+    cutAfter: number | undefined;
+  },
 ): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   const started = performance.now();
@@ -135,7 +142,10 @@ async function streamAnswer(
     res.write(chunk({ content: answer.tokens[i]! }, null));
   }
   res.write(chunk({}, 'stop'));
-  if (answer.usage) res.write(`data: ${JSON.stringify({ id: answer.id, object: 'chat.completion.chunk', created: 1_700_000_000, model: answer.model, choices: [], usage: answer.usage })}\n\n`);
+  if (answer.usage)
+    res.write(
+      `data: ${JSON.stringify({ id: answer.id, object: 'chat.completion.chunk', created: 1_700_000_000, model: answer.model, choices: [], usage: answer.usage })}\n\n`,
+    );
   res.end('data: [DONE]\n\n');
 }
 
@@ -232,7 +242,11 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
       return finish();
     }
     const content = fakeAnswer(stage, digest, marker(text, 'format') === 'text' ? 'text' : 'json');
-    const usage = { prompt_tokens: Math.ceil(text.length / 4), completion_tokens: Math.ceil(content.length / 4), total_tokens: Math.ceil((text.length + content.length) / 4) };
+    const usage = {
+      prompt_tokens: Math.ceil(text.length / 4),
+      completion_tokens: Math.ceil(content.length / 4),
+      total_tokens: Math.ceil((text.length + content.length) / 4),
+    };
     if (body.stream === true) {
       stats.streamed++;
       const rate = Number(marker(text, 'tokens-per-sec') ?? defaultRate);
@@ -279,7 +293,8 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
           return json(res, 200, { ok: true });
         case 'POST /admin/faults': {
           const body = JSON.parse((await readBody(req)) || '{}');
-          if (body.fault !== undefined && !FAULTS.includes(body.fault)) return json(res, 400, { error: `fault must be one of ${FAULTS.join(', ')}` });
+          if (body.fault !== undefined && !FAULTS.includes(body.fault))
+            return json(res, 400, { error: `fault must be one of ${FAULTS.join(', ')}` });
           queued = body.fault ? { fault: body.fault, count: Math.max(1, Number(body.count ?? 1)) } : undefined;
           if (body.latencyMs !== undefined) latencyOverride = body.latencyMs === null ? undefined : Number(body.latencyMs);
           return json(res, 200, { ok: true, queued: queued ?? null, latencyMs: latencyOverride ?? defaultLatency });

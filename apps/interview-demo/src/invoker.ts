@@ -59,7 +59,11 @@ export class InterviewAiInvoker {
   /** Scores an answer. Key: stage + sessionId + questionNumber + answerHash. */
   evaluate(sessionId: string, input: { questionNumber: number; question: string; answer: string }, options: CallOptions = {}) {
     return this.call(STAGES.evaluation, sessionId, [sessionId, input.questionNumber, hashPart(input.answer)], options, [
-      this.system(STAGES.evaluation, sessionId, 'Score the candidate answer from 0 to 100. Reply with JSON {"score": number, "verdict": string, "feedback": string}.'),
+      this.system(
+        STAGES.evaluation,
+        sessionId,
+        'Score the candidate answer from 0 to 100. Reply with JSON {"score": number, "verdict": string, "feedback": string}.',
+      ),
       { role: 'user', content: `Question ${input.questionNumber}: ${input.question}\n\nCandidate answer:\n${input.answer}` },
     ]);
   }
@@ -75,7 +79,11 @@ export class InterviewAiInvoker {
   /** Extracts interview questions from a résumé file. Key: stage + sessionId + fileUrl. Session-locked. */
   extract(sessionId: string, input: { fileUrl: string }, options: CallOptions = {}) {
     return this.call(STAGES.extraction, sessionId, [sessionId, input.fileUrl], options, [
-      this.system(STAGES.extraction, sessionId, 'Read the résumé and propose three interview questions. Reply with JSON {"questions": string[]}.'),
+      this.system(
+        STAGES.extraction,
+        sessionId,
+        'Read the résumé and propose three interview questions. Reply with JSON {"questions": string[]}.',
+      ),
       { role: 'user', content: `Résumé file: ${input.fileUrl}` },
     ]);
   }
@@ -83,15 +91,27 @@ export class InterviewAiInvoker {
   /** Analyses the candidate's demeanor on a camera frame. Key: stage + sessionId + imageUrl. Session-locked, no L1. */
   demeanor(sessionId: string, input: { imageUrl: string }, options: CallOptions = {}) {
     return this.call(STAGES.demeanor, sessionId, [sessionId, input.imageUrl], options, [
-      this.system(STAGES.demeanor, sessionId, 'Describe the candidate demeanor on the frame. Reply with JSON {"engagement": string, "posture": string, "note": string}.'),
+      this.system(
+        STAGES.demeanor,
+        sessionId,
+        'Describe the candidate demeanor on the frame. Reply with JSON {"engagement": string, "posture": string, "note": string}.',
+      ),
       { role: 'user', content: `Camera frame: ${input.imageUrl}` },
     ]);
   }
 
   /** The evaluation as prose, streamed token by token to every caller. */
-  evaluateStream(sessionId: string, input: { questionNumber: number; question: string; answer: string }, options: CallOptions = {}): StreamedAnswer {
+  evaluateStream(
+    sessionId: string,
+    input: { questionNumber: number; question: string; answer: string },
+    options: CallOptions = {},
+  ): StreamedAnswer {
     return this.stream(STAGES.evaluation, sessionId, [sessionId, input.questionNumber, hashPart(input.answer)], options, [
-      this.system(STAGES.evaluation, sessionId, 'Score the candidate answer from 0 to 100, then say why in two sentences of plain text. [format:text]'),
+      this.system(
+        STAGES.evaluation,
+        sessionId,
+        'Score the candidate answer from 0 to 100, then say why in two sentences of plain text. [format:text]',
+      ),
       { role: 'user', content: `Question ${input.questionNumber}: ${input.question}\n\nCandidate answer:\n${input.answer}` },
     ]);
   }
@@ -109,7 +129,13 @@ export class InterviewAiInvoker {
     return { role: 'system', content: `You are an interview assistant. [stage:${stage}] [session:${sessionId}] ${task}` };
   }
 
-  private async call(stage: StageName, sessionId: string, parts: KeyPart[], options: CallOptions, messages: ChatMessage[]): Promise<FlightResult<AiAnswer>> {
+  private async call(
+    stage: StageName,
+    sessionId: string,
+    parts: KeyPart[],
+    options: CallOptions,
+    messages: ChatMessage[],
+  ): Promise<FlightResult<AiAnswer>> {
     const { flight, model, nodeId, tracker } = this.deps;
     const key = buildFlightKey(stage, parts);
     const log = this.deps.logger.child({ stage, key, sessionId });
@@ -161,7 +187,10 @@ export class InterviewAiInvoker {
     const { flight, tracker } = this.deps;
     const key = buildFlightKey(stage, [...parts, 'stream']);
     const log = this.deps.logger.child({ stage, key, sessionId });
-    const stream = flight.executeStream<string>(stage, key, (ctx) => this.modelStream(stage, messages, log, ctx), { sessionId, signal: options.signal });
+    const stream = flight.executeStream<string>(stage, key, (ctx) => this.modelStream(stage, messages, log, ctx), {
+      sessionId,
+      signal: options.signal,
+    });
     async function* text(): AsyncGenerator<string> {
       tracker.begin(stage, key, sessionId);
       let role: FlightResult<string[]>['role'] | 'error' = 'error';

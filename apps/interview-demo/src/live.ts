@@ -93,9 +93,15 @@ export class LiveTracker extends EventEmitter {
     flight.on('takeover', ({ stage, key, epoch, previousEpoch }) =>
       this.note({ type: 'takeover', stage, key, detail: `${info.nodeId} took over epoch ${previousEpoch || '?'} → ${epoch}` }),
     );
-    flight.on('fallback', ({ stage, key, error }) => this.note({ type: 'fallback', stage, key, detail: `local single-flight: ${error}` }, true));
-    flight.on('fenced', ({ stage, key, epoch, operation }) => this.note({ type: 'fenced', stage, key, detail: `${operation} of epoch ${epoch} refused` }));
-    flight.on('lease-lost', ({ stage, key, epoch, reason }) => this.note({ type: 'lease-lost', stage, key, detail: `epoch ${epoch}: ${reason}` }));
+    flight.on('fallback', ({ stage, key, error }) =>
+      this.note({ type: 'fallback', stage, key, detail: `local single-flight: ${error}` }, true),
+    );
+    flight.on('fenced', ({ stage, key, epoch, operation }) =>
+      this.note({ type: 'fenced', stage, key, detail: `${operation} of epoch ${epoch} refused` }),
+    );
+    flight.on('lease-lost', ({ stage, key, epoch, reason }) =>
+      this.note({ type: 'lease-lost', stage, key, detail: `epoch ${epoch}: ${reason}` }),
+    );
     flight.on('coordination-error', ({ stage, key, error }) => this.note({ type: 'coordination-error', stage, key, detail: error }));
     flight.on('settled', ({ stage, role, ok, errorType, key }) => {
       const c = this.counters(stage);
@@ -115,7 +121,13 @@ export class LiveTracker extends EventEmitter {
   roleOf(stage: string, key: string): string {
     const flight = this.live.get(idOf(stage, key));
     if (!flight) return 'none';
-    return flight.status === 'following' ? 'follower' : flight.status === 'running-local' ? 'local' : flight.status === 'running' ? 'owner' : 'pending';
+    return flight.status === 'following'
+      ? 'follower'
+      : flight.status === 'running-local'
+        ? 'local'
+        : flight.status === 'running'
+          ? 'owner'
+          : 'pending';
   }
 
   effectiveMode(): LiveSnapshot['effectiveMode'] {
@@ -128,7 +140,23 @@ export class LiveTracker extends EventEmitter {
     const id = idOf(stage, key);
     let flight = this.live.get(id);
     if (!flight) {
-      flight = { id, stage, key, sessionId, status: 'pending', owner: null, epoch: null, waiting: 0, served: {}, startedAt: Date.now(), endedAt: null, role: null, clusterFollowers: null, text: null, chunks: 0 };
+      flight = {
+        id,
+        stage,
+        key,
+        sessionId,
+        status: 'pending',
+        owner: null,
+        epoch: null,
+        waiting: 0,
+        served: {},
+        startedAt: Date.now(),
+        endedAt: null,
+        role: null,
+        clusterFollowers: null,
+        text: null,
+        chunks: 0,
+      };
       this.live.set(id, flight);
       this.finished.delete(id);
     }
@@ -178,7 +206,8 @@ export class LiveTracker extends EventEmitter {
       totals.requests += c.requests;
       totals.modelCalls += c.modelCalls;
       totals.errors += c.errors;
-      for (const [role, n] of Object.entries(c.byRole)) totals.byRole[role as FlightRole] = (totals.byRole[role as FlightRole] ?? 0) + (n ?? 0);
+      for (const [role, n] of Object.entries(c.byRole))
+        totals.byRole[role as FlightRole] = (totals.byRole[role as FlightRole] ?? 0) + (n ?? 0);
     }
     totals.saved = Math.max(0, totals.requests - totals.modelCalls);
     totals.savings = totals.requests ? totals.saved / totals.requests : 0;

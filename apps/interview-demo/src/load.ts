@@ -19,7 +19,13 @@ export interface StatsSnapshot {
 }
 
 /** Sends `count` identical POSTs at once, spread round-robin over `nodeUrls`. Never rejects: network errors come back as status 0. */
-export async function burst(nodeUrls: readonly string[], path: string, body: unknown, count: number, timeoutMs = 60_000): Promise<BurstResponse[]> {
+export async function burst(
+  nodeUrls: readonly string[],
+  path: string,
+  body: unknown,
+  count: number,
+  timeoutMs = 60_000,
+): Promise<BurstResponse[]> {
   return Promise.all(Array.from({ length: count }, (_, i) => post(`${nodeUrls[i % nodeUrls.length]}${path}`, body, timeoutMs)));
 }
 
@@ -39,7 +45,13 @@ export async function post(url: string, body: unknown, timeoutMs = 60_000): Prom
     } catch {
       // keep the text
     }
-    return { status: res.status, role: res.headers.get('x-flight-role'), node: res.headers.get('x-flight-node'), body: parsed, ms: Date.now() - started };
+    return {
+      status: res.status,
+      role: res.headers.get('x-flight-role'),
+      node: res.headers.get('x-flight-node'),
+      body: parsed,
+      ms: Date.now() - started,
+    };
   } catch (error) {
     return { status: 0, role: null, node: null, body: { error: String((error as Error)?.message ?? error) }, ms: Date.now() - started };
   }
@@ -66,14 +78,31 @@ export interface StreamResponse {
 }
 
 /** Sends `count` identical streamed POSTs at once, spread round-robin over `nodeUrls`. Never rejects. */
-export async function streamBurst(nodeUrls: readonly string[], path: string, body: unknown, count: number, timeoutMs = 60_000): Promise<StreamResponse[]> {
+export async function streamBurst(
+  nodeUrls: readonly string[],
+  path: string,
+  body: unknown,
+  count: number,
+  timeoutMs = 60_000,
+): Promise<StreamResponse[]> {
   return Promise.all(Array.from({ length: count }, (_, i) => streamPost(`${nodeUrls[i % nodeUrls.length]}${path}`, body, timeoutMs)));
 }
 
 /** One streamed POST, read as server-sent events (`chunk` {text}, then `done` or `error`). */
 export async function streamPost(url: string, body: unknown, timeoutMs = 60_000): Promise<StreamResponse> {
   const started = performance.now();
-  const out: StreamResponse = { status: 0, node: null, role: null, firstChunkMs: null, firstChunkAt: null, chunkMs: [], text: '', done: null, error: null, ms: 0 };
+  const out: StreamResponse = {
+    status: 0,
+    node: null,
+    role: null,
+    firstChunkMs: null,
+    firstChunkAt: null,
+    chunkMs: [],
+    text: '',
+    done: null,
+    error: null,
+    ms: 0,
+  };
   try {
     const res = await fetch(url, {
       method: 'POST',

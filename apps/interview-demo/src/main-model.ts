@@ -6,7 +6,9 @@ const port = Number(process.env.MODEL_PORT ?? 8090);
 const latencyMs = Number(process.env.MODEL_LATENCY_MS ?? 300);
 const tokensPerSecond = Number(process.env.MODEL_TOKENS_PER_SEC ?? 40);
 const model = await startFakeModel({ port, latencyMs, tokensPerSecond, host: process.env.MODEL_HOST ?? '127.0.0.1' });
-console.log(JSON.stringify({ level: 30, time: Date.now(), msg: 'fake model listening', url: `${model.url}/v1`, latencyMs, tokensPerSecond }));
+console.log(
+  JSON.stringify({ level: 30, time: Date.now(), msg: 'fake model listening', url: `${model.url}/v1`, latencyMs, tokensPerSecond }),
+);
 
 const stop = () => {
   const exit = () => process.exit(0);

@@ -28,16 +28,36 @@ export function createMetrics(flight: SingleFlight, labels: { nodeId: string }):
     labelNames: ['stage', 'outcome'],
     registers: [registry],
   });
-  const takeovers = new Counter({ name: 'flight_takeovers_total', help: 'Flights this node took over from a dead, stuck or failed owner', labelNames: ['stage'], registers: [registry] });
-  const fenced = new Counter({ name: 'flight_fenced_writes_total', help: 'Owner writes refused because a newer epoch holds the flight', labelNames: ['stage', 'operation'], registers: [registry] });
+  const takeovers = new Counter({
+    name: 'flight_takeovers_total',
+    help: 'Flights this node took over from a dead, stuck or failed owner',
+    labelNames: ['stage'],
+    registers: [registry],
+  });
+  const fenced = new Counter({
+    name: 'flight_fenced_writes_total',
+    help: 'Owner writes refused because a newer epoch holds the flight',
+    labelNames: ['stage', 'operation'],
+    registers: [registry],
+  });
   const fallbacks = new Counter({
     name: 'flight_fallbacks_total',
     help: 'Calls served by the in-process single-flight because coordination (Redis) failed (hybrid mode)',
     labelNames: ['stage'],
     registers: [registry],
   });
-  const failures = new Counter({ name: 'flight_failures_total', help: 'Failed calls by failure type', labelNames: ['stage', 'type'], registers: [registry] });
-  const leaseLost = new Counter({ name: 'flight_lease_lost_total', help: 'Owner runs aborted because their lease was lost', labelNames: ['stage', 'reason'], registers: [registry] });
+  const failures = new Counter({
+    name: 'flight_failures_total',
+    help: 'Failed calls by failure type',
+    labelNames: ['stage', 'type'],
+    registers: [registry],
+  });
+  const leaseLost = new Counter({
+    name: 'flight_lease_lost_total',
+    help: 'Owner runs aborted because their lease was lost',
+    labelNames: ['stage', 'reason'],
+    registers: [registry],
+  });
   const coordinationErrors = new Counter({
     name: 'flight_coordination_errors_total',
     help: 'Coordination errors that did not fall back (distributed mode, or a result that could not be shared)',

@@ -118,7 +118,11 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
       // The SDK ends the iteration quietly when the signal aborts it: the caller gets the abort reason.
       if (signal?.aborted) throw modelFailure(signal.reason, signal);
       if (!finished) {
-        throw new ModelCallError('model stream ended without a finish reason', { status: 200, failureType: 'PROVIDER', code: 'E_MODEL_STREAM_CUT' });
+        throw new ModelCallError('model stream ended without a finish reason', {
+          status: 200,
+          failureType: 'PROVIDER',
+          code: 'E_MODEL_STREAM_CUT',
+        });
       }
     },
   };
@@ -130,11 +134,21 @@ function modelFailure(error: unknown, callerSignal: AbortSignal | undefined): Er
     if (callerSignal?.aborted) return callerSignal.reason instanceof Error ? callerSignal.reason : new Error(String(callerSignal.reason));
   }
   if (error instanceof APIConnectionTimeoutError) {
-    return new ModelCallError('model did not answer in time', { status: 504, failureType: 'TIMEOUT', code: 'E_MODEL_TIMEOUT', cause: error });
+    return new ModelCallError('model did not answer in time', {
+      status: 504,
+      failureType: 'TIMEOUT',
+      code: 'E_MODEL_TIMEOUT',
+      cause: error,
+    });
   }
   if (error instanceof APIError && typeof error.status === 'number') {
     const { failureType, code } = classifyStatus(error.status);
-    return new ModelCallError(`model answered ${error.status}: ${error.message.slice(0, 300)}`, { status: error.status, failureType, code, cause: error });
+    return new ModelCallError(`model answered ${error.status}: ${error.message.slice(0, 300)}`, {
+      status: error.status,
+      failureType,
+      code,
+      cause: error,
+    });
   }
   if (error instanceof SyntaxError) {
     return new ModelCallError('model answered malformed JSON', { failureType: 'PROVIDER', code: 'E_MODEL_BAD_JSON', cause: error });

@@ -52,7 +52,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): NodeConfig 
     modelTimeoutMs: Number(env.MODEL_TIMEOUT_MS ?? 30_000),
     heartbeatMs: Number(env.FLIGHT_HEARTBEAT_MS ?? 1000),
     logLevel: env.LOG_LEVEL ?? 'info',
-    peers: (env.PEERS ?? '').split(',').map((peer) => peer.trim()).filter(Boolean),
+    peers: (env.PEERS ?? '')
+      .split(',')
+      .map((peer) => peer.trim())
+      .filter(Boolean),
   };
 }
 
@@ -83,8 +86,15 @@ function coreLogger(logger: Logger, tracker: () => LiveTracker | undefined): Fli
   };
 }
 
-export async function startNode(config: NodeConfig, logger: Logger = pino({ level: config.logLevel, base: { node: config.nodeId } })): Promise<DemoNode> {
-  const coordination = await createCoordination({ redisUrl: config.mode === 'local' ? 'memory' : config.redisUrl, prefix: config.redisPrefix, logger });
+export async function startNode(
+  config: NodeConfig,
+  logger: Logger = pino({ level: config.logLevel, base: { node: config.nodeId } }),
+): Promise<DemoNode> {
+  const coordination = await createCoordination({
+    redisUrl: config.mode === 'local' ? 'memory' : config.redisUrl,
+    prefix: config.redisPrefix,
+    logger,
+  });
   // The tracker needs the SingleFlight and core's logger needs the tracker: a late-bound reference.
   const late: { tracker?: LiveTracker } = {};
   const flight = createSingleFlight({
@@ -95,7 +105,11 @@ export async function startNode(config: NodeConfig, logger: Logger = pino({ leve
     stages: stagePolicies({ heartbeatIntervalMs: config.heartbeatMs, modelTimeoutMs: config.modelTimeoutMs }),
     logger: coreLogger(logger.child({ component: 'flight' }), () => late.tracker),
   });
-  const tracker = (late.tracker = new LiveTracker(flight, { nodeId: config.nodeId, mode: config.mode, coordinator: coordination.reason, connected: coordination.connected }, STAGE_NAMES));
+  const tracker = (late.tracker = new LiveTracker(
+    flight,
+    { nodeId: config.nodeId, mode: config.mode, coordinator: coordination.reason, connected: coordination.connected },
+    STAGE_NAMES,
+  ));
   const metrics = createMetrics(flight, { nodeId: config.nodeId });
   tracker.on('mode', (mode: string, previous: string) => {
     metrics.setMode(mode as 'distributed');
@@ -103,9 +117,27 @@ export async function startNode(config: NodeConfig, logger: Logger = pino({ leve
     else logger.warn({ mode, previous }, 'coordination unavailable: serving from the local single-flight');
   });
   metrics.setMode(tracker.effectiveMode());
-  const model = createModelClient({ baseUrl: config.modelBaseUrl, apiKey: config.modelApiKey, model: config.modelName, timeoutMs: config.modelTimeoutMs });
-  const invoker = new InterviewAiInvoker({ flight, model, nodeId: config.nodeId, logger, tracker, onModelCall: (stage, outcome) => metrics.modelCall(stage, outcome) });
-  const reportRoute = await createReportRoute({ flight, model, nodeId: config.nodeId, logger, onModelCall: (outcome) => metrics.modelCall(REPORT_STAGE, outcome) });
+  const model = createModelClient({
+    baseUrl: config.modelBaseUrl,
+    apiKey: config.modelApiKey,
+    model: config.modelName,
+    timeoutMs: config.modelTimeoutMs,
+  });
+  const invoker = new InterviewAiInvoker({
+    flight,
+    model,
+    nodeId: config.nodeId,
+    logger,
+    tracker,
+    onModelCall: (stage, outcome) => metrics.modelCall(stage, outcome),
+  });
+  const reportRoute = await createReportRoute({
+    flight,
+    model,
+    nodeId: config.nodeId,
+    logger,
+    onModelCall: (outcome) => metrics.modelCall(REPORT_STAGE, outcome),
+  });
   const app = createApp({ invoker, tracker, metrics, logger, nodeId: config.nodeId, peers: config.peers, extend: reportRoute });
 
   const server: Server = await new Promise((resolve, reject) => {
@@ -114,7 +146,10 @@ export async function startNode(config: NodeConfig, logger: Logger = pino({ leve
   server.keepAliveTimeout = 65_000;
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host}:${port}`;
-  logger.info({ url, mode: config.mode, coordinator: coordination.kind, reason: coordination.reason, model: config.modelBaseUrl }, 'node listening');
+  logger.info(
+    { url, mode: config.mode, coordinator: coordination.kind, reason: coordination.reason, model: config.modelBaseUrl },
+    'node listening',
+  );
   if (coordination.kind === 'memory' && config.mode !== 'local') {
     logger.warn({ reason: coordination.reason }, 'NOT distributed: this node deduplicates its own callers only');
   }

@@ -19,11 +19,20 @@ export async function createReportRoute(deps: {
   logger: Logger;
   onModelCall: (outcome: 'ok' | 'error') => void;
 }): Promise<((app: Express) => void) | undefined> {
-  let createFlightMiddleware: ((options: { singleFlight: SingleFlight; stage: string; shareAcrossHosts?: boolean }) => (req: Request, res: Response, next: NextFunction) => void) | undefined;
+  let createFlightMiddleware:
+    | ((options: {
+        singleFlight: SingleFlight;
+        stage: string;
+        shareAcrossHosts?: boolean;
+      }) => (req: Request, res: Response, next: NextFunction) => void)
+    | undefined;
   try {
     ({ createFlightMiddleware } = (await import('@flight/express')) as any);
   } catch (error) {
-    deps.logger.warn({ err: (error as Error).message }, '@flight/express could not be loaded: GET /api/sessions/:sessionId/report is left out');
+    deps.logger.warn(
+      { err: (error as Error).message },
+      '@flight/express could not be loaded: GET /api/sessions/:sessionId/report is left out',
+    );
   }
   if (typeof createFlightMiddleware !== 'function') return undefined;
   // The demo's nodes are one service reached on three ports (each its own Host): say so, as a deployment
@@ -32,12 +41,16 @@ export async function createReportRoute(deps: {
   return (app) => {
     app.get('/api/sessions/:sessionId/report', coalesce, async (req: Request, res: Response, next: NextFunction) => {
       const sessionId = String(req.params.sessionId);
-      if (!/^[A-Za-z0-9._-]{1,64}$/.test(sessionId)) return void res.status(400).json({ error: { code: 'E_BAD_REQUEST', message: 'bad sessionId' } });
+      if (!/^[A-Za-z0-9._-]{1,64}$/.test(sessionId))
+        return void res.status(400).json({ error: { code: 'E_BAD_REQUEST', message: 'bad sessionId' } });
       const log = deps.logger.child({ stage: REPORT_STAGE, key: req.originalUrl, role: 'owner' });
       try {
         log.info('writing the report: calling the model');
         const completion = await deps.model.chat([
-          { role: 'system', content: `You are an interview assistant. [stage:${REPORT_STAGE}] [session:${sessionId}] Summarise the interview in three sentences.` },
+          {
+            role: 'system',
+            content: `You are an interview assistant. [stage:${REPORT_STAGE}] [session:${sessionId}] Summarise the interview in three sentences.`,
+          },
           { role: 'user', content: `Session ${sessionId}${typeof req.query.note === 'string' ? `\n${req.query.note}` : ''}` },
         ]);
         deps.onModelCall('ok');

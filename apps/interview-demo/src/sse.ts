@@ -46,7 +46,12 @@ export class SseWriter {
   /** Sends the headers (never cached, never buffered by a proxy) and, when given, the client's reconnection delay. */
   open(retryMs?: number): void {
     if (this.res.headersSent) return;
-    this.res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    this.res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
     if (retryMs !== undefined) this.res.write(`retry: ${retryMs}\n\n`);
   }
 

@@ -20,7 +20,11 @@ afterAll(async () => {
 describe('300 concurrent identical requests spread over 3 nodes', () => {
   it('evaluation: the model is called once and all 300 answers are equal', async () => {
     await resetModel(cluster.model);
-    const body = { questionNumber: 3, question: 'How does fencing work?', answer: 'Each owner gets an epoch; stale epochs are refused. [latency:1000]' };
+    const body = {
+      questionNumber: 3,
+      question: 'How does fencing work?',
+      answer: 'Each owner gets an epoch; stale epochs are refused. [latency:1000]',
+    };
     const responses = await burst(cluster.urls, `/api/sessions/${session}/evaluation`, body, 300);
 
     expect(countBy(responses, (r) => String(r.status))).toEqual({ 200: 300 });
@@ -96,7 +100,11 @@ describe('heavy stages: the session lock', () => {
     const answers = ['one', 'two', 'three'].map((a) => `answer ${a} [latency:1200]`);
     const [heavy, light] = await Promise.all([
       Promise.all(frames.map((imageUrl) => burst(cluster.urls, `/api/sessions/${sid}/demeanor`, { imageUrl }, 10))),
-      Promise.all(answers.map((answer, i) => post(`${cluster.urls[i]}/api/sessions/${sid}-light/evaluation`, { questionNumber: 1, question: 'q', answer }))),
+      Promise.all(
+        answers.map((answer, i) =>
+          post(`${cluster.urls[i]}/api/sessions/${sid}-light/evaluation`, { questionNumber: 1, question: 'q', answer }),
+        ),
+      ),
     ]);
     expect(heavy.flat().every((r) => r.status === 200)).toBe(true);
     expect(light.every((r) => r.status === 200)).toBe(true);
@@ -135,9 +143,21 @@ describe('failures are classified and shared', () => {
 
   it('a 429 is OVERLOAD (503 + retry-after), a 5xx is PROVIDER (502, retried once inside the guard)', async () => {
     await resetModel(cluster.model);
-    const overload = await post(`${cluster.urls[0]}/api/sessions/${session}/evaluation`, { questionNumber: 10, question: 'q', answer: 'x [fail:429]' });
-    const provider = await post(`${cluster.urls[1]}/api/sessions/${session}/evaluation`, { questionNumber: 11, question: 'q', answer: 'x [fail:500]' });
-    const recovered = await post(`${cluster.urls[2]}/api/sessions/${session}/evaluation`, { questionNumber: 12, question: 'q', answer: 'x [fail-once:500]' });
+    const overload = await post(`${cluster.urls[0]}/api/sessions/${session}/evaluation`, {
+      questionNumber: 10,
+      question: 'q',
+      answer: 'x [fail:429]',
+    });
+    const provider = await post(`${cluster.urls[1]}/api/sessions/${session}/evaluation`, {
+      questionNumber: 11,
+      question: 'q',
+      answer: 'x [fail:500]',
+    });
+    const recovered = await post(`${cluster.urls[2]}/api/sessions/${session}/evaluation`, {
+      questionNumber: 12,
+      question: 'q',
+      answer: 'x [fail-once:500]',
+    });
     expect(overload.status).toBe(503);
     expect(overload.body.error.type).toBe('OVERLOAD');
     expect(provider.status).toBe(502);

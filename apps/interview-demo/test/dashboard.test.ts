@@ -16,7 +16,9 @@ function chromiumPath(): string {
   try {
     return execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim();
   } catch {
-    throw new Error('the dashboard test needs a system Chromium: run `npm test` (it installs one with apt-get) or `apt-get install -y chromium`');
+    throw new Error(
+      'the dashboard test needs a system Chromium: run `npm test` (it installs one with apt-get) or `apt-get install -y chromium`',
+    );
   }
 }
 
@@ -34,7 +36,15 @@ beforeAll(async () => {
   cluster = await startCluster({ name: 'dashboard', redisUrl: process.env.REDIS_URL!, nodes: 2, latencyMs: 200 });
   browser = await chromium.launch({
     executablePath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 }, 60_000);
 
@@ -55,7 +65,11 @@ it('shows the live flights of a burst, then its counters, updated over server-se
   // While the model call runs: the flight is listed with its stage, status, owner and waiting callers.
   const row = page.getByTestId('flights').locator('tr', { hasText: sid });
   await row.waitFor({ timeout: 10_000 });
-  await until('the row to show the callers waiting on node 1', async () => Number(await row.getByTestId('waiting').textContent()) === 20, 5000);
+  await until(
+    'the row to show the callers waiting on node 1',
+    async () => Number(await row.getByTestId('waiting').textContent()) === 20,
+    5000,
+  );
   const cells = await row.locator('td').allTextContents();
   expect(cells[1]).toBe('evaluation');
   expect(['running', 'following']).toContain(cells[2]);

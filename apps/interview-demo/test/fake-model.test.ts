@@ -23,7 +23,12 @@ async function complete(content: string, stream: boolean): Promise<Response> {
   return fetch(`${model.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'fake', messages: messages(content), stream, ...(stream ? { stream_options: { include_usage: true } } : {}) }),
+    body: JSON.stringify({
+      model: 'fake',
+      messages: messages(content),
+      stream,
+      ...(stream ? { stream_options: { include_usage: true } } : {}),
+    }),
   });
 }
 
@@ -38,7 +43,9 @@ async function events(res: Response, started: number, into: { data: string; at: 
 
 describe('fake model: stream: true', () => {
   it('answers with chat.completion.chunk events, then [DONE], at the configured token rate; the text is the non-streamed answer', async () => {
-    const whole = (await (await complete('An answer about fencing tokens.', false)).json()) as { choices: { message: { content: string } }[] };
+    const whole = (await (await complete('An answer about fencing tokens.', false)).json()) as {
+      choices: { message: { content: string } }[];
+    };
     const started = performance.now();
     const res = await complete('An answer about fencing tokens.', true);
     expect(res.status).toBe(200);

@@ -26,7 +26,11 @@ export async function startCluster(options: {
 }): Promise<TestCluster> {
   const prefix = `flight:test:${options.name}:${randomBytes(4).toString('hex')}`;
   const logDir = join(ARTIFACTS, 'logs', options.name);
-  const model = await startModelProcess({ latencyMs: options.latencyMs ?? 300, tokensPerSecond: options.tokensPerSecond ?? 40, logFile: join(logDir, 'model.log') });
+  const model = await startModelProcess({
+    latencyMs: options.latencyMs ?? 300,
+    tokensPerSecond: options.tokensPerSecond ?? 40,
+    logFile: join(logDir, 'model.log'),
+  });
   let nodes: Proc[];
   try {
     nodes = await startNodeProcesses(options.nodes ?? 3, (i) => ({

@@ -66,7 +66,8 @@ describe('model client: chatStream (openai SDK streaming)', () => {
     const whole = await client().chat(prompt('stream me [tokens-per-sec:100]'));
     const deltas: { text: string; at: number }[] = [];
     const started = performance.now();
-    for await (const text of client().chatStream(prompt('stream me [tokens-per-sec:100]'))) deltas.push({ text, at: performance.now() - started });
+    for await (const text of client().chatStream(prompt('stream me [tokens-per-sec:100]')))
+      deltas.push({ text, at: performance.now() - started });
     expect(deltas.length).toBeGreaterThan(10);
     expect(deltas.map((d) => d.text).join('')).toBe(whole.content);
     // 100 tokens/s: the first delta arrives well before the last one.

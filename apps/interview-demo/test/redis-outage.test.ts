@@ -58,7 +58,12 @@ it('Redis stopped mid-run → every request still answered (local fallback, in /
 
   // 4. Redis comes back (empty) on the same port: the nodes reconnect and coordinate again.
   redis = await startRedisServer({ port: redis.port });
-  await until('every node back in distributed mode', async () => (await Promise.all(cluster.urls.map(mode))).every((m) => m === 'distributed'), 15_000, 200);
+  await until(
+    'every node back in distributed mode',
+    async () => (await Promise.all(cluster.urls.map(mode))).every((m) => m === 'distributed'),
+    15_000,
+    200,
+  );
   await resetModel(cluster.model);
   const back = await burst(cluster.urls, path, body(4), 60);
   expect(countBy(back, (r) => String(r.status))).toEqual({ 200: 60 });

@@ -23,7 +23,11 @@ describe('streamed evaluation and follow-up', () => {
     await resetModel(cluster.model);
     // The model waits 1.5 s before its first token (time for the 300 requests to reach the nodes), then
     // streams 10 tokens/s: about 4 s, long against the stalls of a loaded machine.
-    const body = { questionNumber: 2, question: 'What is a fencing token?', answer: 'An epoch that only grows; stale writers are refused. [latency:1500] [tokens-per-sec:10]' };
+    const body = {
+      questionNumber: 2,
+      question: 'What is a fencing token?',
+      answer: 'An epoch that only grows; stale writers are refused. [latency:1500] [tokens-per-sec:10]',
+    };
     const responses = await streamBurst(cluster.urls, `/api/sessions/${session}/evaluation/stream`, body, 300);
 
     expect(countBy(responses, (r) => String(r.status))).toEqual({ 200: 300 });
@@ -39,7 +43,8 @@ describe('streamed evaluation and follow-up', () => {
     // node. A request that reached its node late catches up at once, then follows live; one that arrived
     // after the end gets everything at once (on a shared machine, 300 streams can be slow to open).
     expect(responses[0]!.chunkMs.length).toBeGreaterThan(20);
-    const inSteps = (r: (typeof responses)[number]) => new Set(r.chunkMs.map((ms) => Math.floor(ms / 100))).size >= 5 && r.chunkMs.at(-1)! - r.firstChunkMs! >= 1000;
+    const inSteps = (r: (typeof responses)[number]) =>
+      new Set(r.chunkMs.map((ms) => Math.floor(ms / 100))).size >= 5 && r.chunkMs.at(-1)! - r.firstChunkMs! >= 1000;
     const live = responses.filter(inSteps);
     expect(live.length).toBeGreaterThan(150);
     expect(new Set(live.map((r) => r.node)).size).toBe(3);
@@ -66,14 +71,22 @@ describe('streamed evaluation and follow-up', () => {
   });
 
   it('a failure before the first token is an HTTP error like the other routes (429 → 503, typed body)', async () => {
-    const r = await streamPost(`${cluster.urls[2]}/api/sessions/${session}/evaluation/stream`, { questionNumber: 3, question: 'q', answer: 'x [fail:429]' });
+    const r = await streamPost(`${cluster.urls[2]}/api/sessions/${session}/evaluation/stream`, {
+      questionNumber: 3,
+      question: 'q',
+      answer: 'x [fail:429]',
+    });
     expect(r.status).toBe(503);
     expect(r.error.error).toMatchObject({ type: 'OVERLOAD' });
     expect(r.chunkMs).toEqual([]);
   });
 
   it("the model's stream cut after 5 tokens → those 5 chunks, then an error event (PROVIDER), status 200", async () => {
-    const r = await streamPost(`${cluster.urls[1]}/api/sessions/${session}/evaluation/stream`, { questionNumber: 4, question: 'q', answer: 'x [cut-after:5]' });
+    const r = await streamPost(`${cluster.urls[1]}/api/sessions/${session}/evaluation/stream`, {
+      questionNumber: 4,
+      question: 'q',
+      answer: 'x [cut-after:5]',
+    });
     expect(r.status).toBe(200);
     expect(r.chunkMs).toHaveLength(5);
     expect(r.done).toBeNull();

@@ -26,10 +26,17 @@ it('owner SIGKILLed mid-call → another node takes over; every request on the s
 
   const ownerCall = post(`${owner!.url}${path}`, body);
   await until('the owner to call the model', async () => (await modelStats(cluster.model.url)).inFlight === 1);
-  const followers = burst(survivors.map((n) => n.url), path, body, 40);
+  const followers = burst(
+    survivors.map((n) => n.url),
+    path,
+    body,
+    40,
+  );
   // Let the followers join the flight (they see a fresh heartbeat and wait).
   await until('followers to wait on the owner', async () => {
-    const waiting = await Promise.all(survivors.map(async (n) => ((await (await fetch(`${n.url}/api/state`)).json()) as { flights: unknown[] }).flights.length));
+    const waiting = await Promise.all(
+      survivors.map(async (n) => ((await (await fetch(`${n.url}/api/state`)).json()) as { flights: unknown[] }).flights.length),
+    );
     return waiting.every((w: number) => w > 0);
   });
   const killedAt = Date.now();

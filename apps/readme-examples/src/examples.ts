@@ -61,7 +61,12 @@ export function parseReadme(markdown: string): Readme {
     const code = body.join('\n');
     if ((lang === 'sh' || lang === 'bash') && install === null) {
       const command = body.find((l) => /^\s*npm\s+(i|install)\s/.test(l));
-      if (command) install = command.trim().split(/\s+/).slice(2).filter((word) => !word.startsWith('-'));
+      if (command)
+        install = command
+          .trim()
+          .split(/\s+/)
+          .slice(2)
+          .filter((word) => !word.startsWith('-'));
     } else if (lang === 'ts' || lang === 'typescript') {
       if (flag === 'fragment') {
         fragments++;

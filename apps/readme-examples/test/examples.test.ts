@@ -13,7 +13,7 @@ const README = [
   "import { Redis } from 'ioredis';",
   "import { once } from 'node:events';",
   "import 'dotenv/config';",
-  "console.log(1); // prints: 1",
+  'console.log(1); // prints: 1',
   '```',
   '```ts fragment',
   "import { Cluster } from 'nowhere';",

@@ -12,7 +12,15 @@ import { firstUnkept, missingFromInstall, parseReadme, type ReadmeExample } from
 const APP = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ROOT = join(APP, '..', '..');
 const RUN_DIR = join(APP, '.examples');
-const READMES = ['.', 'packages/core', 'packages/redis-ioredis', 'packages/redis-node', 'packages/express', 'packages/koa', 'packages/fastify'];
+const READMES = [
+  '.',
+  'packages/core',
+  'packages/redis-ioredis',
+  'packages/redis-node',
+  'packages/express',
+  'packages/koa',
+  'packages/fastify',
+];
 
 afterAll(() => rmSync(RUN_DIR, { recursive: true, force: true }));
 

@@ -119,7 +119,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     if (lost >= earlier.at) summary.idempotentRerunsAfterOwnerLoss++;
     else {
       summary.wrong++;
-      log(`WRONG: idempotent POST ${key} ran again on ${node.name} (earlier on ${earlier.node}, ${now - earlier.at} ms before) at ${now - started} ms`);
+      log(
+        `WRONG: idempotent POST ${key} ran again on ${node.name} (earlier on ${earlier.node}, ${now - earlier.at} ms before) at ${now - started} ms`,
+      );
     }
   };
 

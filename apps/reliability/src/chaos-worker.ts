@@ -25,7 +25,11 @@ process.on('uncaughtException', (error) => {
   send({ event: 'unhandled', error: `uncaught: ${String(error)}` });
 });
 
-const coordinator = createIoredisCoordinator({ redis: { ...parse(config.url), maxRetriesPerRequest: 1 }, prefix: config.prefix, commandTimeoutMs: 500 });
+const coordinator = createIoredisCoordinator({
+  redis: { ...parse(config.url), maxRetriesPerRequest: 1 },
+  prefix: config.prefix,
+  commandTimeoutMs: 500,
+});
 const flight = createSingleFlight({
   coordinator,
   mode: 'hybrid',
@@ -78,11 +82,15 @@ app.get('/slow/:key', createFlightMiddleware({ singleFlight: flight, stage: SLOW
   await sleep(SLOW_GUARD_MS + Number(req.query.workMs ?? 0));
   res.type('text').send(`v:${req.params.key}`);
 });
-app.post('/order/:key', createFlightMiddleware({ singleFlight: flight, stage: 'chaos-order', idempotency: { required: true }, shareAcrossHosts: true }), async (req, res) => {
-  send({ event: 'idempotent-run', key: req.params.key });
-  await sleep(Number(req.query.workMs ?? 0));
-  res.type('text').send(`v:${req.params.key}`);
-});
+app.post(
+  '/order/:key',
+  createFlightMiddleware({ singleFlight: flight, stage: 'chaos-order', idempotency: { required: true }, shareAcrossHosts: true }),
+  async (req, res) => {
+    send({ event: 'idempotent-run', key: req.params.key });
+    await sleep(Number(req.query.workMs ?? 0));
+    res.type('text').send(`v:${req.params.key}`);
+  },
+);
 const server = app.listen(0, '127.0.0.1');
 await new Promise((resolve) => server.once('listening', resolve));
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -93,7 +101,10 @@ async function handleHttp(request: { id: number; key: string; workMs: number; ki
     const response =
       request.kind === 'slow'
         ? await fetch(`${base}/slow/${request.key}?workMs=${request.workMs}`)
-        : await fetch(`${base}/order/${request.key}?workMs=${request.workMs}`, { method: 'POST', headers: { 'idempotency-key': `"${request.key}"` } });
+        : await fetch(`${base}/order/${request.key}?workMs=${request.workMs}`, {
+            method: 'POST',
+            headers: { 'idempotency-key': `"${request.key}"` },
+          });
     const body = await response.text();
     if (response.ok) return send({ id: request.id, ok: true, value: body, role: response.headers.get('x-flight-role') });
     const code = response.headers.get('content-type')?.includes('problem+json') ? (JSON.parse(body) as { code?: string }).code : undefined;

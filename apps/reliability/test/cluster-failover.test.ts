@@ -43,7 +43,12 @@ describe('#12 Redis Cluster failover', () => {
             });
             outcomes.push({ at: Date.now(), ok: true, wrong: r.value !== expectedValue(key) });
           } catch (error) {
-            outcomes.push({ at: Date.now(), ok: false, wrong: false, code: error instanceof FlightError ? error.code : `untyped:${String(error)}` });
+            outcomes.push({
+              at: Date.now(),
+              ok: false,
+              wrong: false,
+              code: error instanceof FlightError ? error.code : `untyped:${String(error)}`,
+            });
           }
           await sleep(10);
         }

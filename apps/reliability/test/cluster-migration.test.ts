@@ -59,47 +59,49 @@ const adapters: Record<string, (prefix: string) => Promise<{ coordinator: Flight
 };
 
 describe('#12 Redis Cluster, slot mid-migration', () => {
-  for (const [name, connect] of Object.entries(adapters)) it(`${name}: a flight keeps working while its slot migrates (one key per flight: served on the source, then ASK-redirected, then on the new master)`, async () => {
-    const unhandled = trackUnhandledRejections();
-    const prefix = `mig-${name}`;
-    const { coordinator, close } = await connect(prefix);
-    try {
-      const ref = { stage: 'mig', key: randomUUID() };
-      const keys = flightKeys(prefix, ref);
-      const slot = clusterKeySlot(keys.meta);
-      const source = await slotOwner(slot);
-      const targetPort = cluster.masters.map((m) => m.port).find((p) => p !== source.port)!;
-      const target = { port: targetPort, id: await nodeId(targetPort) };
-      const askBefore = Number(/errorstat_ASK:count=(\d+)/.exec(String(await rawCommand(source.port, ['INFO', 'errorstats'])))?.[1] ?? 0);
+  for (const [name, connect] of Object.entries(adapters))
+    it(`${name}: a flight keeps working while its slot migrates (one key per flight: served on the source, then ASK-redirected, then on the new master)`, async () => {
+      const unhandled = trackUnhandledRejections();
+      const prefix = `mig-${name}`;
+      const { coordinator, close } = await connect(prefix);
+      try {
+        const ref = { stage: 'mig', key: randomUUID() };
+        const keys = flightKeys(prefix, ref);
+        const slot = clusterKeySlot(keys.meta);
+        const source = await slotOwner(slot);
+        const targetPort = cluster.masters.map((m) => m.port).find((p) => p !== source.port)!;
+        const target = { port: targetPort, id: await nodeId(targetPort) };
+        const askBefore = Number(/errorstat_ASK:count=(\d+)/.exec(String(await rawCommand(source.port, ['INFO', 'errorstats'])))?.[1] ?? 0);
 
-      const acquired = await coordinator.acquire({ ...ref, ...LEASE, ownerId: 'a', ownerToken: randomUUID() });
-      expect(acquired.outcome).toBe('OWNER_NEW');
-      const fence = { ...ref, ownerId: 'a', ownerToken: acquired.meta.ownerToken, epoch: acquired.meta.epoch };
+        const acquired = await coordinator.acquire({ ...ref, ...LEASE, ownerId: 'a', ownerToken: randomUUID() });
+        expect(acquired.outcome).toBe('OWNER_NEW');
+        const fence = { ...ref, ownerId: 'a', ownerToken: acquired.meta.ownerToken, epoch: acquired.meta.epoch };
 
-      // Start the migration: the flight's one key is still on the source, which keeps serving it.
-      expect(await rawCommand(target.port, ['CLUSTER', 'SETSLOT', slot, 'IMPORTING', source.id])).toBe('OK');
-      expect(await rawCommand(source.port, ['CLUSTER', 'SETSLOT', slot, 'MIGRATING', target.id])).toBe('OK');
-      expect(await coordinator.markRunning(fence, LEASE)).toMatchObject({ ok: true, meta: { status: 'RUNNING', epoch: fence.epoch } });
-      const inSlot = (await rawCommand(source.port, ['CLUSTER', 'GETKEYSINSLOT', slot, 100])) as string[];
-      expect(inSlot).toEqual([keys.meta]);
-      expect(await rawCommand(source.port, ['MIGRATE', '127.0.0.1', target.port, '', 0, 5000, 'KEYS', ...inSlot])).toBe('OK');
-      // Moved, slot still MIGRATING: the source answers ASK and the client asks the target.
-      expect(await coordinator.heartbeat(fence, LEASE)).toMatchObject({ ok: true, meta: { status: 'RUNNING', epoch: fence.epoch } });
-      const ask = Number(/errorstat_ASK:count=(\d+)/.exec(String(await rawCommand(source.port, ['INFO', 'errorstats'])))?.[1] ?? 0) - askBefore;
-      expect(ask).toBeGreaterThan(0);
-      for (const master of cluster.masters) {
-        await rawCommand(master.port, ['CLUSTER', 'SETSLOT', slot, 'NODE', target.id]);
+        // Start the migration: the flight's one key is still on the source, which keeps serving it.
+        expect(await rawCommand(target.port, ['CLUSTER', 'SETSLOT', slot, 'IMPORTING', source.id])).toBe('OK');
+        expect(await rawCommand(source.port, ['CLUSTER', 'SETSLOT', slot, 'MIGRATING', target.id])).toBe('OK');
+        expect(await coordinator.markRunning(fence, LEASE)).toMatchObject({ ok: true, meta: { status: 'RUNNING', epoch: fence.epoch } });
+        const inSlot = (await rawCommand(source.port, ['CLUSTER', 'GETKEYSINSLOT', slot, 100])) as string[];
+        expect(inSlot).toEqual([keys.meta]);
+        expect(await rawCommand(source.port, ['MIGRATE', '127.0.0.1', target.port, '', 0, 5000, 'KEYS', ...inSlot])).toBe('OK');
+        // Moved, slot still MIGRATING: the source answers ASK and the client asks the target.
+        expect(await coordinator.heartbeat(fence, LEASE)).toMatchObject({ ok: true, meta: { status: 'RUNNING', epoch: fence.epoch } });
+        const ask =
+          Number(/errorstat_ASK:count=(\d+)/.exec(String(await rawCommand(source.port, ['INFO', 'errorstats'])))?.[1] ?? 0) - askBefore;
+        expect(ask).toBeGreaterThan(0);
+        for (const master of cluster.masters) {
+          await rawCommand(master.port, ['CLUSTER', 'SETSLOT', slot, 'NODE', target.id]);
+        }
+        expect((await coordinator.complete(fence, { result: 'migrated-ok', resultTtlMs: 60_000 })).ok).toBe(true);
+        const replay = await coordinator.acquire({ ...ref, ...LEASE, ownerId: 'b', ownerToken: randomUUID() });
+        expect(replay).toMatchObject({ outcome: 'REPLAY_SUCCESS', result: 'migrated-ok' });
+        expect(Number(await rawCommand(target.port, ['EXISTS', keys.meta]))).toBe(1);
+        expect(Number(await rawCommand(source.port, ['CLUSTER', 'COUNTKEYSINSLOT', slot]))).toBe(0);
+        recordFigure(`#12 slot mid-migration ${name}`, { slot, askReplies: ask, result: 'correct' });
+      } finally {
+        await close();
+        unhandled.dispose();
+        expect(unhandled.errors).toEqual([]);
       }
-      expect((await coordinator.complete(fence, { result: 'migrated-ok', resultTtlMs: 60_000 })).ok).toBe(true);
-      const replay = await coordinator.acquire({ ...ref, ...LEASE, ownerId: 'b', ownerToken: randomUUID() });
-      expect(replay).toMatchObject({ outcome: 'REPLAY_SUCCESS', result: 'migrated-ok' });
-      expect(Number(await rawCommand(target.port, ['EXISTS', keys.meta]))).toBe(1);
-      expect(Number(await rawCommand(source.port, ['CLUSTER', 'COUNTKEYSINSLOT', slot]))).toBe(0);
-      recordFigure(`#12 slot mid-migration ${name}`, { slot, askReplies: ask, result: 'correct' });
-    } finally {
-      await close();
-      unhandled.dispose();
-      expect(unhandled.errors).toEqual([]);
-    }
-  });
+    });
 });

@@ -28,7 +28,14 @@ async function outageDuringRun(mode: 'hybrid' | 'distributed') {
   const killedAt = Date.now();
   await server.stop();
   const settled = await callers;
-  return { settled, key, afterMs: Date.now() - killedAt, runs: node.totalRuns(), events: { ...node.events }, degraded: node.flight.degraded };
+  return {
+    settled,
+    key,
+    afterMs: Date.now() - killedAt,
+    runs: node.totalRuns(),
+    events: { ...node.events },
+    degraded: node.flight.degraded,
+  };
 }
 
 describe('11.8: Redis dies while an owner runs', () => {
@@ -40,7 +47,13 @@ describe('11.8: Redis dies while an owner runs', () => {
     expect(r.events.leaseLost).toBe(0);
     expect(r.events.fallbacks).toBeGreaterThanOrEqual(1);
     expect(r.degraded).toBe(true);
-    recordFigure('11.8 hybrid owner, redis killed mid-run', { callers: 3, served: 3, upstreamRuns: r.runs, fallbacks: r.events.fallbacks, settledAfterKillMs: r.afterMs });
+    recordFigure('11.8 hybrid owner, redis killed mid-run', {
+      callers: 3,
+      served: 3,
+      upstreamRuns: r.runs,
+      fallbacks: r.events.fallbacks,
+      settledAfterKillMs: r.afterMs,
+    });
   });
 
   it('distributed: the run is aborted and its callers get E_FLIGHT_LEASE_LOST', async () => {
@@ -52,6 +65,11 @@ describe('11.8: Redis dies while an owner runs', () => {
       expect(reason).toMatchObject({ errorType: 'TIMEOUT', errorCode: FlightLeaseLostError.code });
     }
     expect(r.events.leaseLost).toBe(1);
-    recordFigure('11.8 distributed owner, redis killed mid-run', { callers: 3, rejected: 3, code: FlightLeaseLostError.code, settledAfterKillMs: r.afterMs });
+    recordFigure('11.8 distributed owner, redis killed mid-run', {
+      callers: 3,
+      rejected: 3,
+      code: FlightLeaseLostError.code,
+      settledAfterKillMs: r.afterMs,
+    });
   });
 });

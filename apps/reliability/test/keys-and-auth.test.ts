@@ -8,13 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import {
-  buildFlightKey,
-  createSingleFlight,
-  FlightCoordinationError,
-  FlightValidationError,
-  MAX_KEY_LENGTH,
-} from '@flight/core';
+import { buildFlightKey, createSingleFlight, FlightCoordinationError, FlightValidationError, MAX_KEY_LENGTH } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { createNodeRedisCoordinator } from '@flight/redis-node';
 import { clusterKeySlot, flightKeys, noticeChannel, RECORD_LAYOUT } from '@flight/redis-scripts';
@@ -160,9 +154,28 @@ describe('#18 authenticated Redis', () => {
     expect(String(await secured.command('PING'))).toMatch(/NOAUTH/);
     // An ACL user limited to its prefix's keys and channel and to what the scripts call.
     const setuser = [
-      'ACL', 'SETUSER', 'flightapp', 'on', '>app-pw', 'resetkeys', '~app1:*', 'resetchannels', '&app1:*',
-      '-@all', '+@connection', '+info', '+evalsha', '+eval', '+ssubscribe', '+sunsubscribe', '+time',
-      '+get', '+set', '+del', '+pexpire', '+spublish',
+      'ACL',
+      'SETUSER',
+      'flightapp',
+      'on',
+      '>app-pw',
+      'resetkeys',
+      '~app1:*',
+      'resetchannels',
+      '&app1:*',
+      '-@all',
+      '+@connection',
+      '+info',
+      '+evalsha',
+      '+eval',
+      '+ssubscribe',
+      '+sunsubscribe',
+      '+time',
+      '+get',
+      '+set',
+      '+del',
+      '+pexpire',
+      '+spublish',
     ];
     const reply = await authed(secured, setuser);
     expect(reply).toBe('OK');
@@ -234,11 +247,16 @@ describe('#18 TLS', () => {
     tlsPort = await freePort();
     server = await startRedisServer({
       args: [
-        '--tls-port', String(tlsPort),
-        '--tls-cert-file', fileURLToPath(new URL('cert.pem', tlsDir)),
-        '--tls-key-file', fileURLToPath(new URL('key.pem', tlsDir)),
-        '--tls-ca-cert-file', fileURLToPath(new URL('cert.pem', tlsDir)),
-        '--tls-auth-clients', 'no',
+        '--tls-port',
+        String(tlsPort),
+        '--tls-cert-file',
+        fileURLToPath(new URL('cert.pem', tlsDir)),
+        '--tls-key-file',
+        fileURLToPath(new URL('key.pem', tlsDir)),
+        '--tls-ca-cert-file',
+        fileURLToPath(new URL('cert.pem', tlsDir)),
+        '--tls-auth-clients',
+        'no',
       ],
     });
   });
@@ -247,9 +265,14 @@ describe('#18 TLS', () => {
   });
 
   const adapters = {
-    ioredis: () => createIoredisCoordinator({ redis: { port: tlsPort, host: '127.0.0.1', tls: { ca: cert } }, prefix: 'tls', commandTimeoutMs: 2000 }),
+    ioredis: () =>
+      createIoredisCoordinator({ redis: { port: tlsPort, host: '127.0.0.1', tls: { ca: cert } }, prefix: 'tls', commandTimeoutMs: 2000 }),
     'node-redis': () =>
-      createNodeRedisCoordinator({ redis: { socket: { port: tlsPort, host: '127.0.0.1', tls: true, ca: cert } }, prefix: 'tls', commandTimeoutMs: 2000 }),
+      createNodeRedisCoordinator({
+        redis: { socket: { port: tlsPort, host: '127.0.0.1', tls: true, ca: cert } },
+        prefix: 'tls',
+        commandTimeoutMs: 2000,
+      }),
   };
 
   for (const [name, make] of Object.entries(adapters)) {

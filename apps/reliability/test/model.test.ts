@@ -99,7 +99,10 @@ async function checkInvariants(m: Model, r: Real, label: string): Promise<void> 
   const pttls = await Promise.all(keys.map((key) => raw.pttl(key)));
   for (let i = 0; i < keys.length; i++) expect({ key: keys[i], pttl: pttls[i] }).not.toMatchObject({ pttl: -1 });
   const all = await raw.keys('*');
-  expect(all.every((key) => keys.includes(key)), `only this flight's keys exist: ${all.join(',')}`).toBe(true);
+  expect(
+    all.every((key) => keys.includes(key)),
+    `only this flight's keys exist: ${all.join(',')}`,
+  ).toBe(true);
 }
 
 function granted(m: Model, meta: FlightMeta, fresh: boolean) {
@@ -362,7 +365,9 @@ describe('model-based: promise orderings (scheduledModelRun)', () => {
       fire(r, node, `acquire(${node})`, async () => {
         const reply = await r.c.acquire({ ...r.ref, ...LEASE, ownerId: NODES[node]!, ownerToken: randomUUID() });
         const owner = reply.outcome === 'OWNER_NEW' || reply.outcome === 'OWNER_TAKEOVER';
-        const fence = owner ? { ...r.ref, ownerId: reply.meta.ownerId, ownerToken: reply.meta.ownerToken, epoch: reply.meta.epoch } : undefined;
+        const fence = owner
+          ? { ...r.ref, ownerId: reply.meta.ownerId, ownerToken: reply.meta.ownerToken, epoch: reply.meta.epoch }
+          : undefined;
         if (fence) m.fences[node] = fence;
         void clockAt;
         return { node, ok: owner, fence, meta: reply.meta, granted: owner };
@@ -407,7 +412,9 @@ describe('model-based: promise orderings (scheduledModelRun)', () => {
         fc.commands(
           [
             node.map(sAcquire),
-            fc.tuple(fc.constantFrom('markRunning' as const, 'heartbeat' as const, 'complete' as const), node).map(([k, n]) => sWrite(k, n)),
+            fc
+              .tuple(fc.constantFrom('markRunning' as const, 'heartbeat' as const, 'complete' as const), node)
+              .map(([k, n]) => sWrite(k, n)),
             fc.constantFrom(1, 1500, 3001).map(sAdvance),
           ],
           { maxCommands: 25 },

@@ -84,7 +84,12 @@ describe('#6 Redis killed mid-flight, restarted empty', () => {
       // Requests that arrive while Redis is down.
       const down = await Promise.all(keys.flatMap((key) => [settle(a, `down-${key}`), settle(b, `down-${key}`)]));
       const hybridDown = await Promise.all(
-        keys.flatMap((key) => [settle(ha, `hdown-${key}`), settle(ha, `hdown-${key}`), settle(hb, `hdown-${key}`), settle(hb, `hdown-${key}`)]),
+        keys.flatMap((key) => [
+          settle(ha, `hdown-${key}`),
+          settle(ha, `hdown-${key}`),
+          settle(hb, `hdown-${key}`),
+          settle(hb, `hdown-${key}`),
+        ]),
       );
       const mid = await Promise.all(inflight);
       const distributed = summarize([...mid, ...down]);
@@ -161,7 +166,8 @@ describe('#7 Redis slow: CLIENT PAUSE, DEBUG SLEEP, a busy script', () => {
         await sleep(300);
         const faultAt = Date.now();
         if (fault.startsWith('CLIENT')) await server.command('CLIENT', 'PAUSE', 2000, 'ALL');
-        else if (fault.startsWith('DEBUG')) void rawCommand(server.port, ['DEBUG', 'SLEEP', '1.5'], '127.0.0.1', 5000).catch(() => undefined);
+        else if (fault.startsWith('DEBUG'))
+          void rawCommand(server.port, ['DEBUG', 'SLEEP', '1.5'], '127.0.0.1', 5000).catch(() => undefined);
         else {
           await server.command('CONFIG', 'SET', 'busy-reply-threshold', 200);
           void rawCommand(server.port, ['EVAL', 'while true do end', 0], '127.0.0.1', 10_000).catch(() => undefined);
@@ -247,7 +253,10 @@ describe('#8/#9 lost replies, blackholed and reset connections (TCP proxy)', () 
       proxy.resetAll();
       expect((await viaProxy.complete(fence, { result: 'R2', resultTtlMs: 60_000 })).ok).toBe(true);
       expect(await direct.readResult(ref)).toBe('R1');
-      recordFigure('#8 lost acquire/complete replies (coordinator)', { sameEpochOnRetry: retry.meta.epoch === landed!.epoch, storedResult: 'R1' });
+      recordFigure('#8 lost acquire/complete replies (coordinator)', {
+        sameEpochOnRetry: retry.meta.epoch === landed!.epoch,
+        storedResult: 'R1',
+      });
     } finally {
       await viaProxy.close();
       await direct.close();
@@ -317,7 +326,12 @@ describe('#8/#9 lost replies, blackholed and reset connections (TCP proxy)', () 
       expect((a.runs.get('k3') ?? 0) + (b.runs.get('k3') ?? 0)).toBe(1);
       expect(a.runs.get('k3')).toBe(1);
       expect(b.events.takeovers).toBe(0);
-      recordFigure('#8 lost acquire reply repeated by core', { ownerAnsweredMs: aResult.ms, totalMs: Date.now() - started, upstreamCalls: 1, takeovers: 0 });
+      recordFigure('#8 lost acquire reply repeated by core', {
+        ownerAnsweredMs: aResult.ms,
+        totalMs: Date.now() - started,
+        upstreamCalls: 1,
+        takeovers: 0,
+      });
     } finally {
       await Promise.all([a.close(), b.close(), probe.close()]);
       await proxy.close();
@@ -547,10 +561,18 @@ describe('#11 out of memory and eviction', () => {
       expect((await c.markRunning(fresh, LEASE)).ok).toBe(true);
       expect((await c.complete(fresh, { result: 'fresh', resultTtlMs: 60_000 })).ok).toBe(true);
       // A second completion by the evicted owner is still refused; the stored result is the new owner's.
-      expect(await c.complete(fence, { result: 'stale', resultTtlMs: 60_000 })).toMatchObject({ ok: false, code: 'FENCED', status: 'SUCCEEDED' });
+      expect(await c.complete(fence, { result: 'stale', resultTtlMs: 60_000 })).toMatchObject({
+        ok: false,
+        code: 'FENCED',
+        status: 'SUCCEEDED',
+      });
       expect(await c.readResult(ref)).toBe('fresh');
       expect(await scanKeysWithoutTtl(server, '*')).toEqual([]);
-      recordFigure('#11 meta evicted by allkeys-lru', { junkKeysWritten: junk, oldOwnerFenced: true, epochGrew: next.meta.epoch - fence.epoch });
+      recordFigure('#11 meta evicted by allkeys-lru', {
+        junkKeysWritten: junk,
+        oldOwnerFenced: true,
+        epochGrew: next.meta.epoch - fence.epoch,
+      });
     } finally {
       await server.command('CONFIG', 'SET', 'maxmemory', 0).catch(() => undefined);
       await server.command('CONFIG', 'SET', 'maxmemory-policy', 'noeviction').catch(() => undefined);
@@ -571,10 +593,22 @@ describe('#4 lease overwritten by hand, #13 node clock skew (real Redis, server 
 
   it('#5 cancel cluster-wide and expire a run past its max lifetime, through Redis between two nodes', async () => {
     const { createSingleFlight, FlightCancelledError } = await import('@flight/core');
-    const policy = { heartbeatIntervalMs: 500, takeoverAfterMs: 5000, pollIntervalMs: 5000, l1: { enabled: false }, guard: { retry: false as const, timeoutMs: 0 } };
+    const policy = {
+      heartbeatIntervalMs: 500,
+      takeoverAfterMs: 5000,
+      pollIntervalMs: 5000,
+      l1: { enabled: false },
+      guard: { retry: false as const, timeoutMs: 0 },
+    };
     const coordinators = [0, 1].map(() => createIoredisCoordinator({ redis: server.url, prefix: 'cancel' }));
     const [a, b] = coordinators.map((coordinator, i) =>
-      createSingleFlight({ coordinator, mode: 'distributed', nodeId: `n${i}`, defaults: policy, stages: { short: { ...policy, maxRunMs: 1000 } } }),
+      createSingleFlight({
+        coordinator,
+        mode: 'distributed',
+        nodeId: `n${i}`,
+        defaults: policy,
+        stages: { short: { ...policy, maxRunMs: 1000 } },
+      }),
     ) as [ReturnType<typeof createSingleFlight>, ReturnType<typeof createSingleFlight>];
     try {
       // Cancel: issued on node b, the owner on node a aborts, everyone gets the typed error.
@@ -608,7 +642,11 @@ describe('#4 lease overwritten by hand, #13 node clock skew (real Redis, server 
       expect(heir).toMatchObject({ value: 'heir', role: 'owner' });
       expect(await stuck).toMatchObject({ errorType: 'TIMEOUT', errorCode: 'E_FLIGHT_LEASE_LOST' });
       expect(takeoverMs).toBeLessThan(2500);
-      recordFigure('#5 cancel and expire over Redis', { followerCancelledMs: followerMs, ownerCancelledMs: ownerMs, expiredTakeoverMs: takeoverMs });
+      recordFigure('#5 cancel and expire over Redis', {
+        followerCancelledMs: followerMs,
+        ownerCancelledMs: ownerMs,
+        expiredTakeoverMs: takeoverMs,
+      });
     } finally {
       await Promise.all([a.close(), b.close()]);
       await Promise.all(coordinators.map((c) => c.close()));
@@ -618,7 +656,18 @@ describe('#4 lease overwritten by hand, #13 node clock skew (real Redis, server 
   it('#4 an owner whose lease is overwritten in Redis learns it at the next heartbeat: its signal aborts, its completion is refused', async () => {
     const { createSingleFlight } = await import('@flight/core');
     const coordinator = createIoredisCoordinator({ redis: server.url, prefix: 'hijack' });
-    const flight = createSingleFlight({ coordinator, mode: 'distributed', nodeId: 'a', defaults: { heartbeatIntervalMs: 500, takeoverAfterMs: 1200, l1: { enabled: false }, maxAttempts: 1, guard: { retry: false, timeoutMs: 0 } } });
+    const flight = createSingleFlight({
+      coordinator,
+      mode: 'distributed',
+      nodeId: 'a',
+      defaults: {
+        heartbeatIntervalMs: 500,
+        takeoverAfterMs: 1200,
+        l1: { enabled: false },
+        maxAttempts: 1,
+        guard: { retry: false, timeoutMs: 0 },
+      },
+    });
     const lost: string[] = [];
     flight.on('lease-lost', (e) => lost.push(e.reason));
     let abortedAfterMs = -1;
@@ -632,14 +681,23 @@ describe('#4 lease overwritten by hand, #13 node clock skew (real Redis, server 
       });
       await sleep(200);
       const key = flightKeys('hijack', ref).meta;
-      await server.command('SET', key, patchFlightRecord(String(await server.command('GET', key)), { ownerToken: 'overwritten-by-hand' }), 'KEEPTTL');
+      await server.command(
+        'SET',
+        key,
+        patchFlightRecord(String(await server.command('GET', key)), { ownerToken: 'overwritten-by-hand' }),
+        'KEEPTTL',
+      );
       const error = await call.catch((e: unknown) => e);
       expect(error).toBeInstanceOf(FlightError);
       expect(lost).toEqual(['fenced']);
       expect(abortedAfterMs).toBeGreaterThan(0);
       expect(abortedAfterMs).toBeLessThan(1500);
       expect(await coordinator.readResult(ref)).toBeNull();
-      recordFigure('#4 lease overwritten in Redis', { leaseLostReason: lost[0], signalAbortedAfterMs: abortedAfterMs, error: (error as FlightError).code });
+      recordFigure('#4 lease overwritten in Redis', {
+        leaseLostReason: lost[0],
+        signalAbortedAfterMs: abortedAfterMs,
+        error: (error as FlightError).code,
+      });
     } finally {
       await flight.close();
       await coordinator.close();
@@ -660,7 +718,13 @@ describe('#4 lease overwritten by hand, #13 node clock skew (real Redis, server 
         mode: 'distributed',
         nodeId: id,
         clock: skewed(skewMs),
-        defaults: { heartbeatIntervalMs: 500, takeoverAfterMs: 1200, pollIntervalMs: 200, l1: { enabled: false }, guard: { retry: false, timeoutMs: 0 } },
+        defaults: {
+          heartbeatIntervalMs: 500,
+          takeoverAfterMs: 1200,
+          pollIntervalMs: 200,
+          l1: { enabled: false },
+          guard: { retry: false, timeoutMs: 0 },
+        },
       });
       let takeovers = 0;
       flight.on('takeover', () => takeovers++);

@@ -120,8 +120,16 @@ async function runOne(
     const held = hold(owner, undefined, { keys: allKeys, upstream: { delayMs: 0, payloadBytes: 1024 } });
     const owning = await held.started(10_000);
     if (owning < allKeys.length) throw new Error(`only ${owning} of ${allKeys.length} owners started`);
-    const parked = await Promise.all(workers.map((w, i) => w.call<{ parked: number | null; channels: number | null }>('ownWaitersStart', { keys: keysOf(i), settleMs: opts.settleMs })));
-    const subscribed = await subscriptionsSettled(masters ? masters.nodes.map((n) => n.client) : [ctx.admin], workers.length, opts.settleMs);
+    const parked = await Promise.all(
+      workers.map((w, i) =>
+        w.call<{ parked: number | null; channels: number | null }>('ownWaitersStart', { keys: keysOf(i), settleMs: opts.settleMs }),
+      ),
+    );
+    const subscribed = await subscriptionsSettled(
+      masters ? masters.nodes.map((n) => n.client) : [ctx.admin],
+      workers.length,
+      opts.settleMs,
+    );
     const channels = masters ? await Promise.all(masters.nodes.map(shardChannels)) : [];
     const [ownerResult, ...finished] = await Promise.all([held.release(), ...workers.map((w) => w.call<FinishReply>('ownWaitersFinish'))]);
     // Every flight has completed: give the last notices and the cluster bus counters a moment, then read.
@@ -241,7 +249,10 @@ export async function runFanout(ctx: BenchContext, contenders: ContenderName[], 
   } finally {
     await stopWorkers(extra);
     // Also when a standalone run threw before the cluster was used.
-    await clusterStart?.then((c) => c.stop(), () => {});
+    await clusterStart?.then(
+      (c) => c.stop(),
+      () => {},
+    );
   }
   return rows;
 }

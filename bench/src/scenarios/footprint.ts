@@ -77,7 +77,7 @@ export async function runFootprint(ctx: BenchContext, contenders: ContenderName[
           memory[name]!.push({
             bytesPerFlight: Math.round((after - before) / size.flights),
             keysPerFlight: round((keys.length - keysBefore) / size.flights, 2),
-            byType: await bytesByType(ctx, keys, keys.length / Math.max(1, keys.length - keysBefore) * size.flights),
+            byType: await bytesByType(ctx, keys, (keys.length / Math.max(1, keys.length - keysBefore)) * size.flights),
           });
         } finally {
           await contender.close();

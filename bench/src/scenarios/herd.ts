@@ -31,7 +31,9 @@ export async function runHerd(ctx: BenchContext, contenders: ContenderName[], op
         const ck = counterKey(ctx, 'herd', `${name}:${key}`);
         const startAtMs = nowMs() + 30;
         const results: BatchResult[] = await Promise.all(
-          workers.map((w) => w.call('herd', { key, callers, startAtMs, upstream: { delayMs: upstreamMs, payloadBytes: 1024, counterKey: ck } })),
+          workers.map((w) =>
+            w.call('herd', { key, callers, startAtMs, upstream: { delayMs: upstreamMs, payloadBytes: 1024, counterKey: ck } }),
+          ),
         );
         return { results, upstream: Number((await ctx.admin.get(ck)) ?? 0) };
       };

@@ -44,7 +44,12 @@ export interface ServerProcess {
 }
 
 /** Starts the scenario's server for `contender` in its own process (`http-server.ts`), keys under `prefix`. */
-export async function startHttpServer(options: { contender: HttpContender; redisUrl: string; prefix: string; profileDir?: string | undefined }): Promise<ServerProcess> {
+export async function startHttpServer(options: {
+  contender: HttpContender;
+  redisUrl: string;
+  prefix: string;
+  profileDir?: string | undefined;
+}): Promise<ServerProcess> {
   const { profileDir } = options;
   const child = fork(join(here, 'http-server.ts'), [], {
     cwd: benchDir,
@@ -92,7 +97,13 @@ export async function stopServer(server: ServerProcess): Promise<void> {
 }
 
 /** Drives `url` + `path` with autocannon for `durationS` (`distinct`: a fresh URL per request). */
-export function load(url: string, path: string, opts: Pick<HttpOptions, 'connections'>, durationS: number, distinct: boolean): Promise<autocannon.Result> {
+export function load(
+  url: string,
+  path: string,
+  opts: Pick<HttpOptions, 'connections'>,
+  durationS: number,
+  distinct: boolean,
+): Promise<autocannon.Result> {
   return autocannon({
     url: `${url}${path}`,
     connections: opts.connections,

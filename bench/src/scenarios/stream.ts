@@ -78,7 +78,12 @@ export interface StreamCallRecord {
   error?: string;
 }
 
-async function streamCall(contender: Contender, key: string, spec: StreamUpstreamSpec, counter: Redis | undefined): Promise<StreamCallRecord> {
+async function streamCall(
+  contender: Contender,
+  key: string,
+  spec: StreamUpstreamSpec,
+  counter: Redis | undefined,
+): Promise<StreamCallRecord> {
   const startMs = nowMs();
   const chunkMs: number[] = [];
   let upstreamMs: number[] | null = null;
@@ -93,7 +98,14 @@ async function streamCall(contender: Contender, key: string, spec: StreamUpstrea
     const role = await stream.role();
     return { role, startMs, chunkMs, sameSequence: same && chunkMs.length === spec.chunks, upstreamMs };
   } catch (error) {
-    return { role: 'error', startMs, chunkMs, sameSequence: false, upstreamMs, error: `${(error as Error).name}: ${(error as Error).message}` };
+    return {
+      role: 'error',
+      startMs,
+      chunkMs,
+      sameSequence: false,
+      upstreamMs,
+      error: `${(error as Error).name}: ${(error as Error).message}`,
+    };
   }
 }
 
@@ -169,13 +181,19 @@ async function memoryUsage(admin: Redis, keys: readonly string[]): Promise<numbe
 
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
-const netBytes = async (admin: Redis) => (await infoField(admin, 'stats', 'total_net_input_bytes')) + (await infoField(admin, 'stats', 'total_net_output_bytes'));
+const netBytes = async (admin: Redis) =>
+  (await infoField(admin, 'stats', 'total_net_input_bytes')) + (await infoField(admin, 'stats', 'total_net_output_bytes'));
 
 export async function runStream(ctx: BenchContext, contenders: ContenderName[], opts: StreamOptions): Promise<ResultRow[]> {
   const rows: ResultRow[] = [];
   const workers = ctx.workers.slice(0, opts.processes);
   if (workers.length < opts.processes) throw new Error(`stream needs ${opts.processes} workers`);
-  const upstream = { chunks: opts.chunks, chunkIntervalMs: opts.chunkIntervalMs, chunkBytes: opts.chunkBytes, firstChunkAfterMs: opts.firstChunkAfterMs ?? 0 };
+  const upstream = {
+    chunks: opts.chunks,
+    chunkIntervalMs: opts.chunkIntervalMs,
+    chunkBytes: opts.chunkBytes,
+    firstChunkAfterMs: opts.firstChunkAfterMs ?? 0,
+  };
   for (const name of contenders.filter((c) => STREAM_CONTENDERS.includes(c))) {
     await guarded(ctx, rows, 'stream', name, async () => {
       const t0 = nowMs();
@@ -210,11 +228,21 @@ export async function runStream(ctx: BenchContext, contenders: ContenderName[], 
       for (let r = 0; r < opts.rounds; r++) {
         const keysBefore = new Set(await scanKeys(ctx.admin, `${prefix}*`));
         const netBefore = await netBytes(ctx.admin);
-        const { records, upstream: calls, clientCpuUs, redisCpuUs: redisUs } = await round_(`stream-${r}`, opts.callersPerProcess, upstream);
+        const {
+          records,
+          upstream: calls,
+          clientCpuUs,
+          redisCpuUs: redisUs,
+        } = await round_(`stream-${r}`, opts.callersPerProcess, upstream);
         clientCpu.push(clientCpuUs);
         redisCpuUs.push(redisUs);
         traffic.push((await netBytes(ctx.admin)) - netBefore);
-        memory.push(await memoryUsage(ctx.admin, (await scanKeys(ctx.admin, `${prefix}*`)).filter((k) => !keysBefore.has(k))));
+        memory.push(
+          await memoryUsage(
+            ctx.admin,
+            (await scanKeys(ctx.admin, `${prefix}*`)).filter((k) => !keysBefore.has(k)),
+          ),
+        );
         perRound.push(calls);
         const b = behindOwner(records);
         for (const field of Object.keys(b) as (keyof BehindOwner)[]) behindAll[field].push(...b[field]);

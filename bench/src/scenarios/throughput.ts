@@ -21,7 +21,13 @@ export interface ThroughputOptions {
 }
 
 export function throughputOptions(quick: boolean): ThroughputOptions {
-  return { durationMs: quick ? 800 : 2500, warmupMs: quick ? 400 : 800, concurrency: 64, countedFlights: quick ? 20 : 100, payloadBytes: 1024 };
+  return {
+    durationMs: quick ? 800 : 2500,
+    warmupMs: quick ? 400 : 800,
+    concurrency: 64,
+    countedFlights: quick ? 20 : 100,
+    payloadBytes: 1024,
+  };
 }
 
 /** Pipelined EVALSHA of `return 1`: 4 loops × pipelines of 100, for `durationMs`. */
@@ -109,7 +115,6 @@ async function measureOwners(contender: Contender, tag: string, opts: Throughput
     redisCpuUsPerFlight: redisSeconds === null ? null : round((redisSeconds * 1e6) / n, 1),
   };
 }
-
 
 interface Counted {
   /** Commands per flight that wait for their own reply: the (un)subscription and commands sent behind it excluded. */
@@ -201,7 +206,11 @@ export async function runThroughput(ctx: BenchContext, contenders: ContenderName
   const measured: { name: ContenderName; m: Awaited<ReturnType<typeof measureOwners>> }[] = [];
   for (const name of contenders) {
     await guarded(ctx, rows, 'distinct-keys', name, async () => {
-      const contender = await createContender(name, { redisUrl: ctx.redis.url, prefix: prefixOf(ctx, 'distinct', name), resultTtlMs: 60_000 });
+      const contender = await createContender(name, {
+        redisUrl: ctx.redis.url,
+        prefix: prefixOf(ctx, 'distinct', name),
+        resultTtlMs: 60_000,
+      });
       try {
         await measureOwners(contender, 'warm', opts, opts.warmupMs);
         const m = await measureOwners(contender, 'run', opts, opts.durationMs, ctx.admin);

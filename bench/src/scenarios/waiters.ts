@@ -94,7 +94,9 @@ export async function runWaiters(ctx: BenchContext, contenders: ContenderName[],
         errorSamples: [...errors.keys()].slice(0, 3),
         roles,
       });
-      ctx.log(`many-waiters ${name}: +${peak - baseClients} connections, +${round(mem!.during.heapUsedMB - mem!.before.heapUsedMB, 1)} MB heap (${Math.round(nowMs() - t0)} ms)`);
+      ctx.log(
+        `many-waiters ${name}: +${peak - baseClients} connections, +${round(mem!.during.heapUsedMB - mem!.before.heapUsedMB, 1)} MB heap (${Math.round(nowMs() - t0)} ms)`,
+      );
     });
   }
   return rows;

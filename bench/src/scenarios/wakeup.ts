@@ -145,7 +145,11 @@ export async function runWakeup(ctx: BenchContext, contenders: ContenderName[], 
       const t0 = nowMs();
       const prefix = prefixOf(ctx, 'wakeup', name);
       const all = [owner, ...followers];
-      await Promise.all(all.map((w) => w.call('setup', { name, options: { redisUrl: ctx.redis.url, prefix, resultTtlMs: 60_000, recordCompletions: true } })));
+      await Promise.all(
+        all.map((w) =>
+          w.call('setup', { name, options: { redisUrl: ctx.redis.url, prefix, resultTtlMs: 60_000, recordCompletions: true } }),
+        ),
+      );
       const run = async (tag: string, flights: number) => {
         const keys = Array.from({ length: flights }, (_, i) => `${tag}-${i}`);
         const ck = counterKey(ctx, 'wakeup', `${name}:${tag}`);
@@ -199,4 +203,3 @@ export async function runWakeup(ctx: BenchContext, contenders: ContenderName[], 
   rows.push(await rawHop(ctx, 'pubsub', hops), await rawHopAcross(ctx, followers[0]!, hops), await rawHop(ctx, 'xadd-xread', hops));
   return rows;
 }
-

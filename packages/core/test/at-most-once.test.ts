@@ -95,7 +95,7 @@ describe('atMostOnce', () => {
     figure('atMostOnce stalled lease runs', { runs });
   });
 
-  it("the guard does not retry an atMostOnce run, but still retries other calls of the stage", async () => {
+  it('the guard does not retry an atMostOnce run, but still retries other calls of the stage', async () => {
     const sf = make({
       coordinator: createMemoryCoordinator(),
       defaults: { guard: { retry: { maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 1 }, circuitBreaker: false, timeoutMs: 0 } },
@@ -105,7 +105,10 @@ describe('atMostOnce', () => {
       runs++;
       throw Object.assign(new Error('upstream 500'), { status: 500 });
     };
-    await expect(sf.execute('idem', randomUUID(), failing, { atMostOnce: true })).rejects.toMatchObject({ errorType: 'PROVIDER', retryable: false });
+    await expect(sf.execute('idem', randomUUID(), failing, { atMostOnce: true })).rejects.toMatchObject({
+      errorType: 'PROVIDER',
+      retryable: false,
+    });
     expect(runs).toBe(1);
     runs = 0;
     await expect(sf.execute('idem', randomUUID(), failing)).rejects.toMatchObject({ errorType: 'PROVIDER', retryable: true });

@@ -12,7 +12,12 @@ import {
   type SingleFlightOptions,
 } from '@flight/core';
 
-const FAST = { heartbeatIntervalMs: 500, takeoverAfterMs: 800, pollIntervalMs: 50, guard: { retry: false as const, circuitBreaker: false as const, timeoutMs: 0 } };
+const FAST = {
+  heartbeatIntervalMs: 500,
+  takeoverAfterMs: 800,
+  pollIntervalMs: 50,
+  guard: { retry: false as const, circuitBreaker: false as const, timeoutMs: 0 },
+};
 const created: SingleFlight[] = [];
 const make = (options: SingleFlightOptions) => {
   const sf = createSingleFlight({ mode: 'distributed', ...options, defaults: { ...FAST, ...options.defaults } });
@@ -50,7 +55,11 @@ describe('bad data and bad input', () => {
 
     const strict = make({ coordinator, nodeId: 's', defaults: { onCorruptResult: 'error' } });
     const flippedKey = randomUUID();
-    await storeDamaged(coordinator, flippedKey, stored.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')));
+    await storeDamaged(
+      coordinator,
+      flippedKey,
+      stored.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+    );
     await expect(strict.execute('eval', flippedKey, async () => 'unused')).rejects.toBeInstanceOf(FlightCorruptResultError);
   });
 

@@ -10,7 +10,23 @@ const cap = { maxBytes: 1024 * 1024 };
 
 describe('envelope codec', () => {
   it('encodeWithCopy gives the payload of encode and the value decode would give back for it', () => {
-    const values = [undefined, null, 0, -0, 1.5, NaN, Infinity, true, false, 'text', '"quoted"\n', 'lone \ud800 surrogate', { a: [1, 2, { b: 'ü✓' }], d: new Date(0) }, 'x'.repeat(5000), [undefined]];
+    const values = [
+      undefined,
+      null,
+      0,
+      -0,
+      1.5,
+      NaN,
+      Infinity,
+      true,
+      false,
+      'text',
+      '"quoted"\n',
+      'lone \ud800 surrogate',
+      { a: [1, 2, { b: 'ü✓' }], d: new Date(0) },
+      'x'.repeat(5000),
+      [undefined],
+    ];
     for (const value of values) {
       const copy = codec.encodeWithCopy!(value, cap);
       const payload = codec.encode(value, cap);
@@ -53,7 +69,10 @@ describe('envelope codec', () => {
   });
 
   it('rejects a payload whose body or checksum was altered or truncated, never returning it', () => {
-    for (const value of [{ score: 7, comment: 'good answer' }, { text: 'x'.repeat(10_000), n: 1 }]) {
+    for (const value of [
+      { score: 7, comment: 'good answer' },
+      { text: 'x'.repeat(10_000), n: 1 },
+    ]) {
       const payload = codec.encode(value, cap);
       const i = payload.length - 5;
       const flipped = payload.slice(0, i) + String.fromCharCode(payload.charCodeAt(i) ^ 1) + payload.slice(i + 1);

@@ -37,7 +37,10 @@ describe('deadlines in every mode (guard.timeoutMs: 0, a supplier that never set
     const abandonedAt = Date.now();
     expect(hung).toMatchObject({ errorType: 'TIMEOUT', errorCode: 'E_FLIGHT_LEASE_LOST' });
     // The same session's next heavy job gets the lock (waitMs 100) although the hung supplier still "runs".
-    expect(await sf.execute('heavy', 's-1:cover.pdf', async () => 'cover', { sessionId: 's-1' })).toMatchObject({ value: 'cover', role: 'owner' });
+    expect(await sf.execute('heavy', 's-1:cover.pdf', async () => 'cover', { sessionId: 's-1' })).toMatchObject({
+      value: 'cover',
+      role: 'owner',
+    });
     const lockedAgainMs = Date.now() - abandonedAt;
     // The stage's only bulkhead slot was given back too.
     expect(await sf.execute('heavy', 's-2:cv.pdf', async () => 'other', { sessionId: 's-2' })).toMatchObject({ value: 'other' });
@@ -87,13 +90,20 @@ describe('deadlines in every mode (guard.timeoutMs: 0, a supplier that never set
       });
       let seen: unknown;
       const error = await sf
-        .execute('eval', randomUUID(), ({ signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject((seen = signal.reason)))))
+        .execute(
+          'eval',
+          randomUUID(),
+          ({ signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject((seen = signal.reason)))),
+        )
         .catch((e) => e);
       expect(error).toMatchObject({ errorType: 'TIMEOUT', errorCode: 'E_FLIGHT_RUN_TIMEOUT', retryable: true });
       expect(seen).toBeInstanceOf(FlightRunTimeoutError);
       // A hung run without any guard layer is still bounded by maxRunMs in local mode.
       if (mode === 'local') {
-        const bare = make({ mode, defaults: { maxRunMs: 150, guard: { timeoutMs: 0, retry: false, circuitBreaker: false, bulkhead: false } } });
+        const bare = make({
+          mode,
+          defaults: { maxRunMs: 150, guard: { timeoutMs: 0, retry: false, circuitBreaker: false, bulkhead: false } },
+        });
         expect(await bare.execute('eval', randomUUID(), never).catch((e) => e)).toMatchObject({ errorCode: 'E_FLIGHT_RUN_TIMEOUT' });
       }
     });

@@ -82,7 +82,7 @@ describe('forget across the cluster (memory coordinator)', () => {
     expect([first.runs(), second.runs(), third.runs()]).toEqual([1, 1, 0]);
   });
 
-  it('drops a stored result (and this node\'s L1 entry) so the next caller runs again', async () => {
+  it("drops a stored result (and this node's L1 entry) so the next caller runs again", async () => {
     const { nodes } = cluster(2);
     const [a, b] = nodes as [SingleFlight, SingleFlight];
     expect(await a.run('s', 'stored', async () => 'v1')).toBe('v1');

@@ -99,7 +99,12 @@ describe('guard with retry, circuit breaker, bulkhead and timeout', () => {
 
   it('an abandoned run is not retried, and its attempt queued in the bulkhead never starts', async () => {
     const policy = resolveStagePolicy('g', {
-      guard: { timeoutMs: 0, circuitBreaker: false, retry: { maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 1 }, bulkhead: { limit: 1, queue: 1 } },
+      guard: {
+        timeoutMs: 0,
+        circuitBreaker: false,
+        retry: { maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 1 },
+        bulkhead: { limit: 1, queue: 1 },
+      },
     });
     const guard = createGuard(policy);
     let attempts = 0;

@@ -58,9 +58,15 @@ describe('guard and failure classification', () => {
     expect(classifyError(new FlightValidationError('x'))).toBe('VALIDATION');
     expect(classifyError(new TypeError('oops'))).toBe('UNEXPECTED');
     expect(classifyError(Object.assign(new Error(), { failureType: 'OVERLOAD' }))).toBe('OVERLOAD');
-    const strict = resolveStagePolicy('s', { retryableFailures: ['TIMEOUT'], classify: (e) => ((e as Error).message === 'quota' ? 'OVERLOAD' : undefined) });
+    const strict = resolveStagePolicy('s', {
+      retryableFailures: ['TIMEOUT'],
+      classify: (e) => ((e as Error).message === 'quota' ? 'OVERLOAD' : undefined),
+    });
     expect(toFailureRecord(new Error('quota'), strict)).toMatchObject({ type: 'OVERLOAD', code: 'E_OVERLOAD', retryable: false });
-    expect(toFailureRecord(Object.assign(new Error('t'), { code: 'ETIMEDOUT' }), strict)).toMatchObject({ type: 'TIMEOUT', retryable: true });
+    expect(toFailureRecord(Object.assign(new Error('t'), { code: 'ETIMEDOUT' }), strict)).toMatchObject({
+      type: 'TIMEOUT',
+      retryable: true,
+    });
   });
 
   it('validates the lease arithmetic of a policy', () => {

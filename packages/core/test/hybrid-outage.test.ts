@@ -9,7 +9,12 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createMemoryCoordinator, createSingleFlight, type FlightEventMap, type FlightMode, type SingleFlight } from '@flight/core';
 import { downCoordinator, figure } from './helpers.js';
 
-const FAST = { heartbeatIntervalMs: 500, takeoverAfterMs: 800, pollIntervalMs: 50, guard: { retry: false as const, circuitBreaker: false as const, timeoutMs: 0 } };
+const FAST = {
+  heartbeatIntervalMs: 500,
+  takeoverAfterMs: 800,
+  pollIntervalMs: 50,
+  guard: { retry: false as const, circuitBreaker: false as const, timeoutMs: 0 },
+};
 const created: SingleFlight[] = [];
 afterEach(async () => {
   await Promise.all(created.splice(0).map((sf) => sf.close()));
@@ -17,7 +22,12 @@ afterEach(async () => {
 
 function outage(mode: FlightMode) {
   const state = { down: false };
-  const sf = createSingleFlight({ coordinator: downCoordinator(createMemoryCoordinator(), state), mode, defaults: FAST, fallbackCooldownMs: 5000 });
+  const sf = createSingleFlight({
+    coordinator: downCoordinator(createMemoryCoordinator(), state),
+    mode,
+    defaults: FAST,
+    fallbackCooldownMs: 5000,
+  });
   created.push(sf);
   const fallbacks: FlightEventMap['fallback'][] = [];
   const lost: FlightEventMap['lease-lost'][] = [];
@@ -48,7 +58,11 @@ describe('coordinator outage while an owner runs', () => {
     t.release();
     const settled = await t.callers;
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
-    expect(settled.map((s) => (s as PromiseFulfilledResult<{ value: unknown }>).value.value)).toEqual([{ answer: 42 }, { answer: 42 }, { answer: 42 }]);
+    expect(settled.map((s) => (s as PromiseFulfilledResult<{ value: unknown }>).value.value)).toEqual([
+      { answer: 42 },
+      { answer: 42 },
+      { answer: 42 },
+    ]);
     expect(t.runs()).toBe(1);
     expect(t.lost).toEqual([]);
     figure('11.8 hybrid', { callers: 3, served: 3, upstreamRuns: t.runs(), degradedAfterMs, fallbackEvents: t.fallbacks.length });

@@ -37,7 +37,10 @@ describe('keepFailures: false', () => {
     created.push(sf);
     const key = randomUUID();
     const supplier = failing();
-    await expect(sf.execute('transient', key, supplier.supplier, { keepFailures: false })).rejects.toMatchObject({ retryable: true, replayed: false });
+    await expect(sf.execute('transient', key, supplier.supplier, { keepFailures: false })).rejects.toMatchObject({
+      retryable: true,
+      replayed: false,
+    });
     expect(supplier.runs()).toBe(1);
     await expect(sf.execute('transient', key, supplier.supplier, { keepFailures: false })).rejects.toMatchObject({ replayed: false });
     expect(supplier.runs()).toBe(2);
@@ -56,7 +59,10 @@ describe('keepFailures: false', () => {
     await expect(sf.execute('transient', kept, supplier)).rejects.toMatchObject({ replayed: true });
     expect(runs).toBe(1);
     const notKept = randomUUID();
-    await expect(sf.execute('transient', notKept, supplier, { keepFailures: false })).rejects.toMatchObject({ errorType: 'UNEXPECTED', retryable: true });
+    await expect(sf.execute('transient', notKept, supplier, { keepFailures: false })).rejects.toMatchObject({
+      errorType: 'UNEXPECTED',
+      retryable: true,
+    });
     await expect(sf.execute('transient', notKept, supplier, { keepFailures: false })).rejects.toMatchObject({ replayed: false });
     expect(runs).toBe(3);
   });
@@ -66,8 +72,12 @@ describe('keepFailures: false', () => {
     created.push(sf);
     const key = randomUUID();
     const supplier = failing();
-    await expect(sf.execute('transient', key, supplier.supplier, { keepFailures: false, atMostOnce: true })).rejects.toMatchObject({ retryable: false });
-    await expect(sf.execute('transient', key, supplier.supplier, { keepFailures: false, atMostOnce: true })).rejects.toMatchObject({ replayed: true });
+    await expect(sf.execute('transient', key, supplier.supplier, { keepFailures: false, atMostOnce: true })).rejects.toMatchObject({
+      retryable: false,
+    });
+    await expect(sf.execute('transient', key, supplier.supplier, { keepFailures: false, atMostOnce: true })).rejects.toMatchObject({
+      replayed: true,
+    });
     expect(supplier.runs()).toBe(1);
   });
 

@@ -5,7 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMemoryCoordinator, createSingleFlight, FlightCoordinationError, type FlightCoordinator, type SingleFlight } from '@flight/core';
+import {
+  createMemoryCoordinator,
+  createSingleFlight,
+  FlightCoordinationError,
+  type FlightCoordinator,
+  type SingleFlight,
+} from '@flight/core';
 
 const instances: SingleFlight[] = [];
 afterEach(async () => {

@@ -17,7 +17,12 @@ import {
 import { createManualClock } from '@flight/core/testing';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-const FAST = { heartbeatIntervalMs: 500, takeoverAfterMs: 800, pollIntervalMs: 50, guard: { retry: false as const, circuitBreaker: false as const, timeoutMs: 0 } };
+const FAST = {
+  heartbeatIntervalMs: 500,
+  takeoverAfterMs: 800,
+  pollIntervalMs: 50,
+  guard: { retry: false as const, circuitBreaker: false as const, timeoutMs: 0 },
+};
 const LEASE = { takeoverAfterMs: 800, leaseTtlMs: 1600, maxRunMs: 60_000 };
 const created: SingleFlight[] = [];
 const make = (options: SingleFlightOptions) => {
@@ -52,7 +57,10 @@ describe('owner edges', () => {
   it('an owner that gives up after maxAttempts releases the lease it was just given (FAILED, retryable)', async () => {
     const clock = createManualClock(); // the coordinator's clock: the test moves lease time
     const coordinator = createMemoryCoordinator({ clock });
-    const [a, b] = [make({ coordinator, nodeId: 'a', defaults: { maxAttempts: 1 } }), make({ coordinator, nodeId: 'b', defaults: { maxAttempts: 1 } })];
+    const [a, b] = [
+      make({ coordinator, nodeId: 'a', defaults: { maxAttempts: 1 } }),
+      make({ coordinator, nodeId: 'b', defaults: { maxAttempts: 1 } }),
+    ];
     const key = randomUUID();
     const ref = { stage: 'eval', key };
     let release!: () => void;

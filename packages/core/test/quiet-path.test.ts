@@ -30,7 +30,13 @@ describe('quiet common path', () => {
       const coordinator = createMemoryCoordinator();
       const { logger, lines } = recordingLogger();
       const make = (nodeId: string) => {
-        const sf = createSingleFlight({ coordinator, nodeId, logger, mode: 'distributed', defaults: { l1: { enabled: false }, pollIntervalMs: 20 } });
+        const sf = createSingleFlight({
+          coordinator,
+          nodeId,
+          logger,
+          mode: 'distributed',
+          defaults: { l1: { enabled: false }, pollIntervalMs: 20 },
+        });
         created.push(sf);
         return sf;
       };

@@ -6,12 +6,21 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLruReplayCache, createMemoryCoordinator, createSingleFlight, type SingleFlight, type SingleFlightOptions } from '@flight/core';
+import {
+  createLruReplayCache,
+  createMemoryCoordinator,
+  createSingleFlight,
+  type SingleFlight,
+  type SingleFlightOptions,
+} from '@flight/core';
 import { figure } from './helpers.js';
 
 const created: SingleFlight[] = [];
 const make = (options: SingleFlightOptions) => {
-  const sf = createSingleFlight({ ...options, defaults: { heartbeatIntervalMs: 500, takeoverAfterMs: 800, pollIntervalMs: 50, ...options.defaults } });
+  const sf = createSingleFlight({
+    ...options,
+    defaults: { heartbeatIntervalMs: 500, takeoverAfterMs: 800, pollIntervalMs: 50, ...options.defaults },
+  });
   created.push(sf);
   return sf;
 };
@@ -39,7 +48,12 @@ describe('what callers receive (one deep-frozen value per run)', () => {
       const later = await sf.execute('eval', key, supplier);
       expect(later.role).toBe('l1');
       expect(later.value).toEqual({ notes: ['ok'], meta: { by: 'model' } });
-      figure(`11.6 ${mode}`, { mutationsAttempted: 2, mutationsThrown: 2, laterL1ValueUnchanged: true, sameObjectForConcurrentCallers: a.value === b.value });
+      figure(`11.6 ${mode}`, {
+        mutationsAttempted: 2,
+        mutationsThrown: 2,
+        laterL1ValueUnchanged: true,
+        sameObjectForConcurrentCallers: a.value === b.value,
+      });
     });
   }
 
@@ -68,7 +82,11 @@ describe('what callers receive (one deep-frozen value per run)', () => {
 
 describe('L1 bounded by bytes', () => {
   it('evicts the least recently used results once their encoded bytes pass maxBytes', async () => {
-    const sf = make({ mode: 'distributed', coordinator: createMemoryCoordinator(), replayCache: createLruReplayCache({ maxBytes: 10_000 }) });
+    const sf = make({
+      mode: 'distributed',
+      coordinator: createMemoryCoordinator(),
+      replayCache: createLruReplayCache({ maxBytes: 10_000 }),
+    });
     const keys = [randomUUID(), randomUUID(), randomUUID()];
     // Three results of about 4 KB each: 12 KB does not fit in 10 KB.
     for (const key of keys) await sf.execute('eval', key, async () => `${key}:${'x'.repeat(4000)}`);

@@ -330,9 +330,7 @@ describe('SingleFlight (distributed over a shared coordinator)', () => {
       ['cv-1.pdf', 'cv-2.pdf', 'cv-3.pdf'].map((file) => nodes[0]!.execute('extraction', `s-1:${file}`, supplier, { sessionId: 's-1' })),
     );
     expect(maxActive).toBe(1);
-    await Promise.all(
-      ['a', 'b'].map((session) => nodes[0]!.execute('extraction', `${session}:cv.pdf`, supplier, { sessionId: session })),
-    );
+    await Promise.all(['a', 'b'].map((session) => nodes[0]!.execute('extraction', `${session}:cv.pdf`, supplier, { sessionId: session })));
     expect(maxActive).toBe(2); // different sessions overlap
   });
 

@@ -140,7 +140,10 @@ describe('executeStream', () => {
         yield chunk;
       }
     };
-    const [owner, follower] = await Promise.all([collect(a.executeStream('s', key, supplier)), sleep(5).then(() => collect(b.executeStream('s', key, supplier)))]);
+    const [owner, follower] = await Promise.all([
+      collect(a.executeStream('s', key, supplier)),
+      sleep(5).then(() => collect(b.executeStream('s', key, supplier))),
+    ]);
     const replay = await collect(b.executeStream('s', key, supplier));
     for (const got of [owner, follower, replay]) expect(got).toEqual(chunks);
     expect(follower[1]).toBeInstanceOf(Uint8Array);
@@ -197,7 +200,10 @@ describe('executeStream', () => {
   it('a run past its cap fails with E_FLIGHT_STREAM_LIMIT for every caller', async () => {
     const flight = node(createMemoryCoordinator());
     const { supplier } = tokens(10, 0);
-    const error = await flight.executeStream('s', randomUUID(), supplier, { maxChunks: 5 }).result().catch((e: unknown) => e);
+    const error = await flight
+      .executeStream('s', randomUUID(), supplier, { maxChunks: 5 })
+      .result()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FlightExecutionError);
     expect((error as FlightExecutionError).errorCode).toBe('E_FLIGHT_STREAM_LIMIT');
   });
@@ -214,10 +220,16 @@ describe('executeStream', () => {
     await memory.close();
   });
 
-  it('waitTimeoutMs bounds a follower\'s wait for progress, not its whole stream: chunks keep it going; a stall past it ends it with FlightWaitTimeoutError', async () => {
+  it("waitTimeoutMs bounds a follower's wait for progress, not its whole stream: chunks keep it going; a stall past it ends it with FlightWaitTimeoutError", async () => {
     const coordinator = createMemoryCoordinator();
     const withWait = () => {
-      const flight = createSingleFlight({ coordinator, mode: 'distributed', nodeId: randomUUID(), defaults: { ...FAST, waitTimeoutMs: 400 }, telemetry: false });
+      const flight = createSingleFlight({
+        coordinator,
+        mode: 'distributed',
+        nodeId: randomUUID(),
+        defaults: { ...FAST, waitTimeoutMs: 400 },
+        telemetry: false,
+      });
       instances.push(flight);
       return flight;
     };
@@ -246,10 +258,16 @@ describe('executeStream', () => {
     expect(await stalledOwner).toEqual(['t0', 't1']);
   });
 
-  it('memory coordinator: a reading node learns of a takeover when it happens, not at its next poll or the new run\'s first chunk', async () => {
+  it("memory coordinator: a reading node learns of a takeover when it happens, not at its next poll or the new run's first chunk", async () => {
     const coordinator = createMemoryCoordinator();
     const slowPoll = (nodeId: string) => {
-      const flight = createSingleFlight({ coordinator, mode: 'distributed', nodeId, defaults: { ...FAST, pollIntervalMs: 3000 }, telemetry: false });
+      const flight = createSingleFlight({
+        coordinator,
+        mode: 'distributed',
+        nodeId,
+        defaults: { ...FAST, pollIntervalMs: 3000 },
+        telemetry: false,
+      });
       instances.push(flight);
       return flight;
     };
@@ -265,13 +283,17 @@ describe('executeStream', () => {
         await sleep(1500);
       }
       for (let i = 0; i < 3; i++) {
-        if (run === 1 && i === 2) await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)));
+        if (run === 1 && i === 2)
+          await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)));
         yield `r${run}-${i}`;
       }
     };
     void collect(a.executeStream('s', key, supplier)).catch(() => undefined);
     await sleep(5);
-    const taker = b.executeStream('s', key, supplier).result().catch(() => undefined);
+    const taker = b
+      .executeStream('s', key, supplier)
+      .result()
+      .catch(() => undefined);
     const got: unknown[] = [];
     const read = (async () => {
       for await (const chunk of c.executeStream('s', key, supplier)) got.push(chunk);
@@ -300,7 +322,8 @@ describe('executeStream', () => {
       const supplier = async function* (ctx: { signal: AbortSignal }) {
         const run = ++runs;
         for (let i = 0; i < 6; i++) {
-          if (run === 1 && i === 3) await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)));
+          if (run === 1 && i === 3)
+            await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)));
           await sleep(10);
           yield `r${run}-${i}`;
         }

@@ -81,7 +81,10 @@ describe('tracing with an SDK registered', () => {
   beforeEach(registerSdk);
 
   it('records the owner span and links every follower span (another node, same node, later replay) to it', async () => {
-    const { coordinator, nodes: [a, b, c] } = nodes(3);
+    const {
+      coordinator,
+      nodes: [a, b, c],
+    } = nodes(3);
     const key = `k-${randomUUID()}`;
     const release = gate();
     const started = gate();
@@ -130,7 +133,9 @@ describe('tracing with an SDK registered', () => {
   });
 
   it('records a failure with status ERROR and error.type on the owner, and on the follower that gets it replayed', async () => {
-    const { nodes: [a, b] } = nodes(2);
+    const {
+      nodes: [a, b],
+    } = nodes(2);
     const key = `k-${randomUUID()}`;
     const release = gate();
     const started = gate();
@@ -162,7 +167,9 @@ describe('tracing with an SDK registered', () => {
   });
 
   it('makes spans started by the supplier children of the owner span', async () => {
-    const { nodes: [a] } = nodes(1);
+    const {
+      nodes: [a],
+    } = nodes(1);
     await a!.execute('fetch', `k-${randomUUID()}`, async () => {
       trace.getTracer('app').startSpan('upstream call').end();
       return 1;
@@ -193,7 +200,10 @@ describe('tracing with an SDK registered', () => {
   });
 
   it('reports nothing with telemetry: false', async () => {
-    const { coordinator, nodes: [a] } = nodes(1, { telemetry: false });
+    const {
+      coordinator,
+      nodes: [a],
+    } = nodes(1, { telemetry: false });
     const key = `k-${randomUUID()}`;
     await a!.execute('quiet', key, async () => 1);
     expect(exporter.getFinishedSpans()).toEqual([]);
@@ -203,8 +213,12 @@ describe('tracing with an SDK registered', () => {
   });
 
   it('measures the cost of a recorded execute against telemetry: false (figure only)', async () => {
-    const { nodes: [traced] } = nodes(1);
-    const { nodes: [quiet] } = nodes(1, { telemetry: false });
+    const {
+      nodes: [traced],
+    } = nodes(1);
+    const {
+      nodes: [quiet],
+    } = nodes(1, { telemetry: false });
     const runs = 2000;
     const usPerCall = async (sf: SingleFlight, prefix: string) => {
       const started = performance.now();
@@ -222,7 +236,12 @@ describe('tracing with an SDK registered', () => {
       recorded.push(await usPerCall(traced!, `on-${round}`));
     }
     expect(byRole('owner')).toHaveLength(3 * runs);
-    figure('telemetry-recorded-execute', { runs, mode: 'distributed, memory coordinator', usPerCallOff: Math.min(...off), usPerCallRecorded: Math.min(...recorded) });
+    figure('telemetry-recorded-execute', {
+      runs,
+      mode: 'distributed, memory coordinator',
+      usPerCallOff: Math.min(...off),
+      usPerCallRecorded: Math.min(...recorded),
+    });
   });
 });
 
@@ -258,7 +277,10 @@ describe('with a span processor that throws', () => {
 
 describe('without an SDK', () => {
   it('runs owner and follower paths with no error, no spans and no stored traceparent', async () => {
-    const { coordinator, nodes: [a, b] } = nodes(2);
+    const {
+      coordinator,
+      nodes: [a, b],
+    } = nodes(2);
     const key = `k-${randomUUID()}`;
     const release = gate();
     const owner = a!.execute('plain', key, () => release.opened.then(() => 'v'));

@@ -41,7 +41,11 @@ it('a retry of a timed-out idempotent POST replays its outcome instead of runnin
   await new Promise((resolve) => (server.listening ? resolve(undefined) : server.once('listening', resolve)));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/orders`;
   const post = () =>
-    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': '"order-7"' }, body: '{"item":"book"}' });
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': '"order-7"' },
+      body: '{"item":"book"}',
+    });
   const first = await post();
   await first.arrayBuffer();
   await sleep(400); // the slow handler has finished by now

@@ -17,7 +17,13 @@ afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()));
 });
 
-function send(agent: Agent, port: number, method: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+function send(
+  agent: Agent,
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, method, path, agent, headers }, (res) => {
       let body = '';
@@ -39,9 +45,13 @@ describe('the disconnect signal of a keep-alive connection', () => {
     app.get('/item/:id', createFlightMiddleware({ singleFlight, stage: 'keepalive-get' }), (req, res) => {
       res.json({ id: req.params.id });
     });
-    app.post('/pay/:id', createFlightMiddleware({ singleFlight, stage: 'keepalive-pay', idempotency: { inFlight: 'conflict' } }), (req, res) => {
-      res.status(201).json({ paid: req.params.id });
-    });
+    app.post(
+      '/pay/:id',
+      createFlightMiddleware({ singleFlight, stage: 'keepalive-pay', idempotency: { inFlight: 'conflict' } }),
+      (req, res) => {
+        res.status(201).json({ paid: req.params.id });
+      },
+    );
     app.get('/listeners', (_req, res) => {
       const signal = disconnectSignal(res);
       signals.add(signal);

@@ -98,7 +98,7 @@ describe.each([
     expect(plain.every((a) => a.headers.get('x-role') === null && a.body === '{"route":"plain"}')).toBe(true);
   });
 
-  it('validates a route\'s options when it is declared (FlightValidationError)', async () => {
+  it("validates a route's options when it is declared (FlightValidationError)", async () => {
     const { app, singleFlight } = setup(1);
     await app.register(fastifyFlight, { singleFlight });
     expect(() => app.get('/a', { config: { flight: { stage: 'bad stage' } } }, () => 'x')).toThrow(FlightValidationError);
@@ -130,7 +130,10 @@ describe.each([
     });
     expect(app.hasDecorator('singleFlight')).toBe(false);
     const url = await listen();
-    const answers = await Promise.all([...Array.from({ length: 3 }, () => send(`${url}/in`)), ...Array.from({ length: 3 }, () => send(`${url}/out`))]);
+    const answers = await Promise.all([
+      ...Array.from({ length: 3 }, () => send(`${url}/in`)),
+      ...Array.from({ length: 3 }, () => send(`${url}/out`)),
+    ]);
     expect(inside).toBe(1);
     expect(outside).toBe(3);
     expect(answers.slice(3).every((a) => a.role === null && a.body === 'out')).toBe(true);
@@ -245,7 +248,11 @@ describe.each([
     expect(seen).toHaveLength(2);
     expect(seen.every((error) => error instanceof FlightBodyTooLargeError)).toBe(true);
     // Within the limit, the request runs.
-    const small = await send(`${url}/upload`, { method: 'POST', body: 'ok', headers: { 'content-type': 'text/plain', 'idempotency-key': '"small"' } });
+    const small = await send(`${url}/upload`, {
+      method: 'POST',
+      body: 'ok',
+      headers: { 'content-type': 'text/plain', 'idempotency-key': '"small"' },
+    });
     expect(small).toMatchObject({ status: 200, body: '1' });
     expect(runs).toBe(1);
   });

@@ -354,7 +354,11 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
       const released = (this.released = releaseOwner(run));
       if (exchange.ownerReleased) {
         if (released === true) exchange.ownerReleased();
-        else released.then(() => exchange.ownerReleased!(), () => {});
+        else
+          released.then(
+            () => exchange.ownerReleased!(),
+            () => {},
+          );
       }
       return shared;
     }
@@ -445,7 +449,9 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
           // A recorded failure of a run that did take place: it is not run again.
           return call.reject(new FlightIdempotencyConflictError('the response to this Idempotency-Key cannot be replayed'), 'follower');
         }
-        return call.reject(new FlightHttpUnavailableError('the idempotent request could not be coordinated; it was not run', { cause: error }));
+        return call.reject(
+          new FlightHttpUnavailableError('the idempotent request could not be coordinated; it was not run', { cause: error }),
+        );
       }
       // A safe request whose flight could not be coordinated: run it here.
       return runHere(call);
@@ -459,7 +465,10 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
   /** Answers a caller of a run whose response was not shared: with the owner's failure, or by running the handler itself. */
   function answerUnshared(call: FlightCall, outcome: UnshareableOutcome, cause?: unknown): void | Promise<void> {
     if (outcome.reason === 'status' && (call.idempotent || options.onUnshareable === 'fail')) {
-      return call.reject(new FlightSharedFailureError(`the shared request failed with status ${outcome.status}`, { status: outcome.status }), 'follower');
+      return call.reject(
+        new FlightSharedFailureError(`the shared request failed with status ${outcome.status}`, { status: outcome.status }),
+        'follower',
+      );
     }
     if (outcome.reason === 'timeout') {
       // The run it joined is too slow: running the same slow handler again for each caller would only add load.
@@ -484,7 +493,11 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
   function handle(exchange: HttpExchange<Req>): Promise<void> {
     try {
       const planned = plan(exchange);
-      if (planned instanceof Promise) return planned.then((decided) => dispatch(exchange, decided), (error: unknown) => refuse(exchange, error));
+      if (planned instanceof Promise)
+        return planned.then(
+          (decided) => dispatch(exchange, decided),
+          (error: unknown) => refuse(exchange, error),
+        );
       return dispatch(exchange, planned);
     } catch (error) {
       return refuse(exchange, error);

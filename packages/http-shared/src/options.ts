@@ -221,7 +221,8 @@ export function resolveHttpFlightOptions<Req>(options: HttpFlightOptions<Req>): 
   if (statuses === undefined) shareStatus = (status) => status >= 200 && status < 300;
   else if (typeof statuses === 'function') shareStatus = statuses;
   else if (Array.isArray(statuses)) {
-    for (const status of statuses) if (!Number.isInteger(status) || status < 100 || status > 599) fail(`shareStatuses: invalid status ${status}`);
+    for (const status of statuses)
+      if (!Number.isInteger(status) || status < 100 || status > 599) fail(`shareStatuses: invalid status ${status}`);
     const set = new Set(statuses);
     shareStatus = (status) => set.has(status);
   } else fail('shareStatuses must be an array of statuses or a function');

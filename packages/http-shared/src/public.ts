@@ -15,6 +15,12 @@ export {
   FlightIdempotencyKeyReusedError,
   FlightSharedFailureError,
 } from './errors.js';
-export { DEFAULT_CREDENTIAL_HEADERS, DEFAULT_REPLAY_HEADERS, REPRESENTATION_HEADERS, type FlightKeySpec, type IdempotencyOptions } from './options.js';
+export {
+  DEFAULT_CREDENTIAL_HEADERS,
+  DEFAULT_REPLAY_HEADERS,
+  REPRESENTATION_HEADERS,
+  type FlightKeySpec,
+  type IdempotencyOptions,
+} from './options.js';
 export type { HttpFlightRole } from './handler.js';
 export type { SharedResponse } from './response.js';

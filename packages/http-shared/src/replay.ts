@@ -17,7 +17,7 @@ export function groupedHeaders(response: SharedResponse): Map<string, string | s
  */
 export function eachSharedHeader(response: SharedResponse, set: (name: string, value: string | string[]) => void): void {
   const { headers } = response;
-  for (let i = 0; i < headers.length; ) {
+  for (let i = 0; i < headers.length;) {
     const name = headers[i]![0];
     let end = i + 1;
     while (end < headers.length && headers[end]![0] === name) end++;

@@ -30,7 +30,10 @@ export interface StreamedCall<Req> {
   claim(context: FlightContext): void;
 }
 
-type StreamOptions = Pick<ResolvedHttpFlightOptions<unknown>, 'singleFlight' | 'stage' | 'shareStatus' | 'vary' | 'maxBodyBytes' | 'replayHeaders'>;
+type StreamOptions = Pick<
+  ResolvedHttpFlightOptions<unknown>,
+  'singleFlight' | 'stage' | 'shareStatus' | 'vary' | 'maxBodyBytes' | 'replayHeaders'
+>;
 
 /** A body piece as a chunk: text as it was written (or bytes that are valid UTF-8, as text), else the bytes. */
 function chunkOf(piece: Piece): StreamChunk {
@@ -107,7 +110,10 @@ export async function streamFlight<Req>(
   let settledRole: FlightRole | undefined;
   const outcome = stream.result();
   // A caller served from a stored result knows it by its first chunk; one that joined the run does not yet.
-  outcome.then((result) => (settledRole = result.role), () => {});
+  outcome.then(
+    (result) => (settledRole = result.role),
+    () => {},
+  );
   const chunks = stream[Symbol.asyncIterator]();
   let first: IteratorResult<StreamChunk>;
   try {

@@ -52,7 +52,13 @@ class ResponseTee implements StreamedOwnerRun {
 
   constructor(private readonly res: ServerResponse) {
     const target = res as unknown as Methods;
-    this.original = { writeHead: target.writeHead, write: target.write, end: target.end, flushHeaders: target.flushHeaders, destroy: target.destroy };
+    this.original = {
+      writeHead: target.writeHead,
+      write: target.write,
+      end: target.end,
+      flushHeaders: target.flushHeaders,
+      destroy: target.destroy,
+    };
     this.result = new Promise<RecordResult>((resolve) => (this.finished = () => resolve(STREAMED)));
     target.writeHead = (status: unknown, reason?: unknown, headers?: unknown) => {
       if (this.headTaken) return this.original.writeHead.call(res, status, reason, headers);

@@ -38,7 +38,12 @@ describe('options', () => {
     expect(options.credentialHeaders).toEqual(['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-auth-token']);
     expect(options.shareAcrossHosts).toBe(false);
     expect(options.stream).toBe(false);
-    expect(resolve({ idempotency: true }).idempotency).toMatchObject({ header: 'idempotency-key', required: true, maxKeyLength: 255, inFlight: 'wait' });
+    expect(resolve({ idempotency: true }).idempotency).toMatchObject({
+      header: 'idempotency-key',
+      required: true,
+      maxKeyLength: 255,
+      inFlight: 'wait',
+    });
   });
 
   it.each([
@@ -158,11 +163,23 @@ describe('sharing rules', () => {
       eachSharedHeader({ v: 2, status: 200, headers, body: '' }, (name, value) => out.push([name, value]));
       return out;
     };
-    expect(seen([['content-type', 'text/plain'], ['link', '<a>'], ['link', '<b>']])).toEqual([
+    expect(
+      seen([
+        ['content-type', 'text/plain'],
+        ['link', '<a>'],
+        ['link', '<b>'],
+      ]),
+    ).toEqual([
       ['content-type', 'text/plain'],
       ['link', ['<a>', '<b>']],
     ]);
-    expect(seen([['link', '<a>'], ['etag', '"1"'], ['link', '<b>']])).toEqual([
+    expect(
+      seen([
+        ['link', '<a>'],
+        ['etag', '"1"'],
+        ['link', '<b>'],
+      ]),
+    ).toEqual([
       ['link', ['<a>', '<b>']],
       ['etag', '"1"'],
     ]);

@@ -86,8 +86,7 @@ function recordKoa(ctx: Context, next: Next, maxBodyBytes: number): OwnerRun {
         bytes = Buffer.from(ctx.req.httpVersionMajor >= 2 ? String(status) : ctx.message || String(status), 'utf8');
         headers['content-type'] = 'text/plain; charset=utf-8';
       }
-    }
-    else if (typeof body === 'string') bytes = Buffer.from(body, 'utf8');
+    } else if (typeof body === 'string') bytes = Buffer.from(body, 'utf8');
     else if (Buffer.isBuffer(body)) bytes = body;
     else if (body instanceof Uint8Array) bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
     else if (body instanceof Readable || isWebStream(body)) {

@@ -77,7 +77,6 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
     process.nextTick(uncork);
   }
 
-
   /** On a cluster, one SSUBSCRIBE per slot (ioredis routes each command by its channels' slot). */
   function bySlot(channels: readonly string[]): string[][] {
     if (!isCluster) return [[...channels]];
@@ -123,7 +122,11 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
         },
         async close() {
           if (subscriber === sub) subscriber = undefined;
-          await closeWithin(1000, () => sub.quit(), () => sub.disconnect());
+          await closeWithin(
+            1000,
+            () => sub.quit(),
+            () => sub.disconnect(),
+          );
         },
       };
     },
@@ -138,8 +141,18 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
     async close() {
       const sub = subscriber;
       subscriber = undefined;
-      if (sub) await closeWithin(1000, () => sub.quit(), () => sub.disconnect());
-      if (owned) await closeWithin(1000, () => client.quit(), () => client.disconnect());
+      if (sub)
+        await closeWithin(
+          1000,
+          () => sub.quit(),
+          () => sub.disconnect(),
+        );
+      if (owned)
+        await closeWithin(
+          1000,
+          () => client.quit(),
+          () => client.disconnect(),
+        );
     },
   };
 }

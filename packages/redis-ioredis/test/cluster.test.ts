@@ -38,8 +38,11 @@ for (const major of ['ioredis 5', 'ioredis 6'] as const) {
       storesTraceparent: true,
     });
 
-    it('wakes followers through sharded pub/sub: each channel lives, and each notice is delivered, on its slot\'s master only', async () => {
-      await checkShardedWakeup(cluster, (prefix) => ({ owner: createIoredisCoordinator({ client, prefix }), follower: createIoredisCoordinator({ client, prefix }) }));
+    it("wakes followers through sharded pub/sub: each channel lives, and each notice is delivered, on its slot's master only", async () => {
+      await checkShardedWakeup(cluster, (prefix) => ({
+        owner: createIoredisCoordinator({ client, prefix }),
+        follower: createIoredisCoordinator({ client, prefix }),
+      }));
     });
 
     it('spreads flights over every master and leaves no key without a TTL', async () => {

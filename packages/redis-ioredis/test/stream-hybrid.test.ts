@@ -32,7 +32,13 @@ function hybridNode(url: string, nodeId: string): SingleFlight {
     fallbackCooldownMs: 5000,
     telemetry: false,
     // Short leases and polls; no guard extras (a retry would hide what the run did).
-    defaults: { heartbeatIntervalMs: 300, takeoverAfterMs: 1200, pollIntervalMs: 100, l1: { enabled: false }, guard: { retry: false, timeoutMs: 0 } },
+    defaults: {
+      heartbeatIntervalMs: 300,
+      takeoverAfterMs: 1200,
+      pollIntervalMs: 100,
+      l1: { enabled: false },
+      guard: { retry: false, timeoutMs: 0 },
+    },
   });
   closers.push(async () => {
     await flight.close();

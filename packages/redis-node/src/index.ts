@@ -44,8 +44,7 @@ export interface NodeRedisCluster extends Closable {
 
 /** Where to connect: the user's own connected client (kept open on close), or options to create one (closed on close). */
 export type NodeRedisConnection =
-  | { client: NodeRedisClient | NodeRedisCluster; redis?: never }
-  | { redis: RedisClientOptions; client?: never };
+  { client: NodeRedisClient | NodeRedisCluster; redis?: never } | { redis: RedisClientOptions; client?: never };
 
 export type NodeRedisCoordinatorOptions = NodeRedisConnection & RedisCoordinatorOptions;
 export type NodeRedisSessionLockOptions = NodeRedisConnection & RedisSessionLockOptions;
@@ -111,7 +110,9 @@ export function createNodeRedisDriver(
   ];
 
   return {
-    db: cluster ? 0 : ((client as NodeRedisClient).options?.database ?? (connection.redis as { database?: number } | undefined)?.database ?? 0),
+    db: cluster
+      ? 0
+      : ((client as NodeRedisClient).options?.database ?? (connection.redis as { database?: number } | undefined)?.database ?? 0),
     evalsha: (sha, keys, args) => send(keys[0], scriptCommand('EVALSHA', sha, keys, args)),
     eval: (source, keys, args) => send(keys[0], scriptCommand('EVAL', source, keys, args)),
     createSubscriber(handlers) {
@@ -143,11 +144,13 @@ export function createNodeRedisDriver(
       const handle: RedisSubscriber = {
         subscribe(channels) {
           // A cluster routes one command by its first channel: one command per channel there.
-          if (cluster) return inOrder(() => Promise.all(channels.map((channel) => sub.sSubscribe([channel], listener)))).then(() => undefined);
+          if (cluster)
+            return inOrder(() => Promise.all(channels.map((channel) => sub.sSubscribe([channel], listener)))).then(() => undefined);
           return inOrder(() => sub.sSubscribe([...channels], listener)).then(() => undefined);
         },
         unsubscribe(channels) {
-          if (cluster) return inOrder(() => Promise.all(channels.map((channel) => sub.sUnsubscribe([channel], listener)))).then(() => undefined);
+          if (cluster)
+            return inOrder(() => Promise.all(channels.map((channel) => sub.sUnsubscribe([channel], listener)))).then(() => undefined);
           return inOrder(() => sub.sUnsubscribe([...channels], listener)).then(() => undefined);
         },
         ...(cluster

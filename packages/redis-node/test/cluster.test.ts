@@ -39,8 +39,11 @@ for (const major of ['redis 5', 'redis 6'] as const) {
       storesTraceparent: true,
     });
 
-    it('wakes followers through sharded pub/sub: each channel lives, and each notice is delivered, on its slot\'s master only', async () => {
-      await checkShardedWakeup(cluster, (prefix) => ({ owner: createNodeRedisCoordinator({ client, prefix }), follower: createNodeRedisCoordinator({ client, prefix }) }));
+    it("wakes followers through sharded pub/sub: each channel lives, and each notice is delivered, on its slot's master only", async () => {
+      await checkShardedWakeup(cluster, (prefix) => ({
+        owner: createNodeRedisCoordinator({ client, prefix }),
+        follower: createNodeRedisCoordinator({ client, prefix }),
+      }));
     });
 
     it('spreads flights over every master and leaves no key without a TTL', async () => {

@@ -27,7 +27,15 @@ texts.forEach((f, i) => {
   if (f.text !== i) throw new Error(`text field ${f.name} is number ${f.text}, expected ${i}`);
 });
 const MAX = (width) => '9'.repeat(width);
-const FORMAT = { status: () => '%.1s', time: (w) => `%0${w}.0f`, int: (w) => `%0${w}.0f`, count: (w) => `%0${w}.0f`, flag: () => '%s', resultFlag: () => '%s', hex: (w) => `%-${w}.${w}s` };
+const FORMAT = {
+  status: () => '%.1s',
+  time: (w) => `%0${w}.0f`,
+  int: (w) => `%0${w}.0f`,
+  count: (w) => `%0${w}.0f`,
+  flag: () => '%s',
+  resultFlag: () => '%s',
+  hex: (w) => `%-${w}.${w}s`,
+};
 const param = (f) => f.lua.toLowerCase();
 
 /** Lua (`--@include layout`, from header.lua): the header's layout, its positions and the record encoder. */
@@ -49,7 +57,7 @@ function renderLayout() {
     `-- The largest time a header holds (${times[0].width} digits); later times are clamped to it.`,
     `local MAX_TIME = ${MAX(times[0].width)}`,
     `local HEADER_FORMAT = '${header.map((f) => FORMAT[f.kind](f.width)).join('')}'`,
-    '-- Each header field\'s first and last position.',
+    "-- Each header field's first and last position.",
     ...header.map((f) => `local ${f.lua}_AT, ${f.lua}_END = ${f.at}, ${f.at + f.width - 1}`),
     '',
     'local function time_at(n)',
@@ -128,7 +136,7 @@ export function renderRecordTs() {
     '',
     "import type { FailureType, FlightMeta, FlightRef, FlightStatus } from '@flight/core';",
     '',
-    '/** Bytes of a record\'s fixed-width header; its text fields follow. */',
+    "/** Bytes of a record's fixed-width header; its text fields follow. */",
     `export const RECORD_HEADER_BYTES = ${HEADER_BYTES};`,
     '',
     '/** The text fields after the header, in order. */',
@@ -172,7 +180,9 @@ function expand(source, seen) {
 }
 
 export function render() {
-  const names = readdirSync(luaDir).filter((f) => f.endsWith('.lua')).sort();
+  const names = readdirSync(luaDir)
+    .filter((f) => f.endsWith('.lua'))
+    .sort();
   const entries = names.map((file) => {
     const name = file.slice(0, -4);
     const source = expand(readFileSync(join(luaDir, file), 'utf8'), new Set()).trimEnd() + '\n';

@@ -35,7 +35,17 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   let closed = false;
 
   return {
-    ...createRedisStreams({ driver, prefix: opts.prefix, notifications, keysOf, call, nowArg, fenceArgs, ms, inlineBytes: opts.inlineResultBytes }),
+    ...createRedisStreams({
+      driver,
+      prefix: opts.prefix,
+      notifications,
+      keysOf,
+      call,
+      nowArg,
+      fenceArgs,
+      ms,
+      inlineBytes: opts.inlineResultBytes,
+    }),
 
     get waiting() {
       return notifications.waiting;

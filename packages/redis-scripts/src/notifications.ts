@@ -494,7 +494,10 @@ export function createNotifications(
           }, noop);
           return;
         }
-        channel.confirmed.then(() => recheck(), () => recheck());
+        channel.confirmed.then(
+          () => recheck(),
+          () => recheck(),
+        );
       });
     },
 

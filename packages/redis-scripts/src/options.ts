@@ -67,7 +67,9 @@ export function resolveRedisOptions(options: RedisCoordinatorOptions = {}): Reso
   }
   const inline = options.inlineResultBytes ?? DEFAULT_INLINE_RESULT_BYTES;
   if (!Number.isInteger(inline) || inline < 0 || inline > MAX_INLINE_RESULT_BYTES) {
-    throw new FlightValidationError(`inlineResultBytes must be an integer from 0 to ${MAX_INLINE_RESULT_BYTES}, got ${String(options.inlineResultBytes)}`);
+    throw new FlightValidationError(
+      `inlineResultBytes must be an integer from 0 to ${MAX_INLINE_RESULT_BYTES}, got ${String(options.inlineResultBytes)}`,
+    );
   }
   return {
     prefix,

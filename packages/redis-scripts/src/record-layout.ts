@@ -23,7 +23,13 @@ export type RecordField =
   /** Not stored: part of the flight's ref (its key is their digest), which every caller knows. */
   | { readonly name: keyof FlightMeta; readonly ref: 'stage' | 'key' }
   /** In the header, at 1-based byte position `at`. */
-  | { readonly name: keyof FlightMeta | 'watched'; readonly lua: string; readonly at: number; readonly width: number; readonly kind: HeaderKind }
+  | {
+      readonly name: keyof FlightMeta | 'watched';
+      readonly lua: string;
+      readonly at: number;
+      readonly width: number;
+      readonly kind: HeaderKind;
+    }
   /**
    * The `text`-th text field after the header. `optional`: absent from `FlightMeta` when empty; `type`:
    * the TypeScript type of its value when narrower than `string`.
@@ -58,4 +64,5 @@ export const RECORD_FIELDS = [
 ] as const satisfies readonly RecordField[];
 
 /** Every `FlightMeta` field has a place in the record (a compile error names the missing one). */
-export const EVERY_META_FIELD_HAS_A_PLACE: Exclude<keyof FlightMeta, (typeof RECORD_FIELDS)[number]['name']> extends never ? true : never = true;
+export const EVERY_META_FIELD_HAS_A_PLACE: Exclude<keyof FlightMeta, (typeof RECORD_FIELDS)[number]['name']> extends never ? true : never =
+  true;

@@ -3,14 +3,7 @@
  * flight's record as stored (a fixed-width header, then length-prefixed text fields: see
  * `src/record-layout.ts`), one bulk string: far cheaper for Redis to send than 20 values.
  */
-import {
-  FlightCoordinationError,
-  type AcquireInput,
-  type FlightMeta,
-  type FlightRef,
-  type FlightStatus,
-  transitions,
-} from '@flight/core';
+import { FlightCoordinationError, type AcquireInput, type FlightMeta, type FlightRef, type FlightStatus, transitions } from '@flight/core';
 import { RECORD_HEADER_BYTES, RECORD_TEXT_FIELDS, recordMeta } from './record.generated';
 
 export interface ScriptReply {

@@ -19,7 +19,14 @@ export interface ScriptCalls {
    * Runs flight script `name` on `ref`'s keys; `ownerWrite`: followed by `WAIT` when `waitReplicas` is set.
    * `via`: the connection to run it on (the command connection unless a re-read rides with a subscription).
    */
-  script(name: LuaScriptName, ref: FlightRef, args: readonly string[], ownerWrite: boolean, keys?: CachedKeys, via?: ScriptRunner): Promise<ScriptReply>;
+  script(
+    name: LuaScriptName,
+    ref: FlightRef,
+    args: readonly string[],
+    ownerWrite: boolean,
+    keys?: CachedKeys,
+    via?: ScriptRunner,
+  ): Promise<ScriptReply>;
   /** The `read` script: the record, and its result when `withResult`. */
   read(ref: FlightRef, withResult: boolean, via?: ScriptRunner): Promise<ScriptReply>;
   /** The `now` argument of every script: the test clock's time, or '' for the Redis server clock. */

@@ -7,7 +7,12 @@ import { LUA_SCRIPTS, type LuaScriptName } from './lua.generated';
  * restart, a failover, a new cluster node). The SHA1 covers the script's version line, so two
  * library versions sharing a Redis never run each other's scripts.
  */
-export async function runScript(driver: ScriptRunner, name: LuaScriptName, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+export async function runScript(
+  driver: ScriptRunner,
+  name: LuaScriptName,
+  keys: readonly string[],
+  args: readonly string[],
+): Promise<unknown> {
   const script = LUA_SCRIPTS[name];
   try {
     return await driver.evalsha(script.sha, keys, args);

@@ -81,7 +81,9 @@ export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator
 
   async function read(ref: FlightRef, epoch: number, afterId: string, count: number, watch: boolean) {
     const { list } = keysFor(ref, epoch);
-    const raw = await call('streamRead', ref, () => runScript(driver, 'streamRead', list, [nowArg(), afterId, String(count), watch ? '1' : '0']));
+    const raw = await call('streamRead', ref, () =>
+      runScript(driver, 'streamRead', list, [nowArg(), afterId, String(count), watch ? '1' : '0']),
+    );
     const [, record, flat] = raw as [unknown, unknown, unknown[]];
     const entries: StreamEntry[] = [];
     if (Array.isArray(flat)) for (let i = 0; i + 1 < flat.length; i += 2) entries.push({ id: text(flat[i]), chunk: text(flat[i + 1]) });
@@ -191,7 +193,8 @@ export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator
           read(ref, epoch, afterId, READ_ON_SUBSCRIBE, true).then(
             ({ entries, meta }) => {
               // A full read may have left entries unread: the reader reads on instead of taking these.
-              if (entries.length > 0 || !meta || meta.epoch !== epoch || !isActive(meta.status)) finish(entries.length < READ_ON_SUBSCRIBE ? entries : []);
+              if (entries.length > 0 || !meta || meta.epoch !== epoch || !isActive(meta.status))
+                finish(entries.length < READ_ON_SUBSCRIBE ? entries : []);
             },
             () => undefined, // the reader polls by its timeout
           );

@@ -9,7 +9,9 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 
 describe('Lua bundle', () => {
   it('src/lua.generated.ts is fresh (run `pnpm gen:lua` after editing lua/ or src/record-layout.ts)', () => {
-    expect(() => execFileSync(process.execPath, ['--import', 'tsx', 'scripts/gen-lua.mjs', '--check'], { cwd: root, stdio: 'pipe' })).not.toThrow();
+    expect(() =>
+      execFileSync(process.execPath, ['--import', 'tsx', 'scripts/gen-lua.mjs', '--check'], { cwd: root, stdio: 'pipe' }),
+    ).not.toThrow();
   });
 
   it('has one script per .lua file, each with a KEYS/ARGV/Returns header and the version line inlined', () => {

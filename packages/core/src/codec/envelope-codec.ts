@@ -64,7 +64,10 @@ export function createEnvelopeCodec(options: EnvelopeCodecOptions = {}): ResultC
   /** JSON gives back strings, booleans, null and finite numbers (but -0) as they were: no parse needed. */
   const unchangedByJson = (value: unknown): boolean =>
     options.serializer === undefined &&
-    (typeof value === 'string' || typeof value === 'boolean' || value === null || (typeof value === 'number' && Number.isFinite(value) && !Object.is(value, -0)));
+    (typeof value === 'string' ||
+      typeof value === 'boolean' ||
+      value === null ||
+      (typeof value === 'number' && Number.isFinite(value) && !Object.is(value, -0)));
 
   const parse = (text: string) => {
     try {
@@ -96,7 +99,10 @@ export function createEnvelopeCodec(options: EnvelopeCodecOptions = {}): ResultC
       return inflateRawSync(body, { maxOutputLength: maxBytes }).toString('utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
-        throw new FlightResultTooLargeError(`stored result inflates past the cap of ${maxBytes} bytes`, { cause: error, context: { maxBytes } });
+        throw new FlightResultTooLargeError(`stored result inflates past the cap of ${maxBytes} bytes`, {
+          cause: error,
+          context: { maxBytes },
+        });
       }
       throw new FlightCorruptResultError('stored result could not be decompressed', { cause: error });
     }

@@ -3,7 +3,14 @@
  * PROVIDER, VALIDATION or UNEXPECTED, then the stage's retryable mapping.
  */
 import { BrokenCircuitError, BulkheadRejectedError, IsolatedCircuitError, TaskCancelledError } from 'cockatiel';
-import { FlightExecutionError, FlightLockTimeoutError, FlightRunTimeoutError, FlightWaitTimeoutError, FlightResultTooLargeError, FlightValidationError } from '../errors.js';
+import {
+  FlightExecutionError,
+  FlightLockTimeoutError,
+  FlightRunTimeoutError,
+  FlightWaitTimeoutError,
+  FlightResultTooLargeError,
+  FlightValidationError,
+} from '../errors.js';
 import type { StagePolicy } from '../policy/stage-policy.js';
 import { FAILURE_TYPES, type FailureRecord, type FailureType } from '../state/types.js';
 
@@ -41,8 +48,7 @@ export function classifyError(error: unknown): FailureType {
 export function toFailureRecord(error: unknown, policy: StagePolicy): FailureRecord {
   const type = policy.classify?.(error) ?? classifyError(error);
   const e = error as any;
-  const code =
-    e instanceof FlightExecutionError ? e.errorCode : typeof e?.code === 'string' && e.code.length <= 64 ? e.code : `E_${type}`;
+  const code = e instanceof FlightExecutionError ? e.errorCode : typeof e?.code === 'string' && e.code.length <= 64 ? e.code : `E_${type}`;
   const raw = error instanceof Error ? error.message : String(error);
   return {
     type,

@@ -44,7 +44,13 @@ export class FlightCall {
 }
 
 /** Records in the trace note who did the work for this call (no-op with telemetry off). */
-export function noteWork(note: TraceNote | undefined, role: FlightRole, epoch: number | undefined, ownerTraceparent: string | undefined, waitedMs?: number) {
+export function noteWork(
+  note: TraceNote | undefined,
+  role: FlightRole,
+  epoch: number | undefined,
+  ownerTraceparent: string | undefined,
+  waitedMs?: number,
+) {
   if (!note) return;
   note.role = role;
   note.epoch = epoch;

@@ -3,11 +3,7 @@
  * in-process single-flight, the guards per stage and the owner runs in progress, and the helpers every
  * mode uses (coordinator calls, the result codec, L1, the supplier run under guard and session lock).
  */
-import {
-  FlightCoordinationError,
-  FlightRunTimeoutError,
-  toCoordinationError,
-} from '../errors.js';
+import { FlightCoordinationError, FlightRunTimeoutError, toCoordinationError } from '../errors.js';
 import { FlightEvents } from '../events/emitter.js';
 import { toFailureRecord } from '../failure/classify.js';
 import { createGuard, type Guard } from '../guard/guard.js';
@@ -82,7 +78,7 @@ export class FlightRuntime {
   /** Hybrid mode: the lease can no longer be renewed (coordinator unreachable); the node serves degraded. */
   degrade(ref: FlightRef, reason: string): void {
     this.coordinatorDown();
-    this.options.logger.warn({ ...ref, reason }, 'coordination failed during a run; finishing it for this node\'s callers only');
+    this.options.logger.warn({ ...ref, reason }, "coordination failed during a run; finishing it for this node's callers only");
     this.events.emit('fallback', { ...ref, error: reason });
   }
 
@@ -120,7 +116,9 @@ export class FlightRuntime {
       if (this.events.wants('run')) this.events.emit('run', { ...ref, role: context.role, attempt: context.attempt });
       return this.guard(policy).run(
         (scope) =>
-          supplier(new SupplierContext(scope, ref.stage, ref.key, context.role, context.epoch, context.attempt, context.progress, context.fence)),
+          supplier(
+            new SupplierContext(scope, ref.stage, ref.key, context.role, context.epoch, context.attempt, context.progress, context.fence),
+          ),
         run,
         guardMayRetry(options),
       );

@@ -18,7 +18,8 @@ export async function followerWait(runtime: FlightRuntime, call: FlightCall, rep
   const { ref, policy, note } = call;
   const { events } = runtime;
   const { clock } = runtime.options;
-  if (call.joinEpoch !== meta.epoch && events.wants('follower')) events.emit('follower', { ...ref, epoch: meta.epoch, ownerId: meta.ownerId });
+  if (call.joinEpoch !== meta.epoch && events.wants('follower'))
+    events.emit('follower', { ...ref, epoch: meta.epoch, ownerId: meta.ownerId });
   call.joinEpoch = meta.epoch;
   const waitStartedAt = (call.waitStartedAt ??= clock.now());
   noteWork(note, 'follower', meta.epoch, meta.traceparent, runtime.sinceMs(waitStartedAt));

@@ -72,7 +72,10 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, meta: FlightMe
   const fencedResult = (operation: string): OwnerResult => {
     events.emit('fenced', { ...ref, epoch: meta.epoch, operation });
     logger.warn({ ...ref, epoch: meta.epoch, operation }, 'owner write fenced: a newer owner holds the flight');
-    return { kind: 'fenced', error: new FlightFencedError(`${operation} refused: epoch ${meta.epoch} no longer owns the flight`, { context: ref }) };
+    return {
+      kind: 'fenced',
+      error: new FlightFencedError(`${operation} refused: epoch ${meta.epoch} no longer owns the flight`, { context: ref }),
+    };
   };
   if (events.wants('owner')) events.emit('owner', { ...ref, epoch: meta.epoch, takeover });
   if (meta.status !== 'RUNNING') {
@@ -109,7 +112,7 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, meta: FlightMe
         forgotten = true;
         // Callers arriving on this node from now on start a new run instead of joining this one in-process.
         runtime.local.forget(id);
-        logger.info({ ...ref, epoch: meta.epoch }, 'run forgotten cluster-wide; finishing it for this node\'s callers only');
+        logger.info({ ...ref, epoch: meta.epoch }, "run forgotten cluster-wide; finishing it for this node's callers only");
         runtime.limitRun(run, ref, policy, policy.maxRunMs - (clock.now() - startedAt));
         return;
       }
@@ -180,7 +183,8 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, meta: FlightMe
       if (!written.ok && !degraded && !forgotten) return fencedResult('complete');
       if (written.ok) {
         if (events.wants('completed')) events.emit('completed', { ...ref, epoch: meta.epoch, followers: written.meta.followers });
-      } else if (!forgotten) logger.warn({ ...ref, epoch: meta.epoch }, 'result refused after the lease lapsed; returning it to local callers only');
+      } else if (!forgotten)
+        logger.warn({ ...ref, epoch: meta.epoch }, 'result refused after the lease lapsed; returning it to local callers only');
     } catch (error) {
       // The value is right; only sharing it failed. This node's callers still get it.
       logger.warn({ ...ref, err: error }, 'could not store the result; returning it to local callers only');

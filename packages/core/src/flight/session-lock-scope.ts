@@ -37,13 +37,16 @@ export async function withSessionLock<T>(
   let held = true;
   let timer: TimerHandle | undefined;
   const scheduleRenewal = () => {
-    timer = clock.setTimeout(() => {
-      if (!held) return;
-      handle.renew(terms.ttlMs).then(
-        () => held && scheduleRenewal(),
-        (error) => logger.warn({ err: error, sessionId }, 'session lock renewal failed'),
-      );
-    }, Math.max(100, Math.floor(terms.ttlMs / 3)));
+    timer = clock.setTimeout(
+      () => {
+        if (!held) return;
+        handle.renew(terms.ttlMs).then(
+          () => held && scheduleRenewal(),
+          (error) => logger.warn({ err: error, sessionId }, 'session lock renewal failed'),
+        );
+      },
+      Math.max(100, Math.floor(terms.ttlMs / 3)),
+    );
   };
   scheduleRenewal();
   try {

@@ -91,7 +91,8 @@ export class SingleFlight {
       assertRequestKey(key, stage);
       if (typeof supplier !== 'function') throw new FlightValidationError('supplier must be a function', { context: { stage, key } });
       const { signal } = options;
-      if (signal?.aborted) throw new FlightAbortedError('the caller aborted before the call', { cause: signal.reason, context: { stage, key } });
+      if (signal?.aborted)
+        throw new FlightAbortedError('the caller aborted before the call', { cause: signal.reason, context: { stage, key } });
       const policy = this.policy(stage);
       const id = flightId({ stage, key });
       if (policy.l1.enabled) {
@@ -121,16 +122,17 @@ export class SingleFlight {
       throw error;
     } finally {
       const e = failure as { errorType?: any; code?: string } | undefined;
-      if (timed) this.events.emit('settled', {
-        stage,
-        key,
-        role,
-        shared,
-        ok: failure === undefined,
-        durationMs: this.options.clock.now() - startedAt,
-        errorType: e?.errorType,
-        errorCode: e?.code,
-      });
+      if (timed)
+        this.events.emit('settled', {
+          stage,
+          key,
+          role,
+          shared,
+          ok: failure === undefined,
+          durationMs: this.options.clock.now() - startedAt,
+          errorType: e?.errorType,
+          errorCode: e?.code,
+        });
       if (telemetry) {
         const reportedRole = role === 'none' ? (runNote?.role ?? 'none') : role;
         telemetry.count(stage, reportedRole, failure === undefined);
@@ -196,7 +198,8 @@ export class SingleFlight {
     const policy = this.policy(stage);
     const ref = { stage, key };
     const reply = await this.runtime.call(() => this.options.coordinator.cancel(ref, { reason, ttlMs: policy.terminalTtlMs, epoch }), ref);
-    if (reply.ok || epoch === undefined) this.runtime.owners.get(flightId(ref))?.abort(new FlightCancelledError(`flight cancelled: ${reason}`, { context: ref }));
+    if (reply.ok || epoch === undefined)
+      this.runtime.owners.get(flightId(ref))?.abort(new FlightCancelledError(`flight cancelled: ${reason}`, { context: ref }));
     return reply.ok;
   }
 
@@ -240,7 +243,9 @@ export class SingleFlight {
     if (call.options.localFallback === false) {
       // The caller asked for cluster-wide coordination or nothing (an unsafe request under an Idempotency-Key).
       if (runtime.degraded) {
-        return Promise.reject(new FlightCoordinationError('coordinator cooling down; this call may not run in-process', { context: { ...call.ref } }));
+        return Promise.reject(
+          new FlightCoordinationError('coordinator cooling down; this call may not run in-process', { context: { ...call.ref } }),
+        );
       }
       return runDistributed(runtime, call);
     }

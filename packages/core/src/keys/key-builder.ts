@@ -47,9 +47,12 @@ export function assertRequestKey(key: unknown, stage: string): asserts key is st
     throw new FlightValidationError('request key must be a non-empty string', { context: { stage } });
   }
   if (key.length > MAX_KEY_LENGTH) {
-    throw new FlightValidationError(`request key is ${key.length} characters, above ${MAX_KEY_LENGTH}; hash long parts with buildFlightKey`, {
-      context: { stage, keyLength: key.length },
-    });
+    throw new FlightValidationError(
+      `request key is ${key.length} characters, above ${MAX_KEY_LENGTH}; hash long parts with buildFlightKey`,
+      {
+        context: { stage, keyLength: key.length },
+      },
+    );
   }
   if (key.includes('\0')) throw new FlightValidationError('request key must not contain NUL', { context: { stage } });
 }

@@ -73,10 +73,19 @@ export class LocalSingleFlight {
     return abortable(started.promise, signal).then((value) => ({ value, shared: started.dups > 0, leader: true }));
   }
 
-  private async join<T>(key: string, call: Call<T>, signal: AbortSignal | undefined, waitTimeoutMs: number | undefined): Promise<LocalResult<T>> {
+  private async join<T>(
+    key: string,
+    call: Call<T>,
+    signal: AbortSignal | undefined,
+    waitTimeoutMs: number | undefined,
+  ): Promise<LocalResult<T>> {
     if (waitTimeoutMs === undefined) return { value: await abortable(call.promise, signal), shared: true, leader: false };
     const wait = new RunScope();
-    wait.limit(this.deadlines, waitTimeoutMs, () => new FlightWaitTimeoutError(`waited ${waitTimeoutMs} ms for a run of this node`, { context: { key } }));
+    wait.limit(
+      this.deadlines,
+      waitTimeoutMs,
+      () => new FlightWaitTimeoutError(`waited ${waitTimeoutMs} ms for a run of this node`, { context: { key } }),
+    );
     try {
       return { value: await wait.race(abortable(call.promise, signal)), shared: true, leader: false };
     } finally {

@@ -75,7 +75,7 @@ export class DeadlineQueue {
 
   private unlink(entry: Entry): void {
     const lane = entry.lane;
-    if ((entry.prev === undefined && lane.head !== entry)) return;
+    if (entry.prev === undefined && lane.head !== entry) return;
     if (entry.prev) entry.prev.next = entry.next;
     else lane.head = entry.next;
     if (entry.next) entry.next.prev = entry.prev;

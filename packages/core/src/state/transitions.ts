@@ -188,13 +188,7 @@ function acquireForgotten(current: FlightMeta, input: AcquireInput, now: number)
 }
 
 /** Renew the lease; shared by markRunning and heartbeat. Past the deadline the run becomes EXPIRED. */
-function renew(
-  stored: FlightRecord | null,
-  fence: Fence,
-  lease: LeaseTerms,
-  now: number,
-  allowPending: boolean,
-): Transition<WriteReply> {
+function renew(stored: FlightRecord | null, fence: Fence, lease: LeaseTerms, now: number, allowPending: boolean): Transition<WriteReply> {
   const record = isLive(stored, now) ? stored : null;
   if (record && isForgotten(record.meta, fence.epoch)) return { reply: forgottenReply(record) };
   if (!record || !fenceMatches(record.meta, fence) || !isActive(record.meta.status)) return fenced(record);
@@ -331,12 +325,7 @@ export function cancel(stored: FlightRecord | null, _ref: FlightRef, input: Canc
 }
 
 /** Mark an active flight past its deadline EXPIRED. */
-export function expire(
-  stored: FlightRecord | null,
-  _ref: FlightRef,
-  input: { ttlMs: number },
-  now: number,
-): Transition<ExpireReply> {
+export function expire(stored: FlightRecord | null, _ref: FlightRef, input: { ttlMs: number }, now: number): Transition<ExpireReply> {
   const record = isLive(stored, now) ? stored : null;
   if (!record || !isActive(record.meta.status)) {
     return { reply: { ok: false, code: 'NOT_ACTIVE', status: record?.meta.status ?? null } };

@@ -149,20 +149,16 @@ export interface AcquireReply {
  * given its value; a completion of a forgotten run still publishes its terminal notice for its followers).
  */
 export type WriteReply =
-  | { ok: true; meta: FlightMeta }
-  | { ok: false; code: 'FENCED' | 'FORGOTTEN'; status: FlightStatus | null; epoch: number | null };
+  { ok: true; meta: FlightMeta } | { ok: false; code: 'FENCED' | 'FORGOTTEN'; status: FlightStatus | null; epoch: number | null };
 
 /** `NOT_FOUND`: no live record of the flight (nothing to forget). */
 export type ForgetReply = { ok: true; meta: FlightMeta } | { ok: false; code: 'NOT_FOUND'; status: null };
 
 /** `EPOCH_MISMATCH`: a run of another epoch than the one asked for is active; it was left alone. */
 export type CancelReply =
-  | { ok: true; meta: FlightMeta }
-  | { ok: false; code: 'NOT_ACTIVE' | 'EPOCH_MISMATCH'; status: FlightStatus | null };
+  { ok: true; meta: FlightMeta } | { ok: false; code: 'NOT_ACTIVE' | 'EPOCH_MISMATCH'; status: FlightStatus | null };
 
-export type ExpireReply =
-  | { ok: true; meta: FlightMeta }
-  | { ok: false; code: 'NOT_ACTIVE' | 'NOT_DUE'; status: FlightStatus | null };
+export type ExpireReply = { ok: true; meta: FlightMeta } | { ok: false; code: 'NOT_ACTIVE' | 'NOT_DUE'; status: FlightStatus | null };
 
 /** Published when a flight reaches a terminal status. */
 export interface TerminalEvent extends FlightRef {

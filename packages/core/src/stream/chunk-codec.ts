@@ -48,7 +48,10 @@ export function decodeChunk(text: string): StreamChunk {
 /** The chunks of a streamed flight's stored value; `FlightValidationError` when the value is not a chunk list. */
 export function fromStoredChunks(value: unknown, context: { stage: string; key: string }): StreamChunk[] {
   if (!Array.isArray(value)) {
-    throw new FlightValidationError('the stored result of this flight is not a chunk list (was it run by execute instead of executeStream?)', { context });
+    throw new FlightValidationError(
+      'the stored result of this flight is not a chunk list (was it run by execute instead of executeStream?)',
+      { context },
+    );
   }
   return value.map((stored) => fromStoredChunk(stored as Stored));
 }

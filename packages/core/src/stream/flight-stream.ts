@@ -49,13 +49,15 @@ export class FlightStreamCall<C extends StreamChunk, Y = C> implements FlightStr
     const { log, outcome, demand, release, decode } = this.start();
     const decoded = outcome.then((result) => ({ ...result, value: decode(result.value) }));
     this.started = { log, demand, outcome: decoded };
-    decoded.then(
-      (result) => (this.settled = { ok: true, result }),
-      (error: unknown) => (this.settled = { ok: false, error }),
-    ).finally(() => {
-      release();
-      log.notify();
-    });
+    decoded
+      .then(
+        (result) => (this.settled = { ok: true, result }),
+        (error: unknown) => (this.settled = { ok: false, error }),
+      )
+      .finally(() => {
+        release();
+        log.notify();
+      });
     return this.started;
   }
 

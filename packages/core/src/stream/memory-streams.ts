@@ -53,7 +53,8 @@ export function createMemoryStreams({ clock, read }: MemoryStreamsDeps): MemoryS
     appendStream(fence, input) {
       const record = read(fence);
       if (record && isForgotten(record.meta, fence.epoch)) return Promise.resolve({ ok: false, code: 'FORGOTTEN' });
-      if (!record || !fenceMatches(record.meta, fence) || !isActive(record.meta.status)) return Promise.resolve({ ok: false, code: 'FENCED' });
+      if (!record || !fenceMatches(record.meta, fence) || !isActive(record.meta.status))
+        return Promise.resolve({ ok: false, code: 'FENCED' });
       const id = streamId(fence, fence.epoch);
       const stream = live(id) ?? { entries: [], bytes: 0, expireAt: 0 };
       const bytes = input.chunks.reduce((sum, chunk) => sum + Buffer.byteLength(chunk, 'utf8'), stream.bytes);
@@ -73,14 +74,17 @@ export function createMemoryStreams({ clock, read }: MemoryStreamsDeps): MemoryS
       const entries: StreamEntry[] = [];
       const stream = live(streamId(ref, epoch));
       const from = afterId === '' ? 0 : Number(afterId);
-      if (stream) for (let i = from; i < stream.entries.length && entries.length < count; i++) entries.push({ id: String(i + 1), chunk: stream.entries[i]! });
+      if (stream)
+        for (let i = from; i < stream.entries.length && entries.length < count; i++)
+          entries.push({ id: String(i + 1), chunk: stream.entries[i]! });
       const meta = read(ref)?.meta;
       return Promise.resolve({ entries, meta: meta ? { ...meta } : null });
     },
 
     waitForStream(ref, { epoch, afterId, timeoutMs, signal }) {
       const stream = live(streamId(ref, epoch));
-      if ((stream && stream.entries.length > (afterId === '' ? 0 : Number(afterId))) || signal?.aborted) return Promise.resolve({ entries: [] });
+      if ((stream && stream.entries.length > (afterId === '' ? 0 : Number(afterId))) || signal?.aborted)
+        return Promise.resolve({ entries: [] });
       const id = flightId(ref);
       return new Promise((resolve) => {
         let set = waiters.get(id);

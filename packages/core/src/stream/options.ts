@@ -15,14 +15,17 @@ export interface ResolvedStreamOptions {
 
 function count(name: string, value: number | undefined, fallback: number, min: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < min) throw new FlightValidationError(`${name} must be an integer >= ${min}, got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new FlightValidationError(`${name} must be an integer >= ${min}, got ${String(value)}`);
   return value;
 }
 
 export function resolveStreamOptions(options: ExecuteStreamOptions, policy: StagePolicy): ResolvedStreamOptions {
   const onRestart = options.onRestart ?? 'error';
   if (onRestart !== 'error' && onRestart !== 'restart') {
-    throw new FlightValidationError(`onRestart must be 'error' or 'restart', got ${String(onRestart)}`, { context: { stage: policy.stage } });
+    throw new FlightValidationError(`onRestart must be 'error' or 'restart', got ${String(onRestart)}`, {
+      context: { stage: policy.stage },
+    });
   }
   return {
     onRestart,

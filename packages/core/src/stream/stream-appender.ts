@@ -83,14 +83,18 @@ export class StreamAppender {
       sent = coordinator.appendStream(fence, { chunks, ttlMs, maxChunks, maxBytes }).then((reply) => {
         if (reply.ok) return;
         if (reply.code === 'FORGOTTEN') {
-          this.spec.logger.info({ ...ref, epoch: fence.epoch }, 'streamed run forgotten; its chunks go to this node\'s callers only');
+          this.spec.logger.info({ ...ref, epoch: fence.epoch }, "streamed run forgotten; its chunks go to this node's callers only");
           this.stop();
           return;
         }
         this.failure =
           reply.code === 'LIMIT'
-            ? new FlightStreamLimitError('the coordinator refused the append: the stream would pass its cap', { context: { ...ref, maxChunks, maxBytes } })
-            : new FlightFencedError(`stream append refused: epoch ${fence.epoch} no longer owns the flight`, { context: { ...ref, epoch: fence.epoch } });
+            ? new FlightStreamLimitError('the coordinator refused the append: the stream would pass its cap', {
+                context: { ...ref, maxChunks, maxBytes },
+              })
+            : new FlightFencedError(`stream append refused: epoch ${fence.epoch} no longer owns the flight`, {
+                context: { ...ref, epoch: fence.epoch },
+              });
       });
     } catch (error) {
       sent = Promise.reject(error);
@@ -102,7 +106,10 @@ export class StreamAppender {
           this.failure = failure;
           return;
         }
-        this.spec.logger.warn({ ...ref, epoch: fence.epoch, err: failure }, 'stream append failed; the run goes on for this node\'s callers only');
+        this.spec.logger.warn(
+          { ...ref, epoch: fence.epoch, err: failure },
+          "stream append failed; the run goes on for this node's callers only",
+        );
         this.stop();
       })
       .finally(() => {

@@ -50,7 +50,9 @@ export function streamedSupplier<C extends StreamChunk>(supplier: ChunkSupplier<
     const run = log.begin(context.epoch, true);
     const fence = SupplierContext.fenceOf(context);
     const appender =
-      fence && coordinator ? new StreamAppender({ coordinator, fence, clock, logger, batchMs, ttlMs, maxChunks, maxBytes, keepRunWhenUnreachable }) : undefined;
+      fence && coordinator
+        ? new StreamAppender({ coordinator, fence, clock, logger, batchMs, ttlMs, maxChunks, maxBytes, keepRunWhenUnreachable })
+        : undefined;
     const stored: StreamJson[] = [];
     let bytes = 0;
     try {

@@ -123,7 +123,10 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       const soft = ref();
       const first = await owner(soft);
       await c.fail(first, { failure: failure(true), ttlMs: 10_000 });
-      expect(await acquireAs(soft, 'node-b', { startRunning: true })).toMatchObject({ outcome: 'OWNER_TAKEOVER', meta: { status: 'RUNNING' } });
+      expect(await acquireAs(soft, 'node-b', { startRunning: true })).toMatchObject({
+        outcome: 'OWNER_TAKEOVER',
+        meta: { status: 'RUNNING' },
+      });
       expect(await acquireAs(ref(), 'node-a', { startRunning: false })).toMatchObject({ meta: { status: 'PENDING' } });
     });
 
@@ -154,7 +157,7 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       expect(again.meta.epoch).toBe(first.meta.epoch);
     });
 
-    it('returns the owner\'s traceparent to its followers and replays; a new owner never keeps the previous one', async () => {
+    it("returns the owner's traceparent to its followers and replays; a new owner never keeps the previous one", async () => {
       const stores = options.storesTraceparent ?? false;
       const tpA = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
       const tpC = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
@@ -322,7 +325,11 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       await c.fail(old, { failure: failure(true), ttlMs: 10_000 });
       const next = await acquireAs(r, 'node-b', { startRunning: true });
       expect(next.outcome).toBe('OWNER_TAKEOVER');
-      expect(await c.cancel(r, { reason: 'late', ttlMs: 10_000, epoch: old.epoch })).toEqual({ ok: false, code: 'EPOCH_MISMATCH', status: 'RUNNING' });
+      expect(await c.cancel(r, { reason: 'late', ttlMs: 10_000, epoch: old.epoch })).toEqual({
+        ok: false,
+        code: 'EPOCH_MISMATCH',
+        status: 'RUNNING',
+      });
       expect(await c.readMeta(r)).toMatchObject({ status: 'RUNNING', epoch: next.meta.epoch });
       expect(await c.cancel(r, { reason: 'now', ttlMs: 10_000, epoch: next.meta.epoch })).toMatchObject({
         ok: true,
@@ -338,7 +345,10 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       const forgotten = await c.forget(r);
       expect(forgotten).toMatchObject({ ok: true, meta: { status: 'RUNNING', epoch: fence.epoch, forgottenEpoch: fence.epoch } });
       // The run's own follower keeps waiting for it; its owner is told FORGOTTEN, not FENCED.
-      expect(await acquireAs(r, 'node-b', { joinEpoch: fence.epoch })).toMatchObject({ outcome: 'FOLLOWER_WAIT', meta: { epoch: fence.epoch } });
+      expect(await acquireAs(r, 'node-b', { joinEpoch: fence.epoch })).toMatchObject({
+        outcome: 'FOLLOWER_WAIT',
+        meta: { epoch: fence.epoch },
+      });
       expect(await c.heartbeat(fence, LEASE)).toMatchObject({ ok: false, code: 'FORGOTTEN' });
       // The next caller starts a new run.
       const second = await acquireAs(r, 'node-c', { startRunning: true });
@@ -370,14 +380,22 @@ export function registerCoordinatorConformance(options: ConformanceOptions): voi
       const r = ref();
       const fence = await owner(r);
       expect((await c.forget(r)).ok).toBe(true);
-      expect(await c.complete(fence, { result: 'old', resultTtlMs: 60_000 })).toMatchObject({ ok: false, code: 'FORGOTTEN', status: 'SUCCEEDED' });
+      expect(await c.complete(fence, { result: 'old', resultTtlMs: 60_000 })).toMatchObject({
+        ok: false,
+        code: 'FORGOTTEN',
+        status: 'SUCCEEDED',
+      });
       expect(await c.readResult(r)).toBeNull();
       expect(await acquireAs(r, 'node-b')).toMatchObject({ outcome: 'OWNER_TAKEOVER' });
 
       const f = ref();
       const failing = await owner(f);
       expect((await c.forget(f)).ok).toBe(true);
-      expect(await c.fail(failing, { failure: failure(false), ttlMs: 10_000 })).toMatchObject({ ok: false, code: 'FORGOTTEN', status: 'FAILED' });
+      expect(await c.fail(failing, { failure: failure(false), ttlMs: 10_000 })).toMatchObject({
+        ok: false,
+        code: 'FORGOTTEN',
+        status: 'FAILED',
+      });
       expect(await acquireAs(f, 'node-b')).toMatchObject({ outcome: 'OWNER_TAKEOVER' });
     });
 

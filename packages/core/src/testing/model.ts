@@ -24,7 +24,6 @@ type Op =
   | { kind: 'forget' }
   | { kind: 'advance'; ms: number };
 
-
 /** How close to its logical expiry a record may be and already gone from a store whose TTLs run on the real clock. */
 const REAL_TTL_SLACK_MS = 250;
 export interface ModelRunOptions {
@@ -39,7 +38,16 @@ export interface ModelRunOptions {
 export function opArbitrary(fc: typeof fcModule) {
   const node = fc.integer({ min: 0, max: NODES.length - 1 });
   return fc.oneof(
-    { weight: 4, arbitrary: fc.record({ kind: fc.constant('acquire' as const), node, follow: fc.boolean(), retryToken: fc.boolean(), startRunning: fc.boolean() }) },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        kind: fc.constant('acquire' as const),
+        node,
+        follow: fc.boolean(),
+        retryToken: fc.boolean(),
+        startRunning: fc.boolean(),
+      }),
+    },
     { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('markRunning' as const, 'heartbeat' as const), node }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('complete' as const), node, value: fc.constantFrom('v1', 'v2', 'v3') }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('fail' as const), node, retryable: fc.boolean() }) },
@@ -115,7 +123,12 @@ export async function runModelComparison(options: ModelRunOptions): Promise<void
           case 'fail': {
             const fence = fences[op.node] ?? { ...ref, ownerId: NODES[op.node]!, ownerToken: 'none', epoch: 0 };
             const input = {
-              failure: { type: op.retryable ? ('TIMEOUT' as const) : ('VALIDATION' as const), code: 'E_X', message: 'm', retryable: op.retryable },
+              failure: {
+                type: op.retryable ? ('TIMEOUT' as const) : ('VALIDATION' as const),
+                code: 'E_X',
+                message: 'm',
+                retryable: op.retryable,
+              },
               ttlMs: 5000,
             };
             const expected = step(machine.fail(model, fence, input, now));

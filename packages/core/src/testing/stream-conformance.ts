@@ -22,7 +22,12 @@ export function registerStreamConformance(ctx: StreamConformanceContext): void {
     const c = ctx.coordinator();
     return supportsStreams(c) ? c : undefined;
   };
-  async function runningOwner(c: StreamingFlightCoordinator, r: FlightRef, ownerId: string, extra: Partial<AcquireInput> = {}): Promise<Fence> {
+  async function runningOwner(
+    c: StreamingFlightCoordinator,
+    r: FlightRef,
+    ownerId: string,
+    extra: Partial<AcquireInput> = {},
+  ): Promise<Fence> {
     const reply = await c.acquire({ ...r, ...ctx.lease, ownerId, ownerToken: randomUUID(), startRunning: true, ...extra });
     expect(['OWNER_NEW', 'OWNER_TAKEOVER']).toContain(reply.outcome);
     return { ...r, ownerId, ownerToken: reply.meta.ownerToken, epoch: reply.meta.epoch };

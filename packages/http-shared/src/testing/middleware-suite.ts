@@ -8,7 +8,14 @@ import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createMemoryCoordinator, createSingleFlight, FlightValidationError, type FlightCoordinator, type SingleFlight, type SingleFlightOptions } from '@flight/core';
+import {
+  createMemoryCoordinator,
+  createSingleFlight,
+  FlightValidationError,
+  type FlightCoordinator,
+  type SingleFlight,
+  type SingleFlightOptions,
+} from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -176,7 +183,10 @@ export function registerMiddlewareSuite(driver: Driver): void {
       Promise.all(Array.from({ length: n }, (_, i) => send(url, typeof init === 'function' ? init(i) : init)));
 
     it("answers the owner's client before the flight's result is stored; followers still get it once stored", async () => {
-      const coordinator = createIoredisCoordinator({ redis: 'redis://127.0.0.1:6379', prefix: `t:owner-release:${randomBytes(4).toString('hex')}:` });
+      const coordinator = createIoredisCoordinator({
+        redis: 'redis://127.0.0.1:6379',
+        prefix: `t:owner-release:${randomBytes(4).toString('hex')}:`,
+      });
       const gated = gatedCompletion(coordinator);
       const singleFlight = createSingleFlight({ mode: 'distributed', coordinator: gated.coordinator });
       let calls = 0;
@@ -190,14 +200,22 @@ export function registerMiddlewareSuite(driver: Driver): void {
       try {
         const owner = await send(`${server.url}/r/report`);
         expect({ opened: gated.state.opened, completing: gated.state.completing }).toEqual({ opened: false, completing: 1 });
-        expect({ status: owner.status, role: owner.role, body: owner.body.toString() }).toEqual({ status: 200, role: 'owner', body: '{"report":1}' });
+        expect({ status: owner.status, role: owner.role, body: owner.body.toString() }).toEqual({
+          status: 200,
+          role: 'owner',
+          body: '{"report":1}',
+        });
 
         // The flight is still running (its result not stored): a second caller joins it and gets the same response.
         const follower = send(`${server.url}/r/report`);
         await sleep(100);
         gated.open();
         const joined = await follower;
-        expect({ status: joined.status, role: joined.role, body: joined.body.toString() }).toEqual({ status: 200, role: 'follower', body: '{"report":1}' });
+        expect({ status: joined.status, role: joined.role, body: joined.body.toString() }).toEqual({
+          status: 200,
+          role: 'follower',
+          body: '{"report":1}',
+        });
         expect(calls).toBe(1);
       } finally {
         clearTimeout(fallback);
@@ -295,7 +313,11 @@ export function registerMiddlewareSuite(driver: Driver): void {
     });
 
     it('never shares between different Authorization or Cookie headers by default', async () => {
-      const { url, calls } = await serve((req) => ({ kind: 'text', body: `for ${req.headers.authorization ?? req.headers.cookie}` }), {}, 4);
+      const { url, calls } = await serve(
+        (req) => ({ kind: 'text', body: `for ${req.headers.authorization ?? req.headers.cookie}` }),
+        {},
+        4,
+      );
       const answers = await many(4, `${url}/r/private`, (i): RequestInit => ({
         headers: i < 2 ? { authorization: `Bearer user-${i}` } : { cookie: `sid=user-${i}` },
       }));
@@ -305,9 +327,13 @@ export function registerMiddlewareSuite(driver: Driver): void {
     });
 
     it('coalesces credentialed requests per identity when the key says who they are for', async () => {
-      const { url, calls } = await serve((req) => ({ kind: 'text', body: `for ${req.headers.authorization}:${Math.random()}` }), {
-        key: (req) => ({ identity: String(req.headers.authorization) }),
-      }, 6);
+      const { url, calls } = await serve(
+        (req) => ({ kind: 'text', body: `for ${req.headers.authorization}:${Math.random()}` }),
+        {
+          key: (req) => ({ identity: String(req.headers.authorization) }),
+        },
+        6,
+      );
       const answers = await many(6, `${url}/r/me`, (i) => ({ headers: { authorization: `Bearer u${i % 2}` } }));
       expect(calls()).toBe(2);
       for (const [i, answer] of answers.entries()) expect(answer.body.toString()).toMatch(new RegExp(`^for Bearer u${i % 2}:`));
@@ -367,7 +393,7 @@ export function registerMiddlewareSuite(driver: Driver): void {
       expect(answers.every((a) => a.status === 200 && a.body.equals(body))).toBe(true);
     });
 
-    it('a route slower than the guard timeout: its client gets the handler\'s own response, joined callers a typed 504; never a 404', async () => {
+    it("a route slower than the guard timeout: its client gets the handler's own response, joined callers a typed 504; never a 404", async () => {
       const { url, calls } = await serve(
         async () => {
           await sleep(800);
@@ -438,14 +464,22 @@ export function registerMiddlewareSuite(driver: Driver): void {
     });
 
     it('treats X-API-Key and X-Auth-Token as credentials by default; the list is an option', async () => {
-      const { url, calls } = await serve((req) => ({ kind: 'text', body: `for ${req.headers['x-api-key'] ?? req.headers['x-auth-token']}` }), {}, 4);
+      const { url, calls } = await serve(
+        (req) => ({ kind: 'text', body: `for ${req.headers['x-api-key'] ?? req.headers['x-auth-token']}` }),
+        {},
+        4,
+      );
       const answers = await many(4, `${url}/r/keyed`, (i): RequestInit => ({
         headers: i < 2 ? { 'x-api-key': `key-${i}` } : { 'x-auth-token': `token-${i}` },
       }));
       expect(calls()).toBe(4);
       expect(answers.map((a) => a.body.toString())).toEqual(['for key-0', 'for key-1', 'for token-2', 'for token-3']);
       expect(answers.every((a) => a.role === 'bypass')).toBe(true);
-      const custom = await serve((req) => ({ kind: 'text', body: `t ${req.headers['x-tenant-secret']}` }), { credentialHeaders: ['x-tenant-secret'] }, 2);
+      const custom = await serve(
+        (req) => ({ kind: 'text', body: `t ${req.headers['x-tenant-secret']}` }),
+        { credentialHeaders: ['x-tenant-secret'] },
+        2,
+      );
       const customAnswers = await many(2, `${custom.url}/r/tenant`, (i) => ({ headers: { 'x-tenant-secret': `s${i}` } }));
       expect(custom.calls()).toBe(2);
       expect(customAnswers.every((a) => a.role === 'bypass')).toBe(true);
@@ -556,7 +590,11 @@ export function registerMiddlewareSuite(driver: Driver): void {
       });
 
       it("answers 409 to an in-flight duplicate with inFlight: 'conflict'", async () => {
-        const { url, calls } = await serve(() => ({ kind: 'text', status: 201, body: 'done' }), { idempotency: { inFlight: 'conflict' } }, 2);
+        const { url, calls } = await serve(
+          () => ({ kind: 'text', status: 201, body: 'done' }),
+          { idempotency: { inFlight: 'conflict' } },
+          2,
+        );
         const answers = await Promise.all([post(`${url}/r/c`, '"k3"', '{}'), post(`${url}/r/c`, '"k3"', '{}')]);
         expect(calls()).toBe(1);
         expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
@@ -577,7 +615,11 @@ export function registerMiddlewareSuite(driver: Driver): void {
 
     it('refuses a 10 MB request body cleanly with 413 (declared or streamed)', async () => {
       const { url, calls } = await serve(() => ({ kind: 'text', body: 'never' }), { idempotency: true });
-      const declared = await send(`${url}/r/upload`, { method: 'POST', body: Buffer.alloc(10 * 1024 * 1024, 1), headers: { 'idempotency-key': '"u1"' } });
+      const declared = await send(`${url}/r/upload`, {
+        method: 'POST',
+        body: Buffer.alloc(10 * 1024 * 1024, 1),
+        headers: { 'idempotency-key': '"u1"' },
+      });
       expect(declared.status).toBe(413);
       expect(JSON.parse(declared.body.toString()).code).toBe('E_FLIGHT_HTTP_BODY_TOO_LARGE');
       const piece = Buffer.alloc(1024 * 1024, 2);
@@ -599,10 +641,14 @@ export function registerMiddlewareSuite(driver: Driver): void {
     });
 
     it('a follower whose client goes away stops waiting; the owner and other followers are not disturbed', async () => {
-      const { url, calls } = await serve(async () => {
-        await sleep(150);
-        return { kind: 'text', body: 'steady' };
-      }, {}, 3);
+      const { url, calls } = await serve(
+        async () => {
+          await sleep(150);
+          return { kind: 'text', body: 'steady' };
+        },
+        {},
+        3,
+      );
       const gone = new AbortController();
       const owner = send(`${url}/r/dc`);
       await sleep(20);
@@ -619,10 +665,14 @@ export function registerMiddlewareSuite(driver: Driver): void {
     });
 
     it('an owner whose client goes away still finishes and shares its response', async () => {
-      const { url, calls } = await serve(async () => {
-        await sleep(150);
-        return { kind: 'text', body: 'finished' };
-      }, {}, 2);
+      const { url, calls } = await serve(
+        async () => {
+          await sleep(150);
+          return { kind: 'text', body: 'finished' };
+        },
+        {},
+        2,
+      );
       const gone = new AbortController();
       const owner = send(`${url}/r/odc`, { signal: gone.signal }).catch((error: Error) => error);
       await sleep(20);

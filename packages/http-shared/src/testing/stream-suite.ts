@@ -135,7 +135,11 @@ export function registerStreamSuite(driver: Driver): void {
         expect(await count(keys.calls)).toBe(1);
         expect(await redis.get(keys.stalled)).toBeNull();
         for (const answer of answers) {
-          expect({ status: answer.status, body: answer.body, aborted: answer.aborted }).toEqual({ status: 200, body: WHOLE, aborted: false });
+          expect({ status: answer.status, body: answer.body, aborted: answer.aborted }).toEqual({
+            status: 200,
+            body: WHOLE,
+            aborted: false,
+          });
           expect(answer.contentType).toBe(kind === 'sse' ? 'text/event-stream' : 'text/plain; charset=utf-8');
           expect(answer.contentLength).toBeNull();
         }
@@ -211,7 +215,12 @@ export function registerStreamSuite(driver: Driver): void {
       leaving.leave();
       const [ownerAnswer, leavingAnswer, ...stayingAnswers] = await Promise.all([owner, leaving, ...staying].map((stream) => stream.done));
       expect(ownerAnswer!.aborted && leavingAnswer!.aborted).toBe(true);
-      for (const answer of stayingAnswers) expect({ body: answer.body, aborted: answer.aborted, role: answer.role }).toEqual({ body: WHOLE, aborted: false, role: 'follower' });
+      for (const answer of stayingAnswers)
+        expect({ body: answer.body, aborted: answer.aborted, role: answer.role }).toEqual({
+          body: WHOLE,
+          aborted: false,
+          role: 'follower',
+        });
       expect(await count(streamKeys(prefix, id).calls)).toBe(1);
     });
   });

@@ -84,7 +84,14 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
       it('links the follower span in another process to the owner span (traceparent kept in the Redis record)', async () => {
         const traced = await Promise.all(
           ['owner', 'follower'].map((role) =>
-            startWorker({ adapter: adapter.kind, module: adapter.module, url, prefix: `${mpPrefix}-trace`, nodeId: `trace-${role}`, tracing: true }),
+            startWorker({
+              adapter: adapter.kind,
+              module: adapter.module,
+              url,
+              prefix: `${mpPrefix}-trace`,
+              nodeId: `trace-${role}`,
+              tracing: true,
+            }),
           ),
         );
         try {
@@ -126,14 +133,20 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
       });
 
       it('gives all 300 callers a non-retryable failure of one run', async () => {
-        const start = runsOf(await Promise.all(workers.map((w) => w.burst({ stage: 'mp', key: 'noop', callers: 0, behavior: 'value', delayMs: 0, value: '' }))));
+        const start = runsOf(
+          await Promise.all(
+            workers.map((w) => w.burst({ stage: 'mp', key: 'noop', callers: 0, behavior: 'value', delayMs: 0, value: '' })),
+          ),
+        );
         const results = await Promise.all(
           workers.map((w) => w.burst({ stage: 'mp', key: 'hard', callers: 100, behavior: 'fail-hard', delayMs: 300, value: '' })),
         );
         expect(runsOf(results) - start).toBe(1);
         const outcomes = results.flatMap((r) => r.outcomes);
         expect(outcomes).toHaveLength(300);
-        expect(outcomes.every((o) => !o.ok && o.code === 'E_FLIGHT_EXECUTION' && o.errorType === 'VALIDATION' && o.retryable === false)).toBe(true);
+        expect(
+          outcomes.every((o) => !o.ok && o.code === 'E_FLIGHT_EXECUTION' && o.errorType === 'VALIDATION' && o.retryable === false),
+        ).toBe(true);
       });
 
       it('lets the next call take over after a retryable failure', async () => {
@@ -331,12 +344,13 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
             await sleep(30);
             // The acquire, then one re-read: behind the SSUBSCRIBE, or once the flight's channel is confirmed.
             expect(counts).toMatchObject(behindSubscribe ? { evalsha: 1, behind: 1 } : { evalsha: 2, behind: 0 });
-          // A second follower of the same flight while the channel is live: its acquire alone.
+            // A second follower of the same flight while the channel is live: its acquire alone.
             const second = await join(`k${i}`);
             const waiting2 = follower.waitForTerminal(fence, { epoch: second.meta.epoch, timeoutMs: 5000 });
             if (i % 2 === 0) await sleep(20);
             await owner.complete(fence, { result: `r ${i} ✓`, resultTtlMs: 5000 });
-            for (const w of [waiting, waiting2]) expect(await w).toMatchObject({ status: 'SUCCEEDED', epoch: fence.epoch, result: `r ${i} ✓` });
+            for (const w of [waiting, waiting2])
+              expect(await w).toMatchObject({ status: 'SUCCEEDED', epoch: fence.epoch, result: `r ${i} ✓` });
             expect(counts.evalsha + counts.behind).toBe(3);
           }
           // The owner completes between the follower's acquire and its subscription: the re-read finds the result.
@@ -344,7 +358,10 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           const gapJoin = await join('gap');
           await owner.complete(gap, { result: 'in the gap', resultTtlMs: 5000 });
           const gapStarted = Date.now();
-          expect(await follower.waitForTerminal(gap, { epoch: gapJoin.meta.epoch, timeoutMs: 3000 })).toMatchObject({ status: 'SUCCEEDED', result: 'in the gap' });
+          expect(await follower.waitForTerminal(gap, { epoch: gapJoin.meta.epoch, timeoutMs: 3000 })).toMatchObject({
+            status: 'SUCCEEDED',
+            result: 'in the gap',
+          });
           expect(Date.now() - gapStarted).toBeLessThan(1000);
           // Waits started in one tick are subscribed in one batch; channels are dropped once nobody waits.
           const fences = await Promise.all(Array.from({ length: 10 }, (_, i) => ownFence(owner, 'ot', `batch${i}`)));
@@ -367,7 +384,10 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           await owner.complete(fence, { result: 'late', resultTtlMs: 5000 });
           await sleep(300);
           const started = Date.now();
-          expect(await follower.waitForTerminal(fence, { epoch: joined.meta.epoch, timeoutMs: 3000 })).toMatchObject({ status: 'SUCCEEDED', result: 'late' });
+          expect(await follower.waitForTerminal(fence, { epoch: joined.meta.epoch, timeoutMs: 3000 })).toMatchObject({
+            status: 'SUCCEEDED',
+            result: 'late',
+          });
           expect(Date.now() - started).toBeLessThan(1000);
         } finally {
           await follower.close();
@@ -383,7 +403,14 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         const listener = driver.createSubscriber({ onMessage: (channel) => heard.push(channel), onReconnect: () => undefined });
         const channelOf = (key: string) => noticeChannel('quiet', flightKeys('quiet', { stage: 'q', key }).tag, driver.db);
         const join = (key: string, epoch?: number) =>
-          waiter.acquire({ stage: 'q', key, ...LEASE, ownerId: 'node-b', ownerToken: randomUUID(), ...(epoch === undefined ? {} : { joinEpoch: epoch }) });
+          waiter.acquire({
+            stage: 'q',
+            key,
+            ...LEASE,
+            ownerId: 'node-b',
+            ownerToken: randomUUID(),
+            ...(epoch === undefined ? {} : { joinEpoch: epoch }),
+          });
         try {
           await listener.subscribe(['alone', 'joined', 'watched', 'taken'].map(channelOf));
           // An owner alone: nobody can be waiting, no notice.
@@ -503,7 +530,7 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         }
       });
 
-      it('never wakes a follower with another database\'s notice: the channel names the DB and the notice proves its run (nonce)', async () => {
+      it("never wakes a follower with another database's notice: the channel names the DB and the notice proves its run (nonce)", async () => {
         const T = Date.now();
         const clock = () => T; // both databases acquire in the same millisecond: same epoch
         const prodOwner = adapter.coordinator(`${server.url}/0`, { prefix: 'env', clock });
@@ -513,7 +540,13 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           const prod = await ownFence(prodOwner, 'env', 'same-key');
           const staging = await ownFence(stagingOwner, 'env', 'same-key');
           expect(staging.epoch).toBe(prod.epoch);
-          const joined = await prodFollower.acquire({ stage: 'env', key: 'same-key', ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
+          const joined = await prodFollower.acquire({
+            stage: 'env',
+            key: 'same-key',
+            ...LEASE,
+            ownerId: 'node-b',
+            ownerToken: randomUUID(),
+          });
           expect(joined.outcome).toBe('FOLLOWER_WAIT');
           const waiting = prodFollower.waitForTerminal(prod, { epoch: joined.meta.epoch, timeoutMs: 3000 });
           let settled: unknown;
@@ -637,7 +670,9 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         const c = adapter.coordinator(url, { prefix: `${prefix}-size`, maxPayloadBytes: 1024 });
         try {
           const fence = await ownFence(c, 'size', 'k');
-          await expect(c.complete(fence, { result: 'x'.repeat(2048), resultTtlMs: 5000 })).rejects.toBeInstanceOf(FlightResultTooLargeError);
+          await expect(c.complete(fence, { result: 'x'.repeat(2048), resultTtlMs: 5000 })).rejects.toBeInstanceOf(
+            FlightResultTooLargeError,
+          );
           expect((await c.complete(fence, { result: 'x'.repeat(1000), resultTtlMs: 5000 })).ok).toBe(true);
         } finally {
           await c.close();

@@ -1,5 +1,13 @@
 /** Test utilities shared by the Redis adapters (and reusable by other @flight packages' tests). */
-export { startRedisServer, startRedisCluster, freePort, type RedisServer, type RedisCluster, type StartRedisServerOptions, type StartRedisClusterOptions } from './servers';
+export {
+  startRedisServer,
+  startRedisCluster,
+  freePort,
+  type RedisServer,
+  type RedisCluster,
+  type StartRedisServerOptions,
+  type StartRedisClusterOptions,
+} from './servers';
 export { scanKeysWithoutTtl, deleteKeys, sharedRedisUrl, countClients } from './keys';
 export { rawCommand, type RespValue } from './resp';
 export { registerRedisAdapterSuite, type RedisAdapterUnderTest } from './adapter-suite';

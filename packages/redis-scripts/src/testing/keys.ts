@@ -2,7 +2,8 @@ import { rawCommand, type RespValue } from './resp';
 
 /** Every key matching `pattern` that has no TTL, on one server (call it for each cluster master). */
 export async function scanKeysWithoutTtl(target: { port: number; host?: string } | string, pattern: string): Promise<string[]> {
-  const { host, port } = typeof target === 'string' ? { host: new URL(target).hostname, port: Number(new URL(target).port || 6379) } : target;
+  const { host, port } =
+    typeof target === 'string' ? { host: new URL(target).hostname, port: Number(new URL(target).port || 6379) } : target;
   const found: string[] = [];
   let cursor = '0';
   do {
@@ -18,7 +19,8 @@ export async function scanKeysWithoutTtl(target: { port: number; host?: string }
 
 /** Deletes every key matching `pattern` on one server (test cleanup by SCAN). */
 export async function deleteKeys(target: { port: number; host?: string } | string, pattern: string): Promise<number> {
-  const { host, port } = typeof target === 'string' ? { host: new URL(target).hostname, port: Number(new URL(target).port || 6379) } : target;
+  const { host, port } =
+    typeof target === 'string' ? { host: new URL(target).hostname, port: Number(new URL(target).port || 6379) } : target;
   let cursor = '0';
   let deleted = 0;
   do {
@@ -37,6 +39,8 @@ export function sharedRedisUrl(): string {
 /** How many clients are connected with `name` (CLIENT LIST), on one server. */
 export async function countClients(target: { port: number; host?: string }, name?: string): Promise<number> {
   const list = await rawCommand(target.port, ['CLIENT', 'LIST'], target.host);
-  const lines = String(list).split('\n').filter((line) => line.trim().length > 0);
+  const lines = String(list)
+    .split('\n')
+    .filter((line) => line.trim().length > 0);
   return name ? lines.filter((line) => line.includes(` name=${name} `)).length : lines.length;
 }

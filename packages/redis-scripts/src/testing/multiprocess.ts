@@ -69,7 +69,16 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const ready = new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
-      let message: { event?: string; id?: number; epoch?: number; key?: string; n?: number; forgotten?: boolean; error?: string; spans?: SpanSummary[] } & BurstResult;
+      let message: {
+        event?: string;
+        id?: number;
+        epoch?: number;
+        key?: string;
+        n?: number;
+        forgotten?: boolean;
+        error?: string;
+        spans?: SpanSummary[];
+      } & BurstResult;
       try {
         message = JSON.parse(line);
       } catch {
@@ -83,8 +92,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
           emittedWaiters.delete(waiter);
           waiter.resolve(message.epoch ?? 0);
         }
-      }
-      else if (message.id !== undefined) pending.get(message.id)?.(message);
+      } else if (message.id !== undefined) pending.get(message.id)?.(message);
     });
   });
   await ready;

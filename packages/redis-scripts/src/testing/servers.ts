@@ -81,8 +81,18 @@ async function daemonize(dir: string, port: number, args: string[]): Promise<num
   const pidfile = join(dir, `redis-${port}.pid`);
   rmSync(pidfile, { force: true });
   await run('redis-server', [
-    '--port', String(port), '--daemonize', 'yes', '--pidfile', pidfile, '--logfile', join(dir, `redis-${port}.log`), '--dir', dir,
-    ...BASE_ARGS, ...args,
+    '--port',
+    String(port),
+    '--daemonize',
+    'yes',
+    '--pidfile',
+    pidfile,
+    '--logfile',
+    join(dir, `redis-${port}.log`),
+    '--dir',
+    dir,
+    ...BASE_ARGS,
+    ...args,
   ]);
   await waitForPing(port);
   for (let i = 0; i < 100 && !existsSync(pidfile); i++) await sleep(10);
@@ -165,11 +175,25 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
       const nodeDir = join(dir, String(port));
       await run('mkdir', ['-p', nodeDir]);
       const pid = await daemonize(nodeDir, port, [
-        '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000', '--repl-diskless-sync-delay', '0',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        'nodes.conf',
+        '--cluster-node-timeout',
+        '1000',
+        '--repl-diskless-sync-delay',
+        '0',
       ]);
       nodes.push({ host: '127.0.0.1', port, pid });
     }
-    await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes']);
+    await run('redis-cli', [
+      '--cluster',
+      'create',
+      ...ports.map((p) => `127.0.0.1:${p}`),
+      '--cluster-replicas',
+      String(replicas),
+      '--cluster-yes',
+    ]);
     const until = Date.now() + 20_000;
     for (const port of ports) {
       for (;;) {

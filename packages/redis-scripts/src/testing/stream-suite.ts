@@ -20,7 +20,10 @@ function quantile(values: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 }
 
-export function registerStreamSuite(adapter: Pick<RedisAdapterUnderTest, 'name' | 'kind' | 'module'>, target: 'standalone' | 'cluster'): void {
+export function registerStreamSuite(
+  adapter: Pick<RedisAdapterUnderTest, 'name' | 'kind' | 'module'>,
+  target: 'standalone' | 'cluster',
+): void {
   const prefix = `flight-stream-${adapter.kind}-${randomUUID().slice(0, 8)}`;
   let cluster: RedisCluster | undefined;
   const servers = () => (cluster ? cluster.masters : [sharedRedisUrl()]);
@@ -47,7 +50,7 @@ export function registerStreamSuite(adapter: Pick<RedisAdapterUnderTest, 'name' 
       await cluster?.stop();
     }, 30_000);
 
-    it('3 processes × 100 callers of one streamed key: one supplier run, every caller receives exactly the owner\'s sequence; a late caller replays it without a run', async () => {
+    it("3 processes × 100 callers of one streamed key: one supplier run, every caller receives exactly the owner's sequence; a late caller replays it without a run", async () => {
       const [a, b, c] = (await start('a', 'b', 'c')) as [Worker, Worker, Worker];
       const key = `herd-${randomUUID()}`;
       const command = { stage: STAGE, key, callers: 100, chunks: 20, gapMs: 25, onRestart: 'error', start: 'iterate' } as const;
@@ -65,7 +68,9 @@ export function registerStreamSuite(adapter: Pick<RedisAdapterUnderTest, 'name' 
       expect(outcomes.filter((o) => o.role === 'owner')).toHaveLength(1);
       const ownerFirst = outcomes.find((o) => o.role === 'owner')!.firstAt!;
       const lags = outcomes.filter((o) => o.role === 'follower').map((o) => o.firstAt! - ownerFirst);
-      console.log(`[stream] ${JSON.stringify({ adapter: adapter.name, target, callers: 300, followerFirstChunkLagMs: { p50: quantile(lags, 0.5), p99: quantile(lags, 0.99) } })}`);
+      console.log(
+        `[stream] ${JSON.stringify({ adapter: adapter.name, target, callers: 300, followerFirstChunkLagMs: { p50: quantile(lags, 0.5), p99: quantile(lags, 0.99) } })}`,
+      );
       // After completion: replayed from the stored chunk list on another process, no run.
       const replay = await c.stream({ ...command, callers: 3 });
       expect(replay.runs).toBe(results[2]!.runs);
@@ -80,7 +85,8 @@ export function registerStreamSuite(adapter: Pick<RedisAdapterUnderTest, 'name' 
       const epoch = await a.emitted(key, 6);
       const late = await b.stream({ ...command, callers: 5 });
       expect(late.runs).toBe(0);
-      for (const outcome of [...late.outcomes, ...(await owner).outcomes]) expect(outcome).toMatchObject({ ok: true, items: runOf('a', epoch, 10) });
+      for (const outcome of [...late.outcomes, ...(await owner).outcomes])
+        expect(outcome).toMatchObject({ ok: true, items: runOf('a', epoch, 10) });
     }, 30_000);
 
     it("SIGKILLed owner mid-stream: callers with chunks end with E_FLIGHT_STREAM_INTERRUPTED ('error') or get a restart marker and the new run ('restart'); callers without chunks follow the new run", async () => {
