@@ -50,6 +50,16 @@ function integer(body: Record<string, unknown>, field: string): number {
   return value;
 }
 
+/** The evaluation stage's input, from a request body (streamed or not). */
+function evaluationInput(body: Record<string, unknown>) {
+  return { questionNumber: integer(body, 'questionNumber'), question: text(body, 'question'), answer: text(body, 'answer') };
+}
+
+/** The follow-up stage's input, from a request body (streamed or not). */
+function followUpInput(body: Record<string, unknown>) {
+  return { currentQuestion: text(body, 'currentQuestion', 2000), answer: text(body, 'answer') };
+}
+
 /** HTTP status for a failed call. */
 function statusOf(error: unknown): number {
   if (error instanceof FlightExecutionError) {
@@ -155,35 +165,19 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.post(
     '/api/sessions/:sessionId/evaluation',
-    route((sessionId, body, signal) =>
-      invoker.evaluate(
-        sessionId,
-        { questionNumber: integer(body, 'questionNumber'), question: text(body, 'question'), answer: text(body, 'answer') },
-        { signal },
-      ),
-    ),
+    route((sessionId, body, signal) => invoker.evaluate(sessionId, evaluationInput(body), { signal })),
   );
   app.post(
     '/api/sessions/:sessionId/follow-up',
-    route((sessionId, body, signal) =>
-      invoker.followUp(sessionId, { currentQuestion: text(body, 'currentQuestion', 2000), answer: text(body, 'answer') }, { signal }),
-    ),
+    route((sessionId, body, signal) => invoker.followUp(sessionId, followUpInput(body), { signal })),
   );
   app.post(
     '/api/sessions/:sessionId/evaluation/stream',
-    streamRoute((sessionId, body, signal) =>
-      invoker.evaluateStream(
-        sessionId,
-        { questionNumber: integer(body, 'questionNumber'), question: text(body, 'question'), answer: text(body, 'answer') },
-        { signal },
-      ),
-    ),
+    streamRoute((sessionId, body, signal) => invoker.evaluateStream(sessionId, evaluationInput(body), { signal })),
   );
   app.post(
     '/api/sessions/:sessionId/follow-up/stream',
-    streamRoute((sessionId, body, signal) =>
-      invoker.followUpStream(sessionId, { currentQuestion: text(body, 'currentQuestion', 2000), answer: text(body, 'answer') }, { signal }),
-    ),
+    streamRoute((sessionId, body, signal) => invoker.followUpStream(sessionId, followUpInput(body), { signal })),
   );
   app.post(
     '/api/sessions/:sessionId/extraction',
