@@ -11,6 +11,7 @@ const { createSingleFlight } = bundle ? await import(bundle) : await import('@fl
 const { createIoredisCoordinator } = bundle ? await import(bundle) : await import('@flight/redis-ioredis');
 const { createNodeRedisCoordinator } = bundle ? await import(bundle) : await import('@flight/redis-node');
 import { Redis } from 'ioredis';
+import { profileDefaults } from './profile-defaults.mjs';
 import { createClient } from 'redis';
 
 const adapter = process.argv[2] ?? 'ioredis';
@@ -32,13 +33,7 @@ if (adapter === 'node-redis') {
 const flight = createSingleFlight({
   mode: 'distributed',
   coordinator,
-  defaults: {
-    resultTtlMs: 10_000,
-    failureTtlMs: 10_000,
-    terminalTtlMs: 10_000,
-    l1: { enabled: false },
-    guard: { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 },
-  },
+  defaults: profileDefaults(),
 });
 const text = 'lorem ipsum dolor sit amet '.repeat(40);
 const payload = { id: 1, title: text.slice(0, 100), body: text.slice(0, 870) };

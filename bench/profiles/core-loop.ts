@@ -14,6 +14,7 @@ import { Redis } from 'ioredis';
 import type * as Core from '../../packages/core/src/index.ts';
 import { createIoredisCoordinator } from '../../packages/redis-ioredis/src/index.ts';
 import { makePayload } from '../src/payload.ts';
+import { profileDefaults } from './profile-defaults.mjs';
 
 // CORE_ENTRY: a built bundle of core to profile instead of the source (what the bench and users run: no
 // keep-names helpers, which tsx adds to every closure of the source).
@@ -29,13 +30,7 @@ const flight = createSingleFlight({
   mode,
   telemetry,
   coordinator,
-  defaults: {
-    resultTtlMs: 10_000,
-    failureTtlMs: 10_000,
-    terminalTtlMs: 10_000,
-    l1: { enabled: false },
-    guard: process.env.POLICY === 'default' ? {} : { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 },
-  },
+  defaults: profileDefaults(process.env.POLICY === 'default' ? {} : undefined),
 });
 const payload = makePayload(1024);
 const supplier = async () => payload;
