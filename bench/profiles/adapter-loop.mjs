@@ -1,7 +1,8 @@
 /**
  * CPU µs per owner flight of `SingleFlight.execute` in distributed mode on either adapter, over the
  * BUILT packages (`pnpm exec turbo run build` first: what users run, no tsx keep-names helpers):
- * `[FLIGHT_BUNDLE=file.mjs] node [--cpu-prof] bench/profiles/adapter-loop.mjs ioredis|node-redis [flights] [rounds]`
+ * `[FLIGHT_BUNDLE=file.mjs] node [--cpu-prof] bench/profiles/adapter-loop.mjs ioredis|node-redis|cache-manager [flights] [rounds]`
+ * (cache-manager: the peer of the distinct-keys target, `wrap` over memory + `@keyv/redis`, in the same loop)
  * 64 in flight, distinct keys, an instant upstream returning one 1 KB object, the bench's flight policy
  * (L1 off, guard extras off), on REDIS_URL (default the shared 127.0.0.1:6379) under a unique prefix.
  */
@@ -22,7 +23,17 @@ const prefix = `prof-adapter-${process.pid}-${Date.now()}`;
 
 let client;
 let coordinator;
-if (adapter === 'node-redis') {
+let flight;
+if (adapter === 'cache-manager') {
+  // The peer the distinct-keys target compares with, in the same loop: 7.x `wrap` over memory + @keyv/redis.
+  const { createCache } = await import('cache-manager');
+  const { Keyv } = await import('keyv');
+  const { createKeyv } = await import('@keyv/redis');
+  const cache = createCache({ stores: [new Keyv(), createKeyv(url, { namespace: prefix, keyPrefixSeparator: ':' })] });
+  flight = { execute: (_stage, key, fn) => cache.wrap(key, fn, 10_000), close: async () => {} };
+  coordinator = { close: () => cache.disconnect() };
+  client = { disconnect() {} };
+} else if (adapter === 'node-redis') {
   client = createClient({ url });
   await client.connect();
   coordinator = createNodeRedisCoordinator({ client, prefix });
@@ -30,7 +41,7 @@ if (adapter === 'node-redis') {
   client = new Redis(url);
   coordinator = createIoredisCoordinator({ client, prefix });
 }
-const flight = createSingleFlight({
+flight ??= createSingleFlight({
   mode: 'distributed',
   coordinator,
   defaults: profileDefaults(),
