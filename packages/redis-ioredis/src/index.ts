@@ -101,16 +101,25 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
       // One duplicate for the coordinator's life. Standalone: it queues commands while it connects, and
       // does not re-subscribe by itself (ioredis would emit 'ready' before re-subscribing): the
       // coordinator re-subscribes on 'ready' and counts a wait covered only once that is confirmed.
+      // No ready check: ioredis writes an SSUBSCRIBE issued while the connection is between 'connect' and
+      // 'ready' at once (pub/sub commands may run while Redis loads), ahead of the check's INFO, which a
+      // subscribed RESP2 connection refuses; the failed check then dropped the connection and the
+      // subscriptions it had confirmed.
       // Cluster: sharded subscribers, one connection per master, re-subscribed by ioredis per shard.
       const sub = isCluster
         ? client.duplicate([], { shardedSubscribers: true })
-        : client.duplicate({ enableOfflineQueue: true, autoResubscribe: false });
+        : client.duplicate({ enableOfflineQueue: true, autoResubscribe: false, enableReadyCheck: false });
       subscriber = sub;
-      let readyOnce = false;
+      // A connection that closed, even before its first 'ready', may have confirmed subscriptions that
+      // are gone now: every 'ready' after a close re-subscribes.
+      let lost = false;
       sub.on('error', () => undefined); // reconnects on its own; waiters fall back to polling
+      sub.on('close', () => {
+        lost = true;
+      });
       sub.on(isCluster ? 'subscribersReady' : 'ready', () => {
-        if (readyOnce) handlers.onReconnect();
-        readyOnce = true;
+        if (lost) handlers.onReconnect();
+        lost = false;
       });
       sub.on('smessage', (channel: string, message: string) => handlers.onMessage(channel, message));
       return {

@@ -272,6 +272,36 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         expect(await countClients(server)).toBe(baseline);
       });
 
+      it('keeps its first subscriber connection when waits arrive while it connects: one connection, every waiter woken by its notice', async () => {
+        const opened = async () => Number(/total_connections_received:(\d+)/.exec(String(await server.command('INFO', 'stats')))?.[1]);
+        const owner = adapter.coordinator(server.url, { prefix: 'early' });
+        const follower = adapter.coordinator(server.url, { prefix: 'early' });
+        try {
+          const fences = await Promise.all(Array.from({ length: 300 }, (_, i) => ownFence(owner, 'early', `k${i}`)));
+          await follower.readMeta({ stage: 'early', key: 'warm' }); // its command connection is up
+          const before = await opened();
+          // One wait per turn of the event loop: subscribes are sent while the subscriber connects (an
+          // ioredis duplicate sends SSUBSCRIBE before its ready check's INFO, which then fails).
+          const waits: Promise<unknown>[] = [];
+          for (const f of fences) {
+            waits.push(follower.waitForTerminal(f, { epoch: f.epoch, timeoutMs: 10_000 }));
+            await new Promise((resolve) => setImmediate(resolve));
+          }
+          await sleep(300);
+          const received = (follower as { notifications?: { received: number } }).notifications!.received;
+          await Promise.all(fences.map((f) => owner.complete(f, { result: 'v', resultTtlMs: 5000 })));
+          const events = (await Promise.all(waits)) as ({ status: string } | null)[];
+          expect(events.every((e) => e?.status === 'SUCCEEDED')).toBe(true);
+          // Only the subscriber was opened (+ the one-shot connection of this INFO), and no wait was
+          // answered by polling for lack of a subscription.
+          expect((await opened()) - before).toBe(2);
+          expect((follower as { notifications?: { received: number } }).notifications!.received - received).toBe(300);
+        } finally {
+          await follower.close();
+          await owner.close();
+        }
+      });
+
       it('wakes a follower on another connection within milliseconds, on the server clock', async () => {
         const follower = adapter.coordinator(server.url, { prefix: 'wake' });
         const owner = adapter.coordinator(server.url, { prefix: 'wake' });
