@@ -110,16 +110,17 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
         ? client.duplicate([], { shardedSubscribers: true })
         : client.duplicate({ enableOfflineQueue: true, autoResubscribe: false, enableReadyCheck: false });
       subscriber = sub;
-      // A connection that closed, even before its first 'ready', may have confirmed subscriptions that
-      // are gone now: every 'ready' after a close re-subscribes.
-      let lost = false;
+      // Every 'ready' but the first re-subscribes, and so does the first when a connection closed before
+      // it: that connection may have confirmed subscriptions that are gone now.
+      let readyOnce = false;
+      let closedBeforeReady = false;
       sub.on('error', () => undefined); // reconnects on its own; waiters fall back to polling
       sub.on('close', () => {
-        lost = true;
+        closedBeforeReady = !readyOnce;
       });
       sub.on(isCluster ? 'subscribersReady' : 'ready', () => {
-        if (lost) handlers.onReconnect();
-        lost = false;
+        if (readyOnce || closedBeforeReady) handlers.onReconnect();
+        readyOnce = true;
       });
       sub.on('smessage', (channel: string, message: string) => handlers.onMessage(channel, message));
       return {

@@ -276,6 +276,7 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         const opened = async () => Number(/total_connections_received:(\d+)/.exec(String(await server.command('INFO', 'stats')))?.[1]);
         const owner = adapter.coordinator(server.url, { prefix: 'early' });
         const follower = adapter.coordinator(server.url, { prefix: 'early' });
+        const noticesReceived = () => (follower as { notifications?: { received: number } }).notifications!.received;
         try {
           const fences = await Promise.all(Array.from({ length: 300 }, (_, i) => ownFence(owner, 'early', `k${i}`)));
           await follower.readMeta({ stage: 'early', key: 'warm' }); // its command connection is up
@@ -288,14 +289,14 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
             await new Promise((resolve) => setImmediate(resolve));
           }
           await sleep(300);
-          const received = (follower as { notifications?: { received: number } }).notifications!.received;
+          const received = noticesReceived();
           await Promise.all(fences.map((f) => owner.complete(f, { result: 'v', resultTtlMs: 5000 })));
           const events = (await Promise.all(waits)) as ({ status: string } | null)[];
           expect(events.every((e) => e?.status === 'SUCCEEDED')).toBe(true);
           // Only the subscriber was opened (+ the one-shot connection of this INFO), and no wait was
           // answered by polling for lack of a subscription.
           expect((await opened()) - before).toBe(2);
-          expect((follower as { notifications?: { received: number } }).notifications!.received - received).toBe(300);
+          expect(noticesReceived() - received).toBe(300);
         } finally {
           await follower.close();
           await owner.close();
