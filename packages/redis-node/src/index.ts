@@ -115,6 +115,13 @@ export function createNodeRedisDriver(
       : ((client as NodeRedisClient).options?.database ?? (connection.redis as { database?: number } | undefined)?.database ?? 0),
     evalsha: (sha, keys, args) => send(keys[0], scriptCommand('EVALSHA', sha, keys, args)),
     eval: (source, keys, args) => send(keys[0], scriptCommand('EVAL', source, keys, args)),
+    // Standalone only: on a cluster each shard has its own clock (see RedisDriver.setIfAbsent).
+    ...(cluster
+      ? {}
+      : {
+          setIfAbsent: (key: string, value: string, ttlMs: number) =>
+            send(key, ['SET', key, value, 'PX', String(ttlMs), 'NX', 'GET']) as Promise<string | null>,
+        }),
     createSubscriber(handlers) {
       // One duplicate for the coordinator's life, connected on first use. node-redis re-subscribes by
       // itself after a reconnect and emits 'ready' only once that is done; on a cluster it keeps one

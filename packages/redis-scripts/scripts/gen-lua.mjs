@@ -163,7 +163,52 @@ export function renderRecordTs() {
     '  return meta;',
     '}',
     '',
+    ...renderEncoderTs(),
   ].join('\n');
+}
+
+/**
+ * TypeScript: `encodeRecord`, the record as the scripts' `encode_record` stores it (HEADER_FORMAT: numbers
+ * zero-padded, times clamped, counts capped, the nonce space-padded; text fields byte-counted), so a
+ * coordinator can write a new flight with a plain SET. test/record-encoder.test.ts checks it against the Lua.
+ */
+function renderEncoderTs() {
+  const cell = (f) => {
+    const v = f.name === 'watched' ? 'watched' : `meta.${f.name}`;
+    if (f.kind === 'status') return `${v}[0]!`;
+    if (f.kind === 'time') return `digits(Math.min(${v}, ${MAX(f.width)}), ${f.width})`;
+    if (f.kind === 'count') return `digits(Math.min(${v}, ${MAX(f.width)}), ${f.width})`;
+    if (f.kind === 'int') return `digits(${v}, ${f.width})`;
+    if (f.kind === 'flag') return `(${v} ? '1' : '0')`;
+    if (f.kind === 'resultFlag') return `(${v} === '' ? '0' : '1')`;
+    return `${v}.padEnd(${f.width}).slice(0, ${f.width})`;
+  };
+  const text = (f) => (f.optional ? `textField(meta.${f.name} ?? '')` : `textField(meta.${f.name})`);
+  return [
+    '/** A non-negative integer, zero-padded to `width` digits. */',
+    'function digits(n: number, width: number): string {',
+    "  return String(Math.trunc(n)).padStart(width, '0');",
+    '}',
+    '',
+    '/** A text field: its UTF-8 byte count, a colon, the value. */',
+    'function textField(value: string): string {',
+    '  // An ASCII value (the usual case) counts its bytes by its length.',
+    "  const bytes = /^[\\x00-\\x7f]*$/.test(value) ? value.length : Buffer.byteLength(value, 'utf8');",
+    '  return `${bytes}:${value}`;',
+    '}',
+    '',
+    '/**',
+    " * The record of `meta` as stored (without a result), byte for byte what the scripts' `encode_record`",
+    ' * writes; `watched`: the header flag of a waiter that did not join the run.',
+    ' */',
+    'export function encodeRecord(meta: FlightMeta, watched: boolean): string {',
+    `  return (`,
+    `    ${header.map(cell).join(' +\n    ')} +`,
+    `    ${texts.map(text).join(' +\n    ')}`,
+    '  );',
+    '}',
+    '',
+  ];
 }
 
 const VIRTUAL = { layout: renderLayout, codec: renderCodec };

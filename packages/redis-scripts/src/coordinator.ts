@@ -6,7 +6,13 @@
  */
 // InspectableCoordinator comes from core's main entry: the adapters' public types then never import its
 // testing entry (and the optional test libraries behind it).
-import { FlightValidationError, transitions, type InspectableCoordinator, type StreamingFlightCoordinator } from '@flight/core';
+import {
+  FlightValidationError,
+  transitions,
+  type InspectableCoordinator,
+  type StreamingFlightCoordinator,
+  type WriteReply,
+} from '@flight/core';
 import type { RedisDriver, ScriptRunner } from './driver';
 import { createKeyCache } from './key-cache';
 import { createNotifications, type NotificationCounters } from './notifications';
@@ -14,6 +20,8 @@ import { resolveRedisOptions, type RedisCoordinatorOptions } from './options';
 import type { ScriptReply } from './reply';
 import { acquireArgs, checkEpoch, checkResultSize, MAX_ERROR_MESSAGE_LENGTH, ms } from './script-args';
 import { createScriptCalls } from './script-calls';
+import { createFastAcquire } from './fast-acquire';
+import { createServerClock } from './server-clock';
 import { createRedisStreams } from './streams';
 import { acquireReply, cancelReply, expireReply, forgetReply, writeReply } from './write-replies';
 
@@ -31,7 +39,17 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   }
   const notifications = createNotifications(driver, { commandTimeoutMs: opts.commandTimeoutMs, clock: opts.localClock });
   const keysOf = createKeyCache(opts.prefix, driver.db);
-  const { call, script, read, nowArg, fenceArgs } = createScriptCalls(driver, opts, keysOf);
+  const calls = createScriptCalls(driver, opts, keysOf);
+  const { call, script, read, nowArg, fenceArgs } = calls;
+  const serverClock = createServerClock();
+  const setIfAbsent = driver.setIfAbsent?.bind(driver);
+  // WAIT after an owner write is the scripts' (script-calls.ts): with waitReplicas every acquire is one.
+  const fast = setIfAbsent && !opts.waitReplicas ? createFastAcquire({ setIfAbsent, serverClock, testClock: opts.clock }) : undefined;
+  /** An owner write the server answered: its record's updatedAt is the server's now. */
+  const written = (reply: WriteReply): WriteReply => {
+    if (reply.ok) serverClock.sample(reply.meta.updatedAt);
+    return reply;
+  };
   let closed = false;
 
   return {
@@ -57,6 +75,11 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
     async acquire(input) {
       const keys = keysOf(input);
+      const quick = calls.checked ? fast?.attempt(input, keys.meta) : undefined;
+      if (quick) {
+        const decided = await calls.sent('acquire', input, quick);
+        if (decided) return decided;
+      }
       const args = acquireArgs(nowArg(), input);
       // Taken before the command is sent: see `Ticket` in notifications.ts.
       const ticket = notifications.beginAcquire(keys.channel);
@@ -69,24 +92,31 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       }
       if (ticket) notifications.endAcquire(ticket, reply.code === 'FOLLOWER_WAIT' && !closed ? reply.meta : null);
       if (reply.code === 'FOLLOWER_WAIT' && reply.meta) keys.followed = { epoch: reply.meta.epoch, nonce: reply.meta.nonce };
-      return acquireReply(reply, input);
+      if (reply.serverNow) serverClock.sample(reply.serverNow);
+      const out = acquireReply(reply, input);
+      fast?.learn(input.stage, out.outcome);
+      return out;
     },
 
     async markRunning(fence, lease) {
       const keys = keysOf(fence);
-      return writeReply(await script('markRunning', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], false, keys));
+      return written(
+        writeReply(await script('markRunning', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], false, keys)),
+      );
     },
 
     async heartbeat(fence, lease) {
       const keys = keysOf(fence);
-      return writeReply(await script('heartbeat', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], false, keys));
+      return written(
+        writeReply(await script('heartbeat', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], false, keys)),
+      );
     },
 
     async complete(fence, input) {
       checkResultSize(input.result, opts.maxPayloadBytes, fence);
       const keys = keysOf(fence);
       const args = [...fenceArgs(fence, keys), input.result, ms('resultTtlMs', input.resultTtlMs), String(opts.inlineResultBytes)];
-      return writeReply(await script('complete', fence, args, true, keys));
+      return written(writeReply(await script('complete', fence, args, true, keys)));
     },
 
     async fail(fence, input) {
@@ -100,7 +130,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
         failure.retryable ? '1' : '0',
         ms('ttlMs', input.ttlMs),
       ];
-      return writeReply(await script('fail', fence, args, true, keys));
+      return written(writeReply(await script('fail', fence, args, true, keys)));
     },
 
     async cancel(ref, input) {

@@ -53,6 +53,13 @@ export interface RedisDriver extends ScriptRunner {
   evalsha(sha: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /** Runs `EVAL source keys args`, routed like `evalsha`. */
   eval(source: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  /**
+   * Runs `SET key value PX ttlMs NX GET` (Redis >= 7.0): creates `key` when it does not exist and resolves
+   * null, else leaves it as it is and resolves its value. Optional: without it every acquire runs the
+   * script. Leave it out where one process's view of the server clock cannot stand for the server that
+   * holds `key` (a cluster: one clock per shard), as the fast acquire stamps new records with that view.
+   */
+  setIfAbsent?(key: string, value: string, ttlMs: number): Promise<string | null>;
   /** The logical database the client works on (0 on a cluster): notice channels name it. */
   readonly db: number;
   /**

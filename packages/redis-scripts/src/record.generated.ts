@@ -59,3 +59,45 @@ export function recordMeta(record: string, status: FlightStatus, texts: readonly
   if (texts[6] !== '') meta.traceparent = texts[6];
   return meta;
 }
+
+/** A non-negative integer, zero-padded to `width` digits. */
+function digits(n: number, width: number): string {
+  return String(Math.trunc(n)).padStart(width, '0');
+}
+
+/** A text field: its UTF-8 byte count, a colon, the value. */
+function textField(value: string): string {
+  // An ASCII value (the usual case) counts its bytes by its length.
+  const bytes = /^[\x00-\x7f]*$/.test(value) ? value.length : Buffer.byteLength(value, 'utf8');
+  return `${bytes}:${value}`;
+}
+
+/**
+ * The record of `meta` as stored (without a result), byte for byte what the scripts' `encode_record`
+ * writes; `watched`: the header flag of a waiter that did not join the run.
+ */
+export function encodeRecord(meta: FlightMeta, watched: boolean): string {
+  return (
+    meta.status[0]! +
+    digits(Math.min(meta.updatedAt, 9999999999999), 13) +
+    digits(Math.min(meta.expireAt, 9999999999999), 13) +
+    digits(Math.min(meta.heartbeatAt, 9999999999999), 13) +
+    digits(Math.min(meta.deadlineAt, 9999999999999), 13) +
+    digits(Math.min(meta.createdAt, 9999999999999), 13) +
+    digits(meta.epoch, 16) +
+    (meta.resultRef === '' ? '0' : '1') +
+    (meta.retryable ? '1' : '0') +
+    meta.nonce.padEnd(16).slice(0, 16) +
+    digits(Math.min(meta.takeovers, 999999), 6) +
+    digits(Math.min(meta.followers, 999999), 6) +
+    (watched ? '1' : '0') +
+    digits(meta.forgottenEpoch, 16) +
+    textField(meta.ownerId) +
+    textField(meta.ownerToken) +
+    textField(meta.sessionId) +
+    textField(meta.errorType) +
+    textField(meta.errorCode) +
+    textField(meta.errorMessage) +
+    textField(meta.traceparent ?? '')
+  );
+}

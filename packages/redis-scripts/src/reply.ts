@@ -3,13 +3,23 @@
  * flight's record as stored (a fixed-width header, then length-prefixed text fields: see
  * `src/record-layout.ts`), one bulk string: far cheaper for Redis to send than 20 values.
  */
-import { FlightCoordinationError, type AcquireInput, type FlightMeta, type FlightRef, type FlightStatus, transitions } from '@flight/core';
+import {
+  FlightCoordinationError,
+  type AcquireInput,
+  type FlightMeta,
+  type FlightRecord,
+  type FlightRef,
+  type FlightStatus,
+  transitions,
+} from '@flight/core';
 import { RECORD_HEADER_BYTES, RECORD_TEXT_FIELDS, recordMeta } from './record.generated';
 
 export interface ScriptReply {
   code: string;
   meta: FlightMeta | null;
   result: string | undefined;
+  /** The server's time, when the reply is a record the script just created (see `freshOwnerMeta`). */
+  serverNow?: number | undefined;
 }
 
 function text(value: unknown): string {
@@ -47,28 +57,28 @@ export function decodeMeta(raw: unknown, ref: FlightRef): FlightMeta | null {
   if (raw === null || raw === undefined || raw === false || raw === '') return null;
   const record = typeof raw === 'string' ? raw : Buffer.isBuffer(raw) ? raw.toString('utf8') : undefined;
   if (record === undefined) throw new FlightCoordinationError(`unexpected script reply element ${typeof raw}`);
-  const status = STATUS_OF[record[0]!];
-  if (status === undefined || record.length < RECORD_HEADER_BYTES) throw new FlightCoordinationError('malformed flight record');
-  return recordMeta(record, status, splitTextFields(record), ref);
+  if (record.length < RECORD_HEADER_BYTES) throw new FlightCoordinationError('malformed flight record');
+  return metaOfRecord(record, ref, splitRecord(record).texts);
 }
 
 /**
- * The text fields of a stored record (RECORD_TEXT_FIELDS), each `<bytes>:<value>` after the header.
+ * The text fields of a stored record (RECORD_TEXT_FIELDS), each `<bytes>:<value>` after the header, and
+ * what follows them (`rest`: the result of a SUCCEEDED flight, read whole with GET; '' in script replies).
  * Lengths count UTF-8 bytes: an ASCII record (the usual case) is cut as a string, any other as bytes.
  */
-export function splitTextFields(record: string): string[] {
+export function splitRecord(record: string): { texts: string[]; rest: string } {
   const count = RECORD_TEXT_FIELDS.length;
-  const values = new Array<string>(count);
+  const texts = new Array<string>(count);
   if (Buffer.byteLength(record, 'utf8') === record.length) {
     let i = RECORD_HEADER_BYTES;
     for (let f = 0; f < count; f++) {
       const colon = record.indexOf(':', i);
       const n = Number(record.slice(i, colon));
       if (colon < 0 || !Number.isSafeInteger(n)) throw new FlightCoordinationError('malformed flight record');
-      values[f] = record.slice(colon + 1, colon + 1 + n);
+      texts[f] = record.slice(colon + 1, colon + 1 + n);
       i = colon + 1 + n;
     }
-    return values;
+    return { texts, rest: record.slice(i) };
   }
   const bytes = Buffer.from(record, 'utf8');
   let i = RECORD_HEADER_BYTES;
@@ -76,10 +86,28 @@ export function splitTextFields(record: string): string[] {
     const colon = bytes.indexOf(0x3a, i);
     const n = Number(bytes.toString('latin1', i, colon));
     if (colon < 0 || !Number.isSafeInteger(n)) throw new FlightCoordinationError('malformed flight record');
-    values[f] = bytes.toString('utf8', colon + 1, colon + 1 + n);
+    texts[f] = bytes.toString('utf8', colon + 1, colon + 1 + n);
     i = colon + 1 + n;
   }
-  return values;
+  return { texts, rest: bytes.toString('utf8', i) };
+}
+
+/** The meta of the record `record` as stored; throws FlightCoordinationError when it is none. */
+function metaOfRecord(record: string, ref: FlightRef, texts: readonly string[]): FlightMeta {
+  const status = STATUS_OF[record[0]!];
+  if (status === undefined || record.length < RECORD_HEADER_BYTES) throw new FlightCoordinationError('malformed flight record');
+  return recordMeta(record, status, texts, ref);
+}
+
+/**
+ * A flight as GET reads it (the record, then its result once SUCCEEDED): what `transitions` calls a
+ * stored record. Throws FlightCoordinationError when the string is no flight record.
+ */
+export function decodeStoredFlight(stored: string, ref: FlightRef): FlightRecord {
+  if (stored.length < RECORD_HEADER_BYTES) throw new FlightCoordinationError('malformed flight record');
+  const { texts, rest } = splitRecord(stored);
+  const meta = metaOfRecord(stored, ref, texts);
+  return meta.resultRef === '' ? { meta } : { meta, result: rest };
 }
 
 /**
@@ -98,9 +126,11 @@ export function freshOwnerMeta(values: unknown[], input: AcquireInput): FlightMe
 export function decodeReply(raw: unknown, ref: FlightRef): ScriptReply {
   if (!Array.isArray(raw) || raw.length < 2) throw new FlightCoordinationError('unexpected script reply shape');
   const result = raw[2];
+  const record: unknown = raw[1];
   return {
     code: text(raw[0]),
-    meta: decodeMeta(raw[1], ref),
+    meta: decodeMeta(record, ref),
     result: result === null || result === undefined || result === false || result === 0 ? undefined : text(result),
+    serverNow: Array.isArray(record) ? num(record[1]) : undefined,
   };
 }

@@ -15,6 +15,10 @@ import { createVersionCheck } from './version-check';
 export interface ScriptCalls {
   /** Runs any Redis call with the version check, the deadline and the error mapping. */
   call<T>(operation: string, ref: FlightRef | undefined, run: () => Promise<T>): Promise<T>;
+  /** Whether the server passed the version check (then `sent` may go out without it). */
+  readonly checked: boolean;
+  /** A command already sent (after the version check), under the deadline and the error mapping. */
+  sent<T>(operation: string, ref: FlightRef, command: Promise<T>): Promise<T>;
   /**
    * Runs flight script `name` on `ref`'s keys; `ownerWrite`: followed by `WAIT` when `waitReplicas` is set.
    * `via`: the connection to run it on (the command connection unless a re-read rides with a subscription).
@@ -78,6 +82,13 @@ export function createScriptCalls(driver: RedisDriver, opts: ResolvedRedisOption
 
   return {
     call,
+    get checked() {
+      return version.passed;
+    },
+    sent: (operation, ref, command) =>
+      withDeadline(command, commandTimeoutMs).catch((error: unknown) => {
+        throw toFlightRedisError(error, operation, { stage: ref.stage, key: ref.key });
+      }),
     script,
     nowArg,
     read: (ref, withResult, via) => script('read', ref, [nowArg(), withResult ? '1' : '0'], false, undefined, via),

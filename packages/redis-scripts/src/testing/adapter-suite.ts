@@ -502,6 +502,91 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         }
       });
 
+      it('creates a new flight with one plain SET NX GET once it has seen the server clock; the script decides whatever needs a write or the server clock', async () => {
+        const driver = adapter.driver(server.url);
+        expect(driver.setIfAbsent).toBeTypeOf('function');
+        const scriptOf = new Map(Object.values(LUA_SCRIPTS).map((s) => [s.sha, s.name]));
+        const sent: string[] = [];
+        const counted: RedisDriver = {
+          db: driver.db,
+          evalsha: (sha, keys, args) => (sent.push(scriptOf.get(sha) ?? sha), driver.evalsha(sha, keys, args)),
+          eval: (source, keys, args) => driver.eval(source, keys, args),
+          setIfAbsent: (key, value, ttlMs) => (sent.push('SET NX GET'), driver.setIfAbsent!(key, value, ttlMs)),
+          createSubscriber: (handlers) => driver.createSubscriber(handlers),
+          close: () => driver.close(),
+        };
+        const c = createRedisCoordinator(counted, { prefix: 'fast' });
+        const other = adapter.coordinator(server.url, { prefix: 'fast' });
+        const input = (stage: string, key: string, ownerId = 'node-a') => ({
+          stage,
+          key,
+          ...LEASE,
+          ownerId,
+          ownerToken: randomUUID(),
+          startRunning: true,
+        });
+        const acquired = async (stage: string, key: string) => {
+          sent.length = 0;
+          const reply = await c.acquire(input(stage, key));
+          return { outcome: reply.outcome, sent: [...sent], reply };
+        };
+        const serverNow = async () => {
+          const [s, us] = (await server.command('TIME')) as [string, string];
+          return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+        };
+        try {
+          // No server time seen yet: the script creates the flight (and its reply tells the time).
+          expect(await acquired('fa', 'k0')).toMatchObject({ outcome: 'OWNER_NEW', sent: ['probe', 'acquire'] });
+          // Then one SET per new flight, no script; the record is what the scripts read, on the server clock.
+          const fresh = await acquired('fa', 'k1');
+          expect(fresh).toMatchObject({ outcome: 'OWNER_NEW', sent: ['SET NX GET'] });
+          expect(await other.readMeta({ stage: 'fa', key: 'k1' })).toEqual(fresh.reply.meta);
+          expect(Math.abs(fresh.reply.meta.updatedAt - (await serverNow()))).toBeLessThan(1000);
+          const fence = {
+            stage: 'fa',
+            key: 'k1',
+            ownerId: 'node-a',
+            ownerToken: fresh.reply.meta.ownerToken,
+            epoch: fresh.reply.meta.epoch,
+          };
+          expect(await other.heartbeat(fence, LEASE)).toMatchObject({ ok: true });
+          expect(await c.complete(fence, { result: 'one ✓', resultTtlMs: 60_000 })).toMatchObject({ ok: true });
+          // A stored result is replayed from the SET's GET: one command, no script.
+          expect(await acquired('fa', 'k1')).toMatchObject({ outcome: 'REPLAY_SUCCESS', sent: ['SET NX GET'], reply: { result: 'one ✓' } });
+          // A result about to expire: the server clock decides (here: still there).
+          const short = await acquired('fa', 'short');
+          const shortFence = {
+            stage: 'fa',
+            key: 'short',
+            ownerId: 'node-a',
+            ownerToken: short.reply.meta.ownerToken,
+            epoch: short.reply.meta.epoch,
+          };
+          await c.complete(shortFence, { result: 'brief', resultTtlMs: 800 });
+          expect(await acquired('fa', 'short')).toMatchObject({ outcome: 'REPLAY_SUCCESS', sent: ['SET NX GET', 'acquire'] });
+          // Something that is no record of this version under the flight's key: the script's rules apply.
+          await server.command('SET', flightKeys('fast', { stage: 'fa', key: 'junk' }).meta, 'not a record', 'PX', 60_000);
+          expect(await acquired('fa', 'junk')).toMatchObject({ outcome: 'OWNER_NEW', sent: ['SET NX GET', 'acquire'] });
+          // A running flight: the script counts the follower (the SET wrote nothing).
+          for (let i = 0; i < 2; i++) await ownFence(other, 'herd', `run${i}`);
+          const joined = await acquired('herd', 'run0');
+          expect(joined).toMatchObject({ outcome: 'FOLLOWER_WAIT', sent: ['SET NX GET', 'acquire'], reply: { meta: { followers: 1 } } });
+          expect(await acquired('herd', 'run1')).toMatchObject({ outcome: 'FOLLOWER_WAIT', sent: ['SET NX GET', 'acquire'] });
+          // A stage whose acquires keep joining goes to the script first: a follower in one round trip ...
+          await ownFence(other, 'herd', 'run2');
+          expect(await acquired('herd', 'run2')).toMatchObject({ outcome: 'FOLLOWER_WAIT', sent: ['acquire'] });
+          // ... until new flights there take it back to the SET; other stages never left it.
+          expect(await acquired('fa', 'k2')).toMatchObject({ outcome: 'OWNER_NEW', sent: ['SET NX GET'] });
+          for (const key of ['n0', 'n1', 'n2']) expect((await acquired('herd', key)).outcome).toBe('OWNER_NEW');
+          expect(await acquired('herd', 'n3')).toMatchObject({ outcome: 'OWNER_NEW', sent: ['SET NX GET'] });
+          // Every key written this way has a TTL.
+          expect(await scanKeysWithoutTtl(server.url, 'fast:*')).toEqual([]);
+        } finally {
+          await c.close();
+          await other.close();
+        }
+      });
+
       it('reloads its scripts after SCRIPT FLUSH (EVALSHA → NOSCRIPT → EVAL)', async () => {
         const c = adapter.coordinator(server.url, { prefix: 'noscript' });
         try {

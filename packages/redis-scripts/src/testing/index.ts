@@ -16,3 +16,4 @@ export { startWorker, type Worker, type WorkerOptions, type BurstResult, type St
 export { checkShardedWakeup } from './cluster-wakeup';
 export { patchFlightRecord, type RecordField } from './record';
 export { registerStreamSuite } from './stream-suite';
+export { encodeRecord, RECORD_HEADER } from '../record.generated';

@@ -1,0 +1,45 @@
+/**
+ * This process's view of the Redis server clock, for the one write that is not a script: the fast
+ * acquire (fast-acquire.ts) stamps a new flight's record with it instead of asking `TIME`.
+ *
+ * Every owner write a script answers (complete, fail, heartbeat, markRunning, a fresh acquire) carries
+ * the server's `now` (the record's `updatedAt`); each is a sample. The estimate is the most advanced
+ * sample carried forward on the local monotonic clock, so it trails the server by at most the time a
+ * reply took to come back and be read (an estimate can only lag: the server stamped the reply before it
+ * was sent). It is there only while samples keep coming: past `SAMPLE_MAX_AGE_MS` without one (an idle
+ * process, a paused VM) it is gone and the next acquire asks the script, whose reply samples again.
+ */
+
+/** How long a sample is trusted, carried forward on the local monotonic clock. */
+export const SAMPLE_MAX_AGE_MS = 5000;
+
+export interface ServerClock {
+  /** The server's time now in whole ms, or undefined when no recent sample vouches for it. */
+  now(): number | undefined;
+  /** A time the server stamped a reply with (epoch ms), seen just now. */
+  sample(serverNow: number): void;
+}
+
+/** `monotonic`: the local monotonic clock in ms (performance.now by default; tests pass their own). */
+export function createServerClock(monotonic: () => number = () => performance.now()): ServerClock {
+  let offset = 0;
+  let sampledAt = Number.NEGATIVE_INFINITY;
+  return {
+    now() {
+      const local = monotonic();
+      if (local - sampledAt > SAMPLE_MAX_AGE_MS) return undefined;
+      return Math.trunc(local + offset);
+    },
+    sample(serverNow) {
+      if (!Number.isFinite(serverNow) || serverNow <= 0) return;
+      const local = monotonic();
+      const next = serverNow - local;
+      // The most advanced sample wins (each one lags by its reply's way back); an older best is replaced
+      // after half its trusted age, so the estimate follows the server's rate, not this host's.
+      if (next >= offset || local - sampledAt > SAMPLE_MAX_AGE_MS / 2) {
+        offset = next;
+        sampledAt = local;
+      }
+    },
+  };
+}
