@@ -57,7 +57,7 @@ describe('encodeRecord', () => {
               if (done.ok) expect(encodeRecord(done.meta, false) + c.result).toBe(await raw());
             } else if (c.end === 'fail') {
               const failed = await coordinator.fail(fence, {
-                failure: { type: 'internal', code: 'E_X', message: c.error, retryable: true },
+                failure: { type: 'PROVIDER', code: 'E_X', message: c.error, retryable: true },
                 ttlMs: 60_000,
               });
               expect(failed.ok).toBe(true);

@@ -21,6 +21,7 @@ import type { ScriptReply } from './reply';
 import { acquireArgs, checkEpoch, checkResultSize, MAX_ERROR_MESSAGE_LENGTH, ms } from './script-args';
 import { createScriptCalls } from './script-calls';
 import { createFastAcquire } from './fast-acquire';
+import { createJoinPredictor } from './join-predictor';
 import { createServerClock } from './server-clock';
 import { createRedisStreams } from './streams';
 import { acquireReply, cancelReply, expireReply, forgetReply, writeReply } from './write-replies';
@@ -31,6 +32,12 @@ export interface RedisCoordinator extends StreamingFlightCoordinator, Inspectabl
   /** Wake-up counters of this coordinator's subscriber (live values). */
   readonly notifications: NotificationCounters;
 }
+
+/**
+ * How long a herd's follower waits for its channel's subscription before it sends its acquire anyway
+ * (its wait then re-reads the flight once the subscription is confirmed, as any other).
+ */
+export const SUBSCRIBE_FIRST_WAIT_MS = 250;
 
 export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordinatorOptions = {}): RedisCoordinator {
   const opts = resolveRedisOptions(options);
@@ -44,7 +51,9 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   const serverClock = createServerClock();
   const setIfAbsent = driver.setIfAbsent?.bind(driver);
   // WAIT after an owner write is the scripts' (script-calls.ts): with waitReplicas every acquire is one.
-  const fast = setIfAbsent && !opts.waitReplicas ? createFastAcquire({ setIfAbsent, serverClock, testClock: opts.clock }) : undefined;
+  const predictor = createJoinPredictor();
+  const fast =
+    setIfAbsent && !opts.waitReplicas ? createFastAcquire({ setIfAbsent, serverClock, testClock: opts.clock, predictor }) : undefined;
   /** An owner write the server answered: its record's updatedAt is the server's now. */
   const written = (reply: WriteReply): WriteReply => {
     if (reply.ok) serverClock.sample(reply.meta.updatedAt);
@@ -81,8 +90,12 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
         if (decided) return decided;
       }
       const args = acquireArgs(nowArg(), input);
-      // Taken before the command is sent: see `Ticket` in notifications.ts.
-      const ticket = notifications.beginAcquire(keys.channel);
+      // Taken before the command is sent: see `Ticket` in notifications.ts. A herd's follower subscribes
+      // first, so that its wait needs no re-read (join-predictor.ts).
+      const ticket =
+        input.joinEpoch === undefined && calls.checked && predictor.joins(input.stage)
+          ? await notifications.prepareAcquire(keys.channel, Math.min(opts.commandTimeoutMs, SUBSCRIBE_FIRST_WAIT_MS))
+          : notifications.beginAcquire(keys.channel);
       let reply: ScriptReply;
       try {
         reply = await script('acquire', input, args, true, keys);
@@ -94,7 +107,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       if (reply.code === 'FOLLOWER_WAIT' && reply.meta) keys.followed = { epoch: reply.meta.epoch, nonce: reply.meta.nonce };
       if (reply.serverNow) serverClock.sample(reply.serverNow);
       const out = acquireReply(reply, input);
-      fast?.learn(input.stage, out.outcome);
+      predictor.learn(input.stage, out.outcome);
       return out;
     },
 

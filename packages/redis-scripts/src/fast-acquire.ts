@@ -11,14 +11,14 @@
  * anything else — a follower to count, a run to take over, a record at the edge of its lifetime — is
  * left to the script, which decides on the server clock.
  *
- * Each stage learns which case it sees: a stage whose acquires keep finding a running flight to join or
- * take over (a herd) goes to the script first, so its followers still take one round trip; acquires of
- * it that the SET would have settled (a new flight, a replay) send it back to the SET.
+ * A stage that mostly joins running flights (join-predictor.ts) skips the SET: the script answers it in
+ * one round trip.
  */
 import { transitions, type AcquireInput, type AcquireReply } from '@flight/core';
 import type { RedisDriver } from './driver';
 import { encodeRecord } from './record.generated';
 import { decodeStoredFlight } from './reply';
+import type { JoinPredictor } from './join-predictor';
 import type { ServerClock } from './server-clock';
 
 /**
@@ -27,9 +27,6 @@ import type { ServerClock } from './server-clock';
  */
 export const FAST_ACQUIRE_EXPIRY_MARGIN_MS = 1000;
 
-/** A stage goes to the script first once this many more of its acquires needed the script than did not. */
-const JOIN_BIAS_LIMIT = 2;
-
 export interface FastAcquire {
   /**
    * The acquire of `input` on `key` by SET NX GET, or undefined when it is not for the fast path (then
@@ -37,8 +34,6 @@ export interface FastAcquire {
    * decide on; the script then decides.
    */
   attempt(input: AcquireInput, key: string): Promise<AcquireReply | undefined> | undefined;
-  /** Whether an acquire the script answered with `outcome` needed it, so the stage learns (see above). */
-  learn(stage: string, outcome: AcquireReply['outcome']): void;
 }
 
 export interface FastAcquireDeps {
@@ -46,22 +41,14 @@ export interface FastAcquireDeps {
   serverClock: ServerClock;
   /** The test clock, when the coordinator has one: it is the clock of record, exact. */
   testClock: (() => number) | undefined;
+  predictor: JoinPredictor;
 }
 
-export function createFastAcquire({ setIfAbsent, serverClock, testClock }: FastAcquireDeps): FastAcquire {
-  /** Per stage: acquires that needed the script minus those that did not, between 0 and JOIN_BIAS_LIMIT. */
-  const joinBias = new Map<string, number>();
-  const learnNeed = (stage: string, neededScript: boolean) => {
-    const bias = joinBias.get(stage) ?? 0;
-    const next = neededScript ? Math.min(JOIN_BIAS_LIMIT, bias + 1) : Math.max(0, bias - 1);
-    if (next !== bias) joinBias.set(stage, next);
-  };
-
+export function createFastAcquire({ setIfAbsent, serverClock, testClock, predictor }: FastAcquireDeps): FastAcquire {
   return {
-    learn: (stage, outcome) => learnNeed(stage, outcome === 'FOLLOWER_WAIT' || outcome === 'OWNER_TAKEOVER'),
     attempt(input, key) {
       // A poll of a run already joined, or a stage that mostly joins: the script's one round trip.
-      if (input.joinEpoch !== undefined || (joinBias.get(input.stage) ?? 0) >= JOIN_BIAS_LIMIT) return undefined;
+      if (input.joinEpoch !== undefined || predictor.joins(input.stage)) return undefined;
       const now = testClock ? Math.trunc(testClock()) : serverClock.now();
       // Terms the script would refuse are refused by it, with its error.
       if (now === undefined || !(input.leaseTtlMs >= 1 && input.maxRunMs >= 0 && input.takeoverAfterMs >= 0)) return undefined;
@@ -73,13 +60,10 @@ export function createFastAcquire({ setIfAbsent, serverClock, testClock }: FastA
           : { ...input, leaseTtlMs: Math.trunc(input.leaseTtlMs), maxRunMs: Math.trunc(input.maxRunMs) };
       const meta = transitions.newOwnerMeta(whole, null, now);
       return setIfAbsent(key, encodeRecord(meta, false), whole.leaseTtlMs).then((stored): AcquireReply | undefined => {
-        if (stored === null) {
-          learnNeed(input.stage, false);
-          return { outcome: 'OWNER_NEW', meta };
-        }
-        // Undecided: the script decides, and the stage learns from its answer (`learn`).
-        const decided = decide(stored, input, now, testClock !== undefined);
-        if (decided) learnNeed(input.stage, false);
+        const decided: AcquireReply | undefined =
+          stored === null ? { outcome: 'OWNER_NEW', meta } : decide(stored, input, now, testClock !== undefined);
+        // Undecided: the script decides, and the stage learns from its answer.
+        if (decided) predictor.learn(input.stage, decided.outcome);
         return decided;
       });
     },

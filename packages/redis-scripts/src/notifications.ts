@@ -93,7 +93,8 @@ interface Channel {
  */
 export interface Ticket {
   readonly channel: string;
-  readonly generation: number;
+  /** The subscriber's generation when the channel was live for it (-1: it was not). */
+  generation: number;
   notice: Notice | undefined;
   /** The FOLLOWER_WAIT reply's epoch and nonce; -1 while the acquire is in flight. */
   epoch: number;
@@ -123,6 +124,12 @@ export interface Notifications {
   readonly waiting: number;
   /** Call before sending an acquire of the flight on `channel`; undefined unless the channel is live. */
   beginAcquire(channel: string): Ticket | undefined;
+  /**
+   * For an acquire that will most likely join a running flight: subscribes `channel` first and resolves
+   * once it is confirmed (then the acquire's FOLLOWER_WAIT needs no re-read), or after `maxWaitMs` without
+   * that (then the wait re-reads as usual). Pass the ticket to `endAcquire` like `beginAcquire`'s.
+   */
+  prepareAcquire(channel: string, maxWaitMs: number): Promise<Ticket | undefined>;
   /** Call with the acquire's reply (or null when it failed): parks the ticket of a FOLLOWER_WAIT. */
   endAcquire(ticket: Ticket, followed: FlightMeta | null): void;
   /**
@@ -369,6 +376,23 @@ export function createNotifications(
     }
   }
 
+  /** A ticket of an acquire on `name`: it records the newest terminal notice of the channel. */
+  function newTicket(name: string): Ticket {
+    const ticket: Ticket = {
+      channel: name,
+      generation,
+      notice: undefined,
+      epoch: -1,
+      nonce: '',
+      parkedAt: 0,
+      listener: (notice) => {
+        if (isProgress(notice)) return;
+        if (!ticket.notice || ticket.notice.epoch < notice.epoch) ticket.notice = notice;
+      },
+    };
+    return ticket;
+  }
+
   function takeTicket(name: string, epoch: number): Ticket | undefined {
     for (const ticket of parked) {
       if (ticket.channel === name && ticket.epoch === epoch) {
@@ -403,19 +427,22 @@ export function createNotifications(
       if (closed) return undefined;
       const channel = channels.get(name);
       if (!channel || channel.liveAt !== generation) return undefined;
-      const ticket: Ticket = {
-        channel: name,
-        generation,
-        notice: undefined,
-        epoch: -1,
-        nonce: '',
-        parkedAt: 0,
-        listener: (notice) => {
-          if (isProgress(notice)) return;
-          if (!ticket.notice || ticket.notice.epoch < notice.epoch) ticket.notice = notice;
-        },
-      };
+      const ticket = newTicket(name);
       watch(name, ticket.listener);
+      return ticket;
+    },
+
+    async prepareAcquire(name, maxWaitMs) {
+      if (closed) return undefined;
+      const ticket = newTicket(name);
+      const channel = watch(name, ticket.listener);
+      if (channel.liveAt !== generation) {
+        let timer: TimerHandle | undefined;
+        const late = new Promise<boolean>((resolve) => (timer = clock.setTimeout(() => resolve(false), maxWaitMs)));
+        await Promise.race([channel.confirmed, late]);
+        clock.clearTimeout(timer!);
+      }
+      ticket.generation = channel.liveAt === generation ? generation : -1;
       return ticket;
     },
 

@@ -363,20 +363,22 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         // node-redis: a RESP3 subscriber runs the re-read right behind the SSUBSCRIBE (one round trip for both).
         const behindSubscribe = adapter.kind === 'node-redis';
         try {
-          const join = (key: string) => follower.acquire({ stage: 'ot', key, ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
+          const join = (key: string, stage = 'ot') =>
+            follower.acquire({ stage, key, ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
           await follower.readMeta({ stage: 'ot', key: 'warm' }); // the server version check, once
           for (let i = 0; i < 3; i++) {
-            const fence = await ownFence(owner, 'ot', `k${i}`);
+            // A stage of its own each time: its first follower (a stage that keeps joining subscribes first, below).
+            const fence = await ownFence(owner, `ot${i}`, `k${i}`);
             counts.evalsha = 0;
             counts.behind = 0;
-            const joined = await join(`k${i}`);
+            const joined = await join(`k${i}`, `ot${i}`);
             expect(joined.outcome).toBe('FOLLOWER_WAIT');
             const waiting = follower.waitForTerminal(fence, { epoch: joined.meta.epoch, timeoutMs: 5000 });
             await sleep(30);
             // The acquire, then one re-read: behind the SSUBSCRIBE, or once the flight's channel is confirmed.
             expect(counts).toMatchObject(behindSubscribe ? { evalsha: 1, behind: 1 } : { evalsha: 2, behind: 0 });
             // A second follower of the same flight while the channel is live: its acquire alone.
-            const second = await join(`k${i}`);
+            const second = await join(`k${i}`, `ot${i}`);
             const waiting2 = follower.waitForTerminal(fence, { epoch: second.meta.epoch, timeoutMs: 5000 });
             if (i % 2 === 0) await sleep(20);
             await owner.complete(fence, { result: `r ${i} ✓`, resultTtlMs: 5000 });
@@ -384,6 +386,20 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
               expect(await w).toMatchObject({ status: 'SUCCEEDED', epoch: fence.epoch, result: `r ${i} ✓` });
             expect(counts.evalsha + counts.behind).toBe(3);
           }
+          // A stage whose acquires keep joining (ot2 after the loop): the channel is subscribed before the acquire
+          // reads the flight, so the acquire is the only read.
+          const herd = await ownFence(owner, 'ot2', 'herd');
+          counts.evalsha = 0;
+          counts.behind = 0;
+          counts.subscribes = 0;
+          const herdJoin = await join('herd', 'ot2');
+          expect(herdJoin.outcome).toBe('FOLLOWER_WAIT');
+          const herdWait = follower.waitForTerminal(herd, { epoch: herdJoin.meta.epoch, timeoutMs: 5000 });
+          await sleep(30);
+          expect(counts).toMatchObject({ evalsha: 1, behind: 0, subscribes: 1 });
+          await owner.complete(herd, { result: 'herd ✓', resultTtlMs: 5000 });
+          expect(await herdWait).toMatchObject({ status: 'SUCCEEDED', result: 'herd ✓' });
+          expect(counts).toMatchObject({ evalsha: 1, behind: 0 });
           // The owner completes between the follower's acquire and its subscription: the re-read finds the result.
           const gap = await ownFence(owner, 'ot', 'gap');
           const gapJoin = await join('gap');
@@ -407,7 +423,7 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           await sleep(50);
           expect(follower.notifications.channels).toBe(0);
           expect(follower.notifications.foreign).toBe(0);
-          expect(follower.notifications.received).toBe(13);
+          expect(follower.notifications.received).toBe(14);
           // A notice lost while the subscriber reconnects between acquire and wait: the waiter re-reads.
           const fence = await ownFence(owner, 'ot', 'lost');
           const joined = await follower.acquire({ stage: 'ot', key: 'lost', ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
@@ -505,7 +521,7 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
       it('creates a new flight with one plain SET NX GET once it has seen the server clock; the script decides whatever needs a write or the server clock', async () => {
         const driver = adapter.driver(server.url);
         expect(driver.setIfAbsent).toBeTypeOf('function');
-        const scriptOf = new Map(Object.values(LUA_SCRIPTS).map((s) => [s.sha, s.name]));
+        const scriptOf = new Map<string, string>(Object.values(LUA_SCRIPTS).map((s) => [s.sha, s.name]));
         const sent: string[] = [];
         const counted: RedisDriver = {
           db: driver.db,
