@@ -97,15 +97,12 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
       return client.call('EVALSHA', sha, keys.length, ...keys, ...args);
     },
     eval: (source, keys, args) => client.call('EVAL', source, keys.length, ...keys, ...args),
-    // Standalone only: on a cluster each shard has its own clock (see RedisDriver.setIfAbsent).
-    ...(isCluster
-      ? {}
-      : {
-          setIfAbsent: (key: string, value: string, ttlMs: number) => {
-            corkForThisTick();
-            return client.call('SET', key, value, 'PX', ttlMs, 'NX', 'GET') as Promise<string | null>;
-          },
-        }),
+    setIfAbsent: (key, value, ttlMs) => {
+      corkForThisTick();
+      return client.call('SET', key, value, 'PX', ttlMs, 'NX', 'GET') as Promise<string | null>;
+    },
+    // A cluster: each master's own clock (see RedisDriver.clockOf); `slots` holds each slot's master first.
+    ...(isCluster ? { clockOf: (key: string) => (client as unknown as ClusterShape).slots[clusterKeySlot(key)]?.[0] } : {}),
     createSubscriber(handlers) {
       // One duplicate for the coordinator's life. Standalone: it queues commands while it connects, and
       // does not re-subscribe by itself (ioredis would emit 'ready' before re-subscribing): the

@@ -1,9 +1,16 @@
 import { registerCoordinatorConformance } from '@flight/core/testing';
-import { checkShardedWakeup, scanKeysWithoutTtl, startRedisCluster, type RedisCluster } from '@flight/redis-scripts/testing';
+import {
+  checkClusterFastAcquire,
+  checkShardedWakeup,
+  scanKeysWithoutTtl,
+  startRedisCluster,
+  type RedisCluster,
+} from '@flight/redis-scripts/testing';
 import { Cluster as Cluster5 } from 'ioredis';
 import { Cluster as Cluster6 } from 'ioredis6';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIoredisCoordinator } from '../src/index.js';
+import { createIoredisCoordinator, createIoredisDriver } from '../src/index.js';
+import { createRedisCoordinator } from '@flight/redis-scripts';
 
 let cluster: RedisCluster;
 beforeAll(async () => {
@@ -43,6 +50,13 @@ for (const major of ['ioredis 5', 'ioredis 6'] as const) {
         owner: createIoredisCoordinator({ client, prefix }),
         follower: createIoredisCoordinator({ client, prefix }),
       }));
+    });
+
+    it("creates new flights with one SET NX GET on every master, each stamped with its own master's clock", async () => {
+      await checkClusterFastAcquire(cluster, (prefix) => {
+        const driver = createIoredisDriver({ client });
+        return { driver, coordinator: createRedisCoordinator(driver, { prefix }) };
+      });
     });
 
     it('spreads flights over every master and leaves no key without a TTL', async () => {

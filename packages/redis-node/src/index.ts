@@ -7,6 +7,7 @@ import type { FlightCoordinator } from '@flight/core';
 import {
   DEFAULT_COMMAND_TIMEOUT_MS,
   closeWithin,
+  clusterKeySlot,
   createRedisCoordinator,
   createRedisSessionLock,
   type RedisCoordinator,
@@ -55,6 +56,12 @@ function closeQuietly(client: Closable): Promise<void> {
     async () => (client.close ? client.close() : client.quit?.()),
     () => client.destroy?.(),
   );
+}
+
+/** The address of the master holding `key`'s slot, as the cluster client last learnt it. */
+function masterOf(cluster: NodeRedisCluster, key: string): string | undefined {
+  const shard = (cluster as { slots?: ({ master?: { address?: string } } | undefined)[] }).slots?.[clusterKeySlot(key)];
+  return shard?.master?.address;
 }
 
 function isCluster(client: NodeRedisClient | NodeRedisCluster): client is NodeRedisCluster {
@@ -115,13 +122,9 @@ export function createNodeRedisDriver(
       : ((client as NodeRedisClient).options?.database ?? (connection.redis as { database?: number } | undefined)?.database ?? 0),
     evalsha: (sha, keys, args) => send(keys[0], scriptCommand('EVALSHA', sha, keys, args)),
     eval: (source, keys, args) => send(keys[0], scriptCommand('EVAL', source, keys, args)),
-    // Standalone only: on a cluster each shard has its own clock (see RedisDriver.setIfAbsent).
-    ...(cluster
-      ? {}
-      : {
-          setIfAbsent: (key: string, value: string, ttlMs: number) =>
-            send(key, ['SET', key, value, 'PX', String(ttlMs), 'NX', 'GET']) as Promise<string | null>,
-        }),
+    setIfAbsent: (key, value, ttlMs) => send(key, ['SET', key, value, 'PX', String(ttlMs), 'NX', 'GET']) as Promise<string | null>,
+    // A cluster: each master's own clock (see RedisDriver.clockOf).
+    ...(cluster ? { clockOf: (key: string) => masterOf(client as NodeRedisCluster, key) } : {}),
     createSubscriber(handlers) {
       // One duplicate for the coordinator's life, connected on first use. node-redis re-subscribes by
       // itself after a reconnect and emits 'ready' only once that is done; on a cluster it keeps one

@@ -1,9 +1,16 @@
 import { registerCoordinatorConformance } from '@flight/core/testing';
-import { checkShardedWakeup, scanKeysWithoutTtl, startRedisCluster, type RedisCluster } from '@flight/redis-scripts/testing';
+import {
+  checkClusterFastAcquire,
+  checkShardedWakeup,
+  scanKeysWithoutTtl,
+  startRedisCluster,
+  type RedisCluster,
+} from '@flight/redis-scripts/testing';
 import { createCluster as createCluster5 } from 'redis';
 import { createCluster as createCluster6 } from 'redis6';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNodeRedisCoordinator } from '../src/index.js';
+import { createRedisCoordinator } from '@flight/redis-scripts';
+import { createNodeRedisCoordinator, createNodeRedisDriver } from '../src/index.js';
 
 let cluster: RedisCluster;
 beforeAll(async () => {
@@ -44,6 +51,13 @@ for (const major of ['redis 5', 'redis 6'] as const) {
         owner: createNodeRedisCoordinator({ client, prefix }),
         follower: createNodeRedisCoordinator({ client, prefix }),
       }));
+    });
+
+    it("creates new flights with one SET NX GET on every master, each stamped with its own master's clock", async () => {
+      await checkClusterFastAcquire(cluster, (prefix) => {
+        const driver = createNodeRedisDriver({ client });
+        return { driver, coordinator: createRedisCoordinator(driver, { prefix }) };
+      });
     });
 
     it('spreads flights over every master and leaves no key without a TTL', async () => {

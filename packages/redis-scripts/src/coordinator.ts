@@ -22,7 +22,7 @@ import { acquireArgs, checkEpoch, checkResultSize, MAX_ERROR_MESSAGE_LENGTH, ms 
 import { createScriptCalls } from './script-calls';
 import { createFastAcquire } from './fast-acquire';
 import { createJoinPredictor } from './join-predictor';
-import { createServerClock } from './server-clock';
+import { createServerClocks } from './server-clock';
 import { createRedisStreams } from './streams';
 import { acquireReply, cancelReply, expireReply, forgetReply, writeReply } from './write-replies';
 
@@ -48,15 +48,21 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   const keysOf = createKeyCache(opts.prefix, driver.db);
   const calls = createScriptCalls(driver, opts, keysOf);
   const { call, script, read, nowArg, fenceArgs } = calls;
-  const serverClock = createServerClock();
+  const serverClocks = createServerClocks();
+  const clockOf = driver.clockOf?.bind(driver);
+  /** The clock of the server that holds `key` (one on a standalone server); undefined while unknown. */
+  const serverClock = (key: string) => {
+    const server = clockOf ? clockOf(key) : '';
+    return server === undefined ? undefined : serverClocks.of(server);
+  };
   const setIfAbsent = driver.setIfAbsent?.bind(driver);
   // WAIT after an owner write is the scripts' (script-calls.ts): with waitReplicas every acquire is one.
   const predictor = createJoinPredictor();
   const fast =
     setIfAbsent && !opts.waitReplicas ? createFastAcquire({ setIfAbsent, serverClock, testClock: opts.clock, predictor }) : undefined;
-  /** An owner write the server answered: its record's updatedAt is the server's now. */
-  const written = (reply: WriteReply): WriteReply => {
-    if (reply.ok) serverClock.sample(reply.meta.updatedAt);
+  /** An owner write the server holding `key` answered: its record's updatedAt is that server's now. */
+  const written = (key: string, reply: WriteReply): WriteReply => {
+    if (reply.ok) serverClock(key)?.sample(reply.meta.updatedAt);
     return reply;
   };
   let closed = false;
@@ -105,7 +111,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       }
       if (ticket) notifications.endAcquire(ticket, reply.code === 'FOLLOWER_WAIT' && !closed ? reply.meta : null);
       if (reply.code === 'FOLLOWER_WAIT' && reply.meta) keys.followed = { epoch: reply.meta.epoch, nonce: reply.meta.nonce };
-      if (reply.serverNow) serverClock.sample(reply.serverNow);
+      if (reply.serverNow) serverClock(keys.meta)?.sample(reply.serverNow);
       const out = acquireReply(reply, input);
       predictor.learn(input.stage, out.outcome);
       return out;
@@ -114,6 +120,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     async markRunning(fence, lease) {
       const keys = keysOf(fence);
       return written(
+        keys.meta,
         writeReply(await script('markRunning', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], false, keys)),
       );
     },
@@ -121,6 +128,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     async heartbeat(fence, lease) {
       const keys = keysOf(fence);
       return written(
+        keys.meta,
         writeReply(await script('heartbeat', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], false, keys)),
       );
     },
@@ -129,7 +137,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       checkResultSize(input.result, opts.maxPayloadBytes, fence);
       const keys = keysOf(fence);
       const args = [...fenceArgs(fence, keys), input.result, ms('resultTtlMs', input.resultTtlMs), String(opts.inlineResultBytes)];
-      return written(writeReply(await script('complete', fence, args, true, keys)));
+      return written(keys.meta, writeReply(await script('complete', fence, args, true, keys)));
     },
 
     async fail(fence, input) {
@@ -143,7 +151,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
         failure.retryable ? '1' : '0',
         ms('ttlMs', input.ttlMs),
       ];
-      return written(writeReply(await script('fail', fence, args, true, keys)));
+      return written(keys.meta, writeReply(await script('fail', fence, args, true, keys)));
     },
 
     async cancel(ref, input) {

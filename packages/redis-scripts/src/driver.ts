@@ -54,12 +54,18 @@ export interface RedisDriver extends ScriptRunner {
   /** Runs `EVAL source keys args`, routed like `evalsha`. */
   eval(source: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /**
-   * Runs `SET key value PX ttlMs NX GET` (Redis >= 7.0): creates `key` when it does not exist and resolves
-   * null, else leaves it as it is and resolves its value. Optional: without it every acquire runs the
-   * script. Leave it out where one process's view of the server clock cannot stand for the server that
-   * holds `key` (a cluster: one clock per shard), as the fast acquire stamps new records with that view.
+   * Runs `SET key value PX ttlMs NX GET` (Redis >= 7.0), routed by `key`: creates `key` when it does not
+   * exist and resolves null, else leaves it as it is and resolves its value. Optional: without it every
+   * acquire runs the script.
    */
   setIfAbsent?(key: string, value: string, ttlMs: number): Promise<string | null>;
+  /**
+   * Whose clock stamps the scripts' writes of `key`: on a cluster, the address of the master that holds
+   * its slot now (undefined while unknown: its acquires then run the script); absent on a standalone
+   * server (one clock). The fast acquire stamps a new record with the clock of the server that will hold
+   * it, as seen in that server's own replies.
+   */
+  clockOf?(key: string): string | undefined;
   /** The logical database the client works on (0 on a cluster): notice channels name it. */
   readonly db: number;
   /**

@@ -38,7 +38,8 @@ export interface FastAcquire {
 
 export interface FastAcquireDeps {
   setIfAbsent: NonNullable<RedisDriver['setIfAbsent']>;
-  serverClock: ServerClock;
+  /** The clock of the server holding `key`; undefined while that server is unknown. */
+  serverClock: (key: string) => ServerClock | undefined;
   /** The test clock, when the coordinator has one: it is the clock of record, exact. */
   testClock: (() => number) | undefined;
   predictor: JoinPredictor;
@@ -49,7 +50,7 @@ export function createFastAcquire({ setIfAbsent, serverClock, testClock, predict
     attempt(input, key) {
       // A poll of a run already joined, or a stage that mostly joins: the script's one round trip.
       if (input.joinEpoch !== undefined || predictor.joins(input.stage)) return undefined;
-      const now = testClock ? Math.trunc(testClock()) : serverClock.now();
+      const now = testClock ? Math.trunc(testClock()) : serverClock(key)?.now();
       // Terms the script would refuse are refused by it, with its error.
       if (now === undefined || !(input.leaseTtlMs >= 1 && input.maxRunMs >= 0 && input.takeoverAfterMs >= 0)) return undefined;
       if (!Number.isFinite(input.leaseTtlMs + input.maxRunMs + input.takeoverAfterMs)) return undefined;

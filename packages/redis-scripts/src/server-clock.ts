@@ -1,6 +1,7 @@
 /**
- * This process's view of the Redis server clock, for the one write that is not a script: the fast
- * acquire (fast-acquire.ts) stamps a new flight's record with it instead of asking `TIME`.
+ * This process's view of a Redis server's clock, for the one write that is not a script: the fast
+ * acquire (fast-acquire.ts) stamps a new flight's record with it instead of asking `TIME`. On a cluster
+ * each master has its own (`ServerClocks`), sampled from replies about keys it holds.
  *
  * Every owner write a script answers (complete, fail, heartbeat, markRunning, a fresh acquire) carries
  * the server's `now` (the record's `updatedAt`); each is a sample. The estimate is the most advanced
@@ -40,6 +41,23 @@ export function createServerClock(monotonic: () => number = () => performance.no
         offset = next;
         sampledAt = local;
       }
+    },
+  };
+}
+
+/** The clock of each server (a cluster's masters), by the name `RedisDriver.clockOf` gives it. */
+export interface ServerClocks {
+  /** The clock of `server` ('' for a standalone server). */
+  of(server: string): ServerClock;
+}
+
+export function createServerClocks(monotonic?: () => number): ServerClocks {
+  const clocks = new Map<string, ServerClock>();
+  return {
+    of(server) {
+      let clock = clocks.get(server);
+      if (!clock) clocks.set(server, (clock = createServerClock(monotonic)));
+      return clock;
     },
   };
 }

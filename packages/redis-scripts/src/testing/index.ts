@@ -17,3 +17,4 @@ export { checkShardedWakeup } from './cluster-wakeup';
 export { patchFlightRecord, type RecordField } from './record';
 export { registerStreamSuite } from './stream-suite';
 export { encodeRecord, RECORD_HEADER } from '../record.generated';
+export { checkClusterFastAcquire } from './cluster-fast-acquire';
