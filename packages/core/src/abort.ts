@@ -4,6 +4,23 @@
  */
 
 /**
+ * The abort listener of one race (an EventTarget listener object): no closure per race, which a keep-names
+ * build would also give a `name` property each time.
+ */
+class AbortRace {
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly reject: (reason: unknown) => void,
+  ) {}
+
+  handleEvent(): void {
+    this.reject(this.signal.reason);
+  }
+}
+
+const ONCE = { once: true } as const;
+
+/**
  * Settles with `promise`, or rejects with the signal's reason as soon as it aborts. The promise is
  * abandoned, not cancelled; its later rejection is handled here, so it is never unhandled.
  */
@@ -13,15 +30,15 @@ export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promi
     return Promise.reject(signal.reason);
   }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const race = new AbortRace(signal, reject);
+    signal.addEventListener('abort', race, ONCE);
     promise.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        signal.removeEventListener('abort', race);
         resolve(value);
       },
       (error) => {
-        signal.removeEventListener('abort', onAbort);
+        signal.removeEventListener('abort', race);
         reject(error);
       },
     );

@@ -373,11 +373,14 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
       return unsharedOutcome(refused, this.flight.fingerprint);
     }
 
-    /** An owner answers its client: the response released already, or its own as the handler gives it. */
-    async answerOwner(run: OwnerRun): Promise<void> {
+    /**
+     * An owner answers its client: the response released already, or its own as the handler gives it. A
+     * promise only while that is still under way (Koa), so the common owner costs no promise here.
+     */
+    answerOwner(run: OwnerRun): Promise<void> | undefined {
       const { released } = this;
-      if (released === undefined) return run.release();
-      if (released !== true) return released;
+      if (released === undefined) return run.release() ?? undefined;
+      return released === true ? undefined : released;
     }
 
     reject(error: FlightHttpError, role?: HttpFlightRole): void {
@@ -409,7 +412,11 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
     try {
       if (flight.stream) return await streamFlight(call, flight.key, options, setRole);
       const result = await singleFlight.execute(stage, flight.key, call.supplier, call);
-      if (call.run) return await call.answerOwner(call.run);
+      if (call.run) {
+        const answering = call.answerOwner(call.run);
+        if (answering) await answering;
+        return;
+      }
       const value = result.value;
       const unshared = isUnsharedOutcome(value);
       if (!unshared && !isSharedResponse(value)) throw new TypeError('the shared value is not an HTTP response');
@@ -429,7 +436,9 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
           return;
         }
         // The owner answers with its own response (when the handler gives it), whatever happened to sharing it.
-        return await call.answerOwner(call.run);
+        const answering = call.answerOwner(call.run);
+        if (answering) await answering;
+        return;
       }
       if (call.conflicted) {
         return call.reject(new FlightIdempotencyConflictError('a request with this Idempotency-Key is still being processed'));

@@ -4,7 +4,7 @@
  * anything, so the owner's response can be shared before it is released to its own client.
  * Above the body cap the recording gives up and the response streams on to the client unchanged.
  */
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { ServerResponse, type OutgoingHttpHeaders } from 'node:http';
 import type { CapturedResponse } from './response.js';
 
 /** How a recording ended. `overflow`: the body passed the cap; the response now streams to its client. */
@@ -66,44 +66,113 @@ export function applyHeaders(res: ServerResponse, headers: unknown): void {
 type Patchable = Record<Patched, unknown>;
 const PATCHED: readonly Patched[] = ['writeHead', 'write', 'end', 'flushHeaders'];
 
-/** The recorder of each response being recorded. */
+/**
+ * The recorder of each response being recorded. Kept after a `swap` or `own` recording stops, so that a
+ * method reference taken while recording still reaches the response's own methods (through the recorder);
+ * removed after a `layer` recording, whose interceptor then passes every call on.
+ */
 const RECORDERS = new WeakMap<ServerResponse, ResponseRecorder>();
 
-// The methods a recorded response gets: shared by every response (no closures per request); each finds its
-// recorder by the response it is called on.
-const recordingMethods: Record<Patched, (this: ServerResponse, ...args: any[]) => unknown> = {
-  writeHead(status: number, reason?: unknown, headers?: unknown) {
-    return RECORDERS.get(this)!.writeHead(status, reason, headers);
-  },
-  flushHeaders() {
-    RECORDERS.get(this)!.flushHeaders();
-  },
-  write(chunk: unknown, encoding?: unknown, callback?: unknown) {
-    return RECORDERS.get(this)!.write(chunk, encoding, callback);
-  },
-  end(chunk?: unknown, encoding?: unknown, callback?: unknown) {
-    return RECORDERS.get(this)!.end(chunk, encoding, callback);
-  },
-};
-
 /**
- * A prototype over `proto` whose methods record, one per prototype. Recording swaps a response's prototype
- * for it (and back): much cheaper than adding own methods to each response, which costs about 8 µs once
- * Express has set the response's prototype.
+ * An object over `below` whose `writeHead`/`write`/`end`/`flushHeaders` go to the recorder of the response
+ * they are called on, or (a response not being recorded) on to `below`'s. Made once per prototype, so a
+ * recording costs no closure and no property per response.
  */
-const recordingPrototypes = new WeakMap<object, object>();
-function recordingPrototype(proto: object): object {
-  let recording = recordingPrototypes.get(proto);
-  if (!recording) {
-    const descriptors: PropertyDescriptorMap = {};
-    for (const name of PATCHED) descriptors[name] = { value: recordingMethods[name], writable: true, configurable: true };
-    recording = Object.create(proto, descriptors) as object;
-    recordingPrototypes.set(proto, recording);
-  }
-  return recording;
+function interceptor(below: object): object {
+  const next = below as Record<Patched, (...args: unknown[]) => unknown>;
+  const methods: Record<Patched, (this: ServerResponse, ...args: unknown[]) => unknown> = {
+    writeHead(...args) {
+      const recorder = RECORDERS.get(this);
+      return recorder ? recorder.writeHead(args[0] as number, args[1], args[2]) : next.writeHead.apply(this, args);
+    },
+    flushHeaders(...args) {
+      const recorder = RECORDERS.get(this);
+      return recorder ? recorder.flushHeaders() : next.flushHeaders.apply(this, args);
+    },
+    write(...args) {
+      const recorder = RECORDERS.get(this);
+      return recorder ? recorder.write(args[0], args[1], args[2]) : next.write.apply(this, args);
+    },
+    end(...args) {
+      const recorder = RECORDERS.get(this);
+      return recorder ? recorder.end(args[0], args[1], args[2]) : next.end.apply(this, args);
+    },
+  };
+  const descriptors: PropertyDescriptorMap = {};
+  for (const name of PATCHED) descriptors[name] = { value: methods[name], writable: true, configurable: true };
+  return Object.create(below, descriptors) as object;
 }
 
-/** A response finished while its recorder still recorded: its prototype was swapped again (a mounted Express sub-app). */
+/**
+ * How a response's methods are intercepted while it is recorded, cheapest first:
+ * - `layer`: its prototype is a framework's own (Express's `app.response`, which a mounted sub-app's
+ *   `response` inherits from) that does not define the methods itself: an interceptor is installed once
+ *   under that prototype, and recording a response is only registering its recorder. Swapping a response's
+ *   prototype per request costs a new hidden class each time (about 2.4 KB and several µs per request), and
+ *   makes Node's own response code see responses of several shapes.
+ * - `swap`: a response whose prototype is Node's (Fastify, plain `node:http`) gets the cached
+ *   interceptor over its prototype as prototype while recorded, and its own back after.
+ * - `own`: a response that has methods of its own (patched by another middleware, e.g. compression) gets
+ *   the interceptor's methods as own methods, and its own back after (by assignment: `delete` would make
+ *   it slow).
+ */
+type Interception = { kind: 'layer' } | { kind: 'swap'; proto: object } | { kind: 'own'; saved: Patchable };
+const LAYER: Interception = { kind: 'layer' };
+
+/** The interceptor installed under each framework prototype (`layer`), or null where none can be. */
+const layers = new WeakMap<object, object | null>();
+/** The interceptor over each prototype a response is swapped from (`swap`). */
+const swapPrototypes = new WeakMap<object, object>();
+
+const hasOwnPatched = (target: object) => PATCHED.some((name) => Object.hasOwn(target, name));
+
+/** The interceptor under `proto`, installed on first use; null when `proto` is Node's own or cannot take one. */
+function layerUnder(proto: object): object | null {
+  let layer = layers.get(proto);
+  if (layer === undefined) {
+    const below = Object.getPrototypeOf(proto) as object | null;
+    const installable = proto !== ServerResponse.prototype && below !== null && Object.isExtensible(proto) && !hasOwnPatched(proto);
+    layer = installable ? interceptor(below) : null;
+    if (layer) Object.setPrototypeOf(proto, layer);
+    layers.set(proto, layer);
+  }
+  // Someone set the prototype's own prototype since: intercept this response another way.
+  return layer !== null && Object.getPrototypeOf(proto) === layer ? layer : null;
+}
+
+function swapPrototype(proto: object): object {
+  let swapped = swapPrototypes.get(proto);
+  if (!swapped) swapPrototypes.set(proto, (swapped = interceptor(proto)));
+  return swapped;
+}
+
+/** Routes `res`'s methods to its recorder (registered in `RECORDERS` by the caller). */
+function intercept(res: ServerResponse): Interception {
+  const target = res as unknown as Patchable;
+  const proto = Object.getPrototypeOf(res) as object;
+  if (hasOwnPatched(res)) {
+    const saved = { writeHead: target.writeHead, write: target.write, end: target.end, flushHeaders: target.flushHeaders };
+    const methods = swapPrototype(proto) as Patchable;
+    for (const name of PATCHED) target[name] = methods[name];
+    return { kind: 'own', saved };
+  }
+  if (layerUnder(proto)) return LAYER;
+  Object.setPrototypeOf(res, swapPrototype(proto));
+  return { kind: 'swap', proto };
+}
+
+/** Ends the interception of `res`. */
+function release(res: ServerResponse, interception: Interception): void {
+  if (interception.kind === 'layer') RECORDERS.delete(res);
+  else if (interception.kind === 'swap') {
+    if (swapPrototypes.get(interception.proto) === Object.getPrototypeOf(res)) Object.setPrototypeOf(res, interception.proto);
+  } else if (interception.kind === 'own') {
+    const target = res as unknown as Patchable;
+    for (const name of PATCHED) target[name] = interception.saved[name];
+  }
+}
+
+/** A response finished while its recorder still recorded: its writes went around the interceptor (e.g. its prototype was set again). */
 function onFinish(this: ServerResponse): void {
   RECORDERS.get(this)?.finishedElsewhere();
 }
@@ -117,10 +186,7 @@ class ResponseRecorder implements OwnerRun {
   private size = 0;
   private headWritten = false;
   private state: 'recording' | 'complete' | 'streaming' | 'released' = 'recording';
-  /** The prototype swapped out, or (when the response has methods of its own, patched by another middleware) undefined. */
-  private readonly proto: object | undefined;
-  /** The response's own methods before recording, when it had any. */
-  private readonly saved: Patchable | undefined;
+  private readonly interception: Interception;
 
   constructor(
     private readonly res: ServerResponse,
@@ -128,14 +194,7 @@ class ResponseRecorder implements OwnerRun {
     private readonly head: boolean,
   ) {
     RECORDERS.set(res, this);
-    const target = res as unknown as Patchable;
-    if (Object.hasOwn(res, 'end') || Object.hasOwn(res, 'write') || Object.hasOwn(res, 'writeHead') || Object.hasOwn(res, 'flushHeaders')) {
-      this.saved = { writeHead: target.writeHead, write: target.write, end: target.end, flushHeaders: target.flushHeaders };
-      for (const name of PATCHED) target[name] = recordingMethods[name];
-    } else {
-      this.proto = Object.getPrototypeOf(res) as object;
-      Object.setPrototypeOf(res, recordingPrototype(this.proto));
-    }
+    this.interception = intercept(res);
     res.on('finish', onFinish);
   }
 
@@ -152,16 +211,11 @@ class ResponseRecorder implements OwnerRun {
     this.resolve?.(result);
   }
 
-  /** Puts the response's methods back (its prototype, or its own methods by assignment: `delete` would make it slow). */
+  /** Stops intercepting the response: its methods are its own again. */
   private restore(): void {
     const { res } = this;
     res.off('finish', onFinish);
-    if (this.proto) {
-      if (recordingPrototypes.get(this.proto) === Object.getPrototypeOf(res)) Object.setPrototypeOf(res, this.proto);
-      return;
-    }
-    const target = res as unknown as Patchable;
-    for (const name of PATCHED) target[name] = this.saved![name];
+    release(res, this.interception);
   }
 
   /** The response went out without passing through the recorder: nothing to share, nothing left to send. */

@@ -57,23 +57,26 @@ function tokens(value: string): string[] {
     .filter(Boolean);
 }
 
+function refuse(reason: UnshareableReason, response: CapturedResponse): UnshareableResponse {
+  return new UnshareableResponse(reason, response.status);
+}
+
 /** Why `response` must not be shared, or `undefined` when it may be. */
 export function unshareableReason(
   response: CapturedResponse,
   options: Pick<ResolvedHttpFlightOptions<unknown>, SharingOptionKeys>,
 ): UnshareableResponse | undefined {
-  const refuse = (reason: UnshareableReason) => new UnshareableResponse(reason, response.status);
-  if (!options.shareStatus(response.status)) return refuse('status');
+  if (!options.shareStatus(response.status)) return refuse('status', response);
   const cacheControl = response.headers['cache-control'];
   if (cacheControl !== undefined) {
     const directives = tokens(header(response.headers, 'cache-control'));
-    if (directives.includes('private') || directives.includes('no-store')) return refuse('private');
+    if (directives.includes('private') || directives.includes('no-store')) return refuse('private', response);
   }
   if (response.headers.vary !== undefined) {
     const vary = tokens(header(response.headers, 'vary'));
-    if (vary.some((name) => name === '*' || !options.vary.includes(name))) return refuse('vary');
+    if (vary.some((name) => name === '*' || !options.vary.includes(name))) return refuse('vary', response);
   }
-  if (bodyLength(response.body) > options.maxBodyBytes) return refuse('too-large');
+  if (bodyLength(response.body) > options.maxBodyBytes) return refuse('too-large', response);
   return undefined;
 }
 

@@ -62,6 +62,18 @@ async function releaseLease(runtime: FlightRuntime, meta: FlightMeta, policy: St
   }
 }
 
+/** An owner write refused because a newer owner holds the flight. */
+function fencedResult(runtime: FlightRuntime, ref: { stage: string; key: string }, epoch: number, operation: string): OwnerResult {
+  runtime.events.emit('fenced', { ...ref, epoch, operation });
+  runtime.options.logger.warn({ ...ref, epoch, operation }, 'owner write fenced: a newer owner holds the flight');
+  return {
+    kind: 'fenced',
+    error: new FlightFencedError(`${operation} refused: epoch ${epoch} no longer owns the flight`, { context: ref }),
+  };
+}
+
+// The callbacks an owner run hands out are methods, not arrows assigned to names: keep-names builds (tsx)
+// would give each arrow a `name` property on every run.
 async function ownerRun(runtime: FlightRuntime, call: FlightCall, meta: FlightMeta, takeover: boolean): Promise<OwnerResult> {
   const { policy, options } = call;
   const { coordinator, logger, clock } = runtime.options;
@@ -69,18 +81,10 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, meta: FlightMe
   const ref = { stage: meta.stage, key: meta.requestKey };
   const fence: Fence = { stage: ref.stage, key: ref.key, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch };
   const lease = leaseTerms(policy);
-  const fencedResult = (operation: string): OwnerResult => {
-    events.emit('fenced', { ...ref, epoch: meta.epoch, operation });
-    logger.warn({ ...ref, epoch: meta.epoch, operation }, 'owner write fenced: a newer owner holds the flight');
-    return {
-      kind: 'fenced',
-      error: new FlightFencedError(`${operation} refused: epoch ${meta.epoch} no longer owns the flight`, { context: ref }),
-    };
-  };
   if (events.wants('owner')) events.emit('owner', { ...ref, epoch: meta.epoch, takeover });
   if (meta.status !== 'RUNNING') {
     const running = await runtime.callIdempotent('markRunning', () => coordinator.markRunning(fence, lease), ref);
-    if (!running.ok) return fencedResult('markRunning');
+    if (!running.ok) return fencedResult(runtime, ref, meta.epoch, 'markRunning');
   }
 
   const id = flightId(ref);
@@ -95,18 +99,20 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, meta: FlightMe
   const task = heartbeats.start({
     requestKey: `${ref.stage}|${ref.key}`,
     ownerToken: meta.ownerToken,
-    logFields: () => ({ ...ref, epoch: meta.epoch }),
+    logFields() {
+      return { ...ref, epoch: meta.epoch };
+    },
     intervalMs: policy.heartbeatIntervalMs,
     takeoverAfterMs: policy.takeoverAfterMs,
     maxRunMs: policy.maxRunMs,
     stallTimeoutMs: policy.stallTimeoutMs,
-    renew: async () => {
+    async renew() {
       const reply = await coordinator.heartbeat(fence, lease);
       if (reply.ok) return 'ok';
       if (reply.code === 'FORGOTTEN') return 'forgotten';
       return reply.status === 'EXPIRED' ? 'expired' : reply.status === 'CANCELLED' ? 'cancelled' : 'fenced';
     },
-    onLost: (reason) => {
+    onLost(reason) {
       if (reason === 'forgotten') {
         // Forgotten cluster-wide: no lease to keep, but this node's callers still get the run's value.
         forgotten = true;
@@ -146,7 +152,9 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, meta: FlightMe
         role: 'owner',
         epoch: meta.epoch,
         attempt: call.ownerAttempts,
-        progress: () => task.progress(),
+        progress() {
+          task.progress();
+        },
         fence,
       });
       ({ payload, value } = runtime.roundTrip(raw, policy));
@@ -169,7 +177,7 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, meta: FlightMe
       // Follow whoever holds the flight now, unless this run itself timed out (max run time, stall,
       // failed renewals, server-side expiry): then its callers get the typed TIMEOUT at once.
       const refused = written && !written.ok && written.code !== 'FORGOTTEN' && !forgotten;
-      if (refused && !degraded && (!lost || lostReason === 'fenced')) return fencedResult('fail');
+      if (refused && !degraded && (!lost || lostReason === 'fenced')) return fencedResult(runtime, ref, meta.epoch, 'fail');
       throw toExecutionError(failure, { ...ref, replayed: false, cause: error });
     }
     heartbeats.stop(task.taskKey);
@@ -180,7 +188,7 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, meta: FlightMe
         ref,
       );
       if (!written.ok && written.code === 'FORGOTTEN') forgotten = true;
-      if (!written.ok && !degraded && !forgotten) return fencedResult('complete');
+      if (!written.ok && !degraded && !forgotten) return fencedResult(runtime, ref, meta.epoch, 'complete');
       if (written.ok) {
         if (events.wants('completed')) events.emit('completed', { ...ref, epoch: meta.epoch, followers: written.meta.followers });
       } else if (!forgotten)

@@ -50,9 +50,6 @@ export class LocalSingleFlight {
     }
     const started: Call<T> = { dups: 0, promise: undefined as unknown as Promise<T> };
     this.calls.set(key, started);
-    const done = () => {
-      if (this.calls.get(key) === started) this.calls.delete(key);
-    };
     let promise: Promise<T>;
     try {
       promise = fn();
@@ -61,11 +58,11 @@ export class LocalSingleFlight {
     }
     started.promise = promise.then(
       (value) => {
-        done();
+        this.done(key, started);
         return value;
       },
       (error: unknown) => {
-        done();
+        this.done(key, started);
         throw error;
       },
     );
@@ -91,6 +88,11 @@ export class LocalSingleFlight {
     } finally {
       wait.end(this.deadlines);
     }
+  }
+
+  /** The execution `call` of `key` settled: the next call starts a new one (unless `key` was forgotten meanwhile). */
+  private done(key: string, call: Call<unknown>): void {
+    if (this.calls.get(key) === call) this.calls.delete(key);
   }
 
   /** Forgets the in-flight execution of `key`: the next call starts a new one. */
