@@ -40,37 +40,33 @@ async function fetchAll(url: string, n: number) {
 }
 
 describe('express sub-apps behind the middleware', () => {
-  it("a mounted sub-app's responses are shared (its response prototype inherits the app's)", async () => {
+  /** An app with a sub-app (a slow `/report` route counting its runs) mounted behind the middleware. */
+  function appWithSubApp() {
     const singleFlight = createSingleFlight({ defaults: { guard: { timeoutMs: 120_000 } } });
     closers.push(() => singleFlight.close());
-    let calls = 0;
+    const counter = { calls: 0 };
     const sub = express();
     sub.get('/report', async (_req, res) => {
-      calls++;
+      counter.calls++;
       await sleep(100);
       res.json({ report: 'ok' });
     });
     const app = express();
     app.use('/sub', createFlightMiddleware({ singleFlight, stage: 'sub' }), sub);
+    return { app, sub, counter };
+  }
+
+  it("a mounted sub-app's responses are shared (its response prototype inherits the app's)", async () => {
+    const { app, counter } = appWithSubApp();
     const url = await serve(app);
     const answers = await fetchAll(`${url}/sub/report`, 3);
     expect(answers.map(({ status, body }) => ({ status, body }))).toEqual(Array(3).fill({ status: 200, body: '{"report":"ok"}' }));
     expect(answers.map((a) => a.role).sort()).toEqual(['follower', 'follower', 'owner']);
-    expect(calls).toBe(1);
+    expect(counter.calls).toBe(1);
   });
 
   it('a response written around the recorder (a sub-app mounted in another app last) is answered unshared, nothing hangs', async () => {
-    const singleFlight = createSingleFlight({ defaults: { guard: { timeoutMs: 120_000 } } });
-    closers.push(() => singleFlight.close());
-    let calls = 0;
-    const sub = express();
-    sub.get('/report', async (_req, res) => {
-      calls++;
-      await sleep(100);
-      res.json({ report: 'ok' });
-    });
-    const app = express();
-    app.use('/sub', createFlightMiddleware({ singleFlight, stage: 'sub' }), sub);
+    const { app, sub, counter } = appWithSubApp();
     // Mounting sets the sub-app's response prototype to the last parent's: `app`'s is no longer under it.
     express().use('/elsewhere', sub);
     const url = await serve(app);
@@ -78,7 +74,7 @@ describe('express sub-apps behind the middleware', () => {
     expect(answers.map(({ status, body }) => ({ status, body }))).toEqual(Array(3).fill({ status: 200, body: '{"report":"ok"}' }));
     // Not shared (each ran the handler), but nothing waited for the 120 s guard timeout: the recording is
     // settled as soon as the response finishes without it (a hang would fail the 30 s test timeout).
-    expect(calls).toBe(3);
+    expect(counter.calls).toBe(3);
   });
 
   it('a response whose methods a middleware in front patched is shared, and each client gets it through those methods', async () => {
