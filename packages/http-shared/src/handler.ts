@@ -4,7 +4,6 @@
  * replay a shared response, answer an error, or just run the handler); this module decides whether
  * the request may be coalesced, computes its flight key, runs the flight and answers every caller.
  */
-import * as crypto from 'node:crypto';
 import type { Readable } from 'node:stream';
 import {
   buildFlightKey,
@@ -112,12 +111,6 @@ const BYPASS: Plan = { kind: 'bypass' };
 
 /** The key of a middleware without a `key` function: path and query, no identity (one object for every request). */
 const DEFAULT_SPEC: { parts?: readonly KeyPart[]; identity?: string } = Object.freeze({});
-
-/** SHA-256 of `text`, base64url, 32 characters (as `hashPart`), with the one-shot `crypto.hash` where Node has it. */
-const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string }).hash;
-function digest(text: string): string {
-  return (oneShotHash ? oneShotHash('sha256', text, 'base64url') : hashPart(text)).slice(0, 32);
-}
 
 /** The failure of a run for a request already answered: its callers stop waiting (never kept: `keepFailures: false`). */
 class DetachedRequest extends Error {
@@ -235,7 +228,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
     const vary: (string | null)[] = [];
     for (const name of options.vary) vary.push(headerValue(headers, name) ?? null);
     // One hash of the whole tuple: JSON keeps the parts apart, so no two tuples share a text.
-    return `${httpKeyPrefix}${method}:${digest(JSON.stringify([parts, vary, hostOf(headers), spec.identity ?? null]))}`;
+    return `${httpKeyPrefix}${method}:${hashPart(JSON.stringify([parts, vary, hostOf(headers), spec.identity ?? null]))}`;
   }
 
   async function purge(view: HttpRequestView<Req>): Promise<boolean> {
@@ -274,7 +267,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
     }
     return {
       kind: 'flight',
-      key: buildFlightKey(stage, ['idem', digest(JSON.stringify([hostOf(headers), identity ?? null, idempotencyKey]))]),
+      key: buildFlightKey(stage, ['idem', hashPart(JSON.stringify([hostOf(headers), identity ?? null, idempotencyKey]))]),
       fingerprint: requestFingerprint(request, body),
       conflict: idempotency.inFlight === 'conflict',
     };

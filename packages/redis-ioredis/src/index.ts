@@ -77,6 +77,9 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
     process.nextTick(uncork);
   }
 
+  /** On a cluster, the `host:port` of the master holding `key`'s slot (`slots` lists each slot's master first). */
+  const masterOf = (key: string): string | undefined => (client as unknown as ClusterShape).slots[clusterKeySlot(key)]?.[0];
+
   /** On a cluster, one SSUBSCRIBE per slot (ioredis routes each command by its channels' slot). */
   function bySlot(channels: readonly string[]): string[][] {
     if (!isCluster) return [[...channels]];
@@ -101,8 +104,8 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
       corkForThisTick();
       return client.call('SET', key, value, 'PX', ttlMs, 'NX', 'GET') as Promise<string | null>;
     },
-    // A cluster: each master's own clock (see RedisDriver.clockOf); `slots` holds each slot's master first.
-    ...(isCluster ? { clockOf: (key: string) => (client as unknown as ClusterShape).slots[clusterKeySlot(key)]?.[0] } : {}),
+    // A cluster: each master's own clock (see RedisDriver.clockOf).
+    ...(isCluster ? { clockOf: masterOf } : {}),
     createSubscriber(handlers) {
       // One duplicate for the coordinator's life. Standalone: it queues commands while it connects, and
       // does not re-subscribe by itself (ioredis would emit 'ready' before re-subscribing): the
@@ -148,9 +151,8 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
     },
     async waitReplicas(key, replicas, timeoutMs) {
       if (!isCluster) return Number(await client.call('WAIT', replicas, timeoutMs));
-      const cluster = client as unknown as ClusterShape;
-      const nodeKey = cluster.slots[clusterKeySlot(key)]?.[0];
-      const node = cluster.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === nodeKey);
+      const nodeKey = masterOf(key);
+      const node = (client as unknown as ClusterShape).nodes('master').find((n) => `${n.options.host}:${n.options.port}` === nodeKey);
       if (!node) return 0;
       return Number(await node.call('WAIT', replicas, timeoutMs));
     },

@@ -18,6 +18,7 @@ import { transitions, type AcquireInput, type AcquireReply } from '@flight/core'
 import type { RedisDriver } from './driver';
 import { encodeRecord } from './record.generated';
 import { decodeStoredFlight } from './reply';
+import { wholeLeaseTerms } from './script-args';
 import type { JoinPredictor } from './join-predictor';
 import type { ServerClock } from './server-clock';
 
@@ -54,11 +55,7 @@ export function createFastAcquire({ setIfAbsent, serverClock, testClock, predict
       // Terms the script would refuse are refused by it, with its error.
       if (now === undefined || !(input.leaseTtlMs >= 1 && input.maxRunMs >= 0 && input.takeoverAfterMs >= 0)) return undefined;
       if (!Number.isFinite(input.leaseTtlMs + input.maxRunMs + input.takeoverAfterMs)) return undefined;
-      // The script stores whole milliseconds of the lease terms (the coordinator sends them truncated).
-      const whole =
-        Number.isInteger(input.leaseTtlMs) && Number.isInteger(input.maxRunMs)
-          ? input
-          : { ...input, leaseTtlMs: Math.trunc(input.leaseTtlMs), maxRunMs: Math.trunc(input.maxRunMs) };
+      const whole = wholeLeaseTerms(input);
       const meta = transitions.newOwnerMeta(whole, null, now);
       return setIfAbsent(key, encodeRecord(meta, false), whole.leaseTtlMs).then((stored): AcquireReply | undefined => {
         const decided: AcquireReply | undefined =

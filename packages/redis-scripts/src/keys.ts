@@ -1,5 +1,4 @@
-import * as crypto from 'node:crypto';
-import { flightId, type FlightRef } from '@flight/core';
+import { flightId, hashPart, type FlightRef } from '@flight/core';
 
 /**
  * The Redis key of one flight: a single string holding its record and, once SUCCEEDED, its result (see
@@ -14,13 +13,10 @@ export interface FlightKeys {
   list: readonly [string];
 }
 
-/** The one-shot `crypto.hash` (Node >= 20.12): no Hash object per digest. */
-const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string }).hash;
-
 /** 22 base64url characters (132 bits) of SHA-256: safe in any key, never an empty `{}`. */
 export function digest(text: string): string {
-  const full = oneShotHash ? oneShotHash('sha256', text, 'base64url') : crypto.createHash('sha256').update(text).digest('base64url');
-  return full.slice(0, 22);
+  // hashPart: SHA-256, base64url (its first 32 characters; 22 of them here).
+  return hashPart(text).slice(0, 22);
 }
 
 /**

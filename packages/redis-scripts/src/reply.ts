@@ -13,6 +13,7 @@ import {
   transitions,
 } from '@flight/core';
 import { RECORD_HEADER_BYTES, RECORD_TEXT_FIELDS, recordMeta } from './record.generated';
+import { wholeLeaseTerms } from './script-args';
 
 export interface ScriptReply {
   code: string;
@@ -116,11 +117,7 @@ export function decodeStoredFlight(stored: string, ref: FlightRef): FlightRecord
  * The script stores whole milliseconds of the lease terms (the coordinator sends them truncated).
  */
 export function freshOwnerMeta(values: unknown[], input: AcquireInput): FlightMeta {
-  const whole =
-    Number.isInteger(input.leaseTtlMs) && Number.isInteger(input.maxRunMs)
-      ? input
-      : { ...input, leaseTtlMs: Math.trunc(input.leaseTtlMs), maxRunMs: Math.trunc(input.maxRunMs) };
-  return transitions.newOwnerMeta(whole, null, num(values[1]), num(values[0]), text(values[2]));
+  return transitions.newOwnerMeta(wholeLeaseTerms(input), null, num(values[1]), num(values[0]), text(values[2]));
 }
 
 export function decodeReply(raw: unknown, ref: FlightRef): ScriptReply {

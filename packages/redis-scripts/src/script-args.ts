@@ -10,6 +10,16 @@ export function ms(name: string, value: number): string {
   return String(Math.trunc(value));
 }
 
+/**
+ * `input` with the lease terms the acquire script stores: whole milliseconds (`acquireArgs` sends them
+ * truncated), so a record built on this side is the script's.
+ */
+export function wholeLeaseTerms(input: AcquireInput): AcquireInput {
+  return Number.isInteger(input.leaseTtlMs) && Number.isInteger(input.maxRunMs)
+    ? input
+    : { ...input, leaseTtlMs: Math.trunc(input.leaseTtlMs), maxRunMs: Math.trunc(input.maxRunMs) };
+}
+
 /** ARGV of lua/acquire.lua. */
 export function acquireArgs(now: string, input: AcquireInput): string[] {
   const args = [

@@ -4,10 +4,10 @@
  * safe characters, and replaced by `~` + a SHA-256 digest otherwise. `~` and `:` never appear in a
  * kept part, so `('a:b','c')` and `('a','b:c')` can never give the same key.
  */
-import { createHash } from 'node:crypto';
 import { FlightValidationError } from '../errors.js';
 import { assertStageName } from '../policy/stage-policy.js';
 import type { FlightRef } from '../state/types.js';
+import { digestOf } from './digest.js';
 
 export type KeyPart = string | number | boolean;
 
@@ -17,7 +17,7 @@ export const MAX_KEY_LENGTH = 1024;
 
 /** A short, stable digest of any text (for free-text parts such as answers or prompts). */
 export function hashPart(value: string | Uint8Array): string {
-  return createHash('sha256').update(value).digest('base64url').slice(0, 32);
+  return digestOf('sha256', value, 'base64url').slice(0, 32);
 }
 
 function encodePart(part: KeyPart, index: number): string {

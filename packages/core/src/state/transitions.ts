@@ -5,7 +5,6 @@
  * functions directly; the Redis Lua scripts re-implement them, and the conformance suite checks
  * that both give the same replies for the same sequence of calls.
  */
-import * as crypto from 'node:crypto';
 import type {
   AcquireInput,
   AcquireReply,
@@ -23,6 +22,7 @@ import type {
   WriteReply,
 } from './types.js';
 import { isActive } from './types.js';
+import { digestOf } from '../keys/digest.js';
 
 /** What a transition decided: the reply, the record to store (`undefined` = unchanged) and the event to publish. */
 export interface Transition<R> {
@@ -39,17 +39,13 @@ export function nextEpoch(previous: number, now: number): number {
   return Math.max(previous + 1, now * 1000);
 }
 
-/** The one-shot `crypto.hash` (Node >= 20.12): no Hash object per digest. */
-const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
-
 /**
  * The public id of a run: the first 16 hex digits of SHA-1 over its owner token (a fresh random per
  * attempt), so it is random per run, the same for an idempotent repeat of the acquire, computed alike by
  * the Lua scripts (`redis.sha1hex`), and reveals nothing that could forge an owner write.
  */
 export function flightNonce(ownerToken: string): string {
-  const hex = oneShotHash ? oneShotHash('sha1', ownerToken, 'hex') : crypto.createHash('sha1').update(ownerToken, 'utf8').digest('hex');
-  return hex.slice(0, 16);
+  return digestOf('sha1', ownerToken, 'hex').slice(0, 16);
 }
 
 /** True when the record is live at `now` (its storage TTL has not ended). */

@@ -29,6 +29,7 @@ import { flightKeys, noticeChannel } from '../keys';
 import { countClients, deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from './keys';
 import { sleep, startRedisServer, type RedisServer } from './servers';
 import { startWorker, type Worker } from './multiprocess';
+import { serverTimeMs } from './resp';
 
 export interface RedisAdapterUnderTest {
   name: string;
@@ -546,10 +547,6 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           const reply = await c.acquire(input(stage, key));
           return { outcome: reply.outcome, sent: [...sent], reply };
         };
-        const serverNow = async () => {
-          const [s, us] = (await server.command('TIME')) as [string, string];
-          return Number(s) * 1000 + Math.floor(Number(us) / 1000);
-        };
         try {
           // No server time seen yet: the script creates the flight (and its reply tells the time).
           expect(await acquired('fa', 'k0')).toMatchObject({ outcome: 'OWNER_NEW', sent: ['probe', 'acquire'] });
@@ -557,7 +554,7 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           const fresh = await acquired('fa', 'k1');
           expect(fresh).toMatchObject({ outcome: 'OWNER_NEW', sent: ['SET NX GET'] });
           expect(await other.readMeta({ stage: 'fa', key: 'k1' })).toEqual(fresh.reply.meta);
-          expect(Math.abs(fresh.reply.meta.updatedAt - (await serverNow()))).toBeLessThan(1000);
+          expect(Math.abs(fresh.reply.meta.updatedAt - (await serverTimeMs(server.port)))).toBeLessThan(1000);
           const fence = {
             stage: 'fa',
             key: 'k1',

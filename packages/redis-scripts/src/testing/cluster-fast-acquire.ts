@@ -8,7 +8,7 @@ import { expect } from 'vitest';
 import type { RedisCoordinator } from '../coordinator';
 import type { RedisDriver } from '../driver';
 import { flightKeys } from '../keys';
-import { rawCommand } from './resp';
+import { rawCommand, serverTimeMs } from './resp';
 import type { RedisCluster } from './servers';
 
 const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
@@ -17,11 +17,6 @@ const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
 async function evalshaCalls(port: number): Promise<number> {
   const stats = String(await rawCommand(port, ['INFO', 'commandstats']));
   return Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0);
-}
-
-async function serverNow(port: number): Promise<number> {
-  const [s, us] = (await rawCommand(port, ['TIME'])) as unknown as [string, string];
-  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
 }
 
 export async function checkClusterFastAcquire(
@@ -46,7 +41,7 @@ export async function checkClusterFastAcquire(
       expect(server).toMatch(/:\d+$/);
       masters.set(server!, (masters.get(server!) ?? 0) + 1);
       const port = Number(server!.split(':').pop());
-      expect(Math.abs(reply.meta.updatedAt - (await serverNow(port)))).toBeLessThan(1000);
+      expect(Math.abs(reply.meta.updatedAt - (await serverTimeMs(port)))).toBeLessThan(1000);
       const fence = { ...ref, ownerId: 'node-a', ownerToken: reply.meta.ownerToken, epoch: reply.meta.epoch };
       expect(await coordinator.complete(fence, { result: `r${i}`, resultTtlMs: 60_000 })).toMatchObject({ ok: true });
     }

@@ -69,3 +69,9 @@ export function rawCommand(port: number, args: (string | number)[], host = '127.
     });
   });
 }
+
+/** The Redis server's clock (`TIME`) in epoch milliseconds. */
+export async function serverTimeMs(port: number): Promise<number> {
+  const [s, us] = (await rawCommand(port, ['TIME'])) as [string, string];
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}
