@@ -2,6 +2,10 @@
  * Scenario 3 — distinct keys: flights on distinct keys in one process (owner path, 1 KB results,
  * instant upstream), next to the raw ceiling measured in the same run (pipelined EVALSHA of a trivial
  * script); then the commands each owner flight and each follower sends, counted by a TCP proxy.
+ *
+ * The contenders are measured in interleaved rounds (every contender once per round, the order rotated
+ * from round to round) and each figure is the median of its rounds: on a shared machine whose speed drifts
+ * over tens of seconds, back-to-back windows would compare the drift as much as the contenders.
  */
 import { Redis } from 'ioredis';
 import { guarded, prefixOf, type BenchContext, type ResultRow } from '../context.js';
@@ -11,7 +15,10 @@ import { nowMs, round, sleep, summarize } from '../stats.js';
 import { makeUpstream } from '../upstream.js';
 
 export interface ThroughputOptions {
+  /** One measured window of one contender (there are `rounds` of them). */
   durationMs: number;
+  /** Interleaved rounds: each contender is measured once per round; figures are the medians. */
+  rounds: number;
   /** Warm-up per contender (JIT, script loading) before its window. */
   warmupMs: number;
   concurrency: number;
@@ -22,7 +29,8 @@ export interface ThroughputOptions {
 
 export function throughputOptions(quick: boolean): ThroughputOptions {
   return {
-    durationMs: quick ? 800 : 2500,
+    durationMs: quick ? 400 : 1000,
+    rounds: quick ? 2 : 3,
     warmupMs: quick ? 400 : 800,
     concurrency: 64,
     countedFlights: quick ? 20 : 100,
@@ -200,26 +208,83 @@ function perFlight(counts: Record<string, number>, n: number): Record<string, nu
   return Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, round(v / n, 2) ?? 0]));
 }
 
+type Measured = Awaited<ReturnType<typeof measureOwners>>;
+
+/** The median of `values` (the mean of the middle two for an even count). */
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** One contender's rounds as one measurement: medians of the per-round figures, every latency, summed counts. */
+export function combineRounds(rounds: Measured[]): Measured & { roundOps: number[] } {
+  const med = (pick: (m: Measured) => number | null) => {
+    const values = rounds.map(pick).filter((v): v is number => v !== null);
+    return values.length === 0 ? null : median(values);
+  };
+  return {
+    ops: med((m) => m.ops) ?? 0,
+    latencies: rounds.flatMap((m) => m.latencies),
+    errors: rounds.reduce((a, m) => a + m.errors, 0),
+    upstreamCalls: rounds.reduce((a, m) => a + m.upstreamCalls, 0),
+    flights: rounds.reduce((a, m) => a + m.flights, 0),
+    clientCpuPct: round(
+      med((m) => m.clientCpuPct),
+      0,
+    ),
+    redisCpuPct: round(
+      med((m) => m.redisCpuPct),
+      0,
+    ),
+    clientCpuUsPerFlight: round(
+      med((m) => m.clientCpuUsPerFlight),
+      1,
+    ),
+    redisCpuUsPerFlight: round(
+      med((m) => m.redisCpuUsPerFlight),
+      1,
+    ),
+    roundOps: rounds.map((m) => Math.round(m.ops)),
+  };
+}
+
 export async function runThroughput(ctx: BenchContext, contenders: ContenderName[], opts: ThroughputOptions): Promise<ResultRow[]> {
   const rows: ResultRow[] = [];
   const ceilingBefore = await rawCeiling(ctx.redis.url, opts.durationMs, ctx.admin);
-  const measured: { name: ContenderName; m: Awaited<ReturnType<typeof measureOwners>> }[] = [];
-  for (const name of contenders) {
-    await guarded(ctx, rows, 'distinct-keys', name, async () => {
-      const contender = await createContender(name, {
-        redisUrl: ctx.redis.url,
-        prefix: prefixOf(ctx, 'distinct', name),
-        resultTtlMs: 60_000,
-      });
-      try {
+  const open: { name: ContenderName; contender: Contender; rounds: Measured[]; failed: boolean }[] = [];
+  try {
+    for (const name of contenders) {
+      let contender: Contender | undefined;
+      const ok = await guarded(ctx, rows, 'distinct-keys', name, async () => {
+        contender = await createContender(name, {
+          redisUrl: ctx.redis.url,
+          prefix: prefixOf(ctx, 'distinct', name),
+          resultTtlMs: 60_000,
+        });
         await measureOwners(contender, 'warm', opts, opts.warmupMs);
-        const m = await measureOwners(contender, 'run', opts, opts.durationMs, ctx.admin);
-        measured.push({ name, m });
-        ctx.log(`distinct-keys ${name}: ${Math.round(m.ops)} flights/s`);
-      } finally {
-        await contender.close();
+      });
+      if (contender) open.push({ name, contender, rounds: [], failed: !ok });
+    }
+    for (let r = 0; r < opts.rounds; r++) {
+      // Rotate the order so no contender always runs right after the same one.
+      for (let i = 0; i < open.length; i++) {
+        const entry = open[(i + r) % open.length]!;
+        if (entry.failed) continue; // reported once, not measured again
+        entry.failed = !(await guarded(ctx, rows, 'distinct-keys', entry.name, async () => {
+          entry.rounds.push(await measureOwners(entry.contender, `run${r}`, opts, opts.durationMs, ctx.admin));
+        }));
       }
-    });
+    }
+  } finally {
+    await Promise.all(open.map((e) => e.contender.close().catch(() => {})));
+  }
+  const measured: { name: ContenderName; m: ReturnType<typeof combineRounds> }[] = [];
+  for (const { name, rounds, failed } of open) {
+    if (failed) continue; // its failure is reported already
+    const m = combineRounds(rounds);
+    measured.push({ name, m });
+    ctx.log(`distinct-keys ${name}: ${Math.round(m.ops)} flights/s (rounds ${m.roundOps.join(', ')})`);
   }
   const ceilingAfter = await rawCeiling(ctx.redis.url, opts.durationMs, ctx.admin);
   const best = ceilingBefore.ops >= ceilingAfter.ops ? ceilingBefore : ceilingAfter;
@@ -257,6 +322,7 @@ export async function runThroughput(ctx: BenchContext, contenders: ContenderName
         p99Ms: s.p99Ms,
         maxMs: s.maxMs,
         opsPerSec: Math.round(m.ops),
+        roundOpsPerSec: m.roundOps,
         pctOfCeiling: round((100 * m.ops) / ceiling, 1),
         clientCpuPct: m.clientCpuPct,
         redisCpuPct: m.redisCpuPct,
