@@ -6,17 +6,12 @@
  */
 // InspectableCoordinator comes from core's main entry: the adapters' public types then never import its
 // testing entry (and the optional test libraries behind it).
-import {
-  FlightValidationError,
-  transitions,
-  type InspectableCoordinator,
-  type StreamingFlightCoordinator,
-  type WriteReply,
-} from '@flight/core';
+import { FlightValidationError, transitions, type InspectableCoordinator, type Fence, type StreamingFlightCoordinator } from '@flight/core';
 import type { RedisDriver, ScriptRunner } from './driver';
-import { createKeyCache } from './key-cache';
+import { createKeyCache, type CachedKeys } from './key-cache';
 import { createNotifications, type NotificationCounters } from './notifications';
 import { resolveRedisOptions, type RedisCoordinatorOptions } from './options';
+import type { LuaScriptName } from './lua.generated';
 import type { ScriptReply } from './reply';
 import { acquireArgs, checkEpoch, checkResultSize, MAX_ERROR_MESSAGE_LENGTH, ms } from './script-args';
 import { createScriptCalls } from './script-calls';
@@ -24,7 +19,7 @@ import { createFastAcquire } from './fast-acquire';
 import { createJoinPredictor } from './join-predictor';
 import { createServerClocks } from './server-clock';
 import { createRedisStreams } from './streams';
-import { acquireReply, cancelReply, expireReply, forgetReply, writeReply } from './write-replies';
+import { acquireReply, cancelReply, expireReply, forgetReply } from './write-replies';
 
 export interface RedisCoordinator extends StreamingFlightCoordinator, InspectableCoordinator {
   /** Followers currently waiting on this coordinator (all share one subscriber connection). */
@@ -61,8 +56,10 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   const fast =
     setIfAbsent && !opts.waitReplicas ? createFastAcquire({ setIfAbsent, serverClock, testClock: opts.clock, predictor }) : undefined;
   /** An owner write the server holding `key` answered: its record's updatedAt is that server's now. */
-  const written = (key: string, reply: WriteReply): WriteReply => {
-    if (reply.ok) serverClock(key)?.sample(reply.meta.updatedAt);
+  /** Runs an owner write; an accepted one gives the key's server clock a sample (its record's `updatedAt`). */
+  const ownerWrite = async (name: LuaScriptName, fence: Fence, args: readonly string[], waits: boolean, keys: CachedKeys) => {
+    const { reply, updatedAt } = await calls.write(name, fence, args, waits, keys);
+    if (updatedAt !== undefined) serverClock(keys.meta)?.sample(updatedAt);
     return reply;
   };
   let closed = false;
@@ -119,25 +116,19 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
     async markRunning(fence, lease) {
       const keys = keysOf(fence);
-      return written(
-        keys.meta,
-        writeReply(await script('markRunning', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], false, keys)),
-      );
+      return ownerWrite('markRunning', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], false, keys);
     },
 
     async heartbeat(fence, lease) {
       const keys = keysOf(fence);
-      return written(
-        keys.meta,
-        writeReply(await script('heartbeat', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], false, keys)),
-      );
+      return ownerWrite('heartbeat', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], false, keys);
     },
 
     async complete(fence, input) {
       checkResultSize(input.result, opts.maxPayloadBytes, fence);
       const keys = keysOf(fence);
       const args = [...fenceArgs(fence, keys), input.result, ms('resultTtlMs', input.resultTtlMs), String(opts.inlineResultBytes)];
-      return written(keys.meta, writeReply(await script('complete', fence, args, true, keys)));
+      return ownerWrite('complete', fence, args, true, keys);
     },
 
     async fail(fence, input) {
@@ -151,7 +142,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
         failure.retryable ? '1' : '0',
         ms('ttlMs', input.ttlMs),
       ];
-      return written(keys.meta, writeReply(await script('fail', fence, args, true, keys)));
+      return ownerWrite('fail', fence, args, true, keys);
     },
 
     async cancel(ref, input) {

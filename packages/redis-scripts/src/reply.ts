@@ -11,8 +11,9 @@ import {
   type FlightRef,
   type FlightStatus,
   transitions,
+  type WriteReply,
 } from '@flight/core';
-import { RECORD_HEADER_BYTES, RECORD_TEXT_FIELDS, recordMeta } from './record.generated';
+import { RECORD_HEADER, RECORD_HEADER_BYTES, RECORD_TEXT_FIELDS, recordMeta } from './record.generated';
 import { wholeLeaseTerms } from './script-args';
 
 export interface ScriptReply {
@@ -118,6 +119,41 @@ export function decodeStoredFlight(stored: string, ref: FlightRef): FlightRecord
  */
 export function freshOwnerMeta(values: unknown[], input: AcquireInput): FlightMeta {
   return transitions.newOwnerMeta(wholeLeaseTerms(input), null, num(values[1]), num(values[0]), text(values[2]));
+}
+
+/**
+ * An owner write's reply (markRunning, heartbeat, complete, fail) as core's `WriteReply`. The record of an
+ * accepted write is checked at once (a record's status letter and header) and decoded only when its `meta`
+ * is first read: the owner path rarely reads it (the `completed` event's follower count), and decoding
+ * every field was a few microseconds of every flight. `updatedAt` (the server clock's sample) is read
+ * from the header without decoding the rest.
+ */
+export function decodeWriteReply(raw: unknown, ref: FlightRef): { reply: WriteReply; updatedAt: number | undefined } {
+  if (Array.isArray(raw) && raw.length >= 2 && text(raw[0]) === 'OK') {
+    const stored = raw[1];
+    const record = typeof stored === 'string' ? stored : Buffer.isBuffer(stored) ? stored.toString('utf8') : undefined;
+    if (record !== undefined && record.length >= RECORD_HEADER_BYTES && STATUS_OF[record[0]!] !== undefined) {
+      const [at, width] = RECORD_HEADER.updatedAt;
+      const updatedAt = Number(record.slice(at, at + width));
+      if (!Number.isSafeInteger(updatedAt)) throw new FlightCoordinationError('malformed flight record');
+      return { reply: lazyAccepted(record, ref), updatedAt };
+    }
+  }
+  const reply = decodeReply(raw, ref);
+  if (reply.code === 'OK' && reply.meta) return { reply: { ok: true, meta: reply.meta }, updatedAt: reply.meta.updatedAt };
+  const code = reply.code === 'FORGOTTEN' ? 'FORGOTTEN' : 'FENCED';
+  return { reply: { ok: false, code, status: reply.meta?.status ?? null, epoch: reply.meta?.epoch ?? null }, updatedAt: undefined };
+}
+
+/** An accepted write whose `meta` is decoded from `record` on first read (then kept). */
+function lazyAccepted(record: string, ref: FlightRef): WriteReply {
+  let meta: FlightMeta | undefined;
+  return {
+    ok: true,
+    get meta(): FlightMeta {
+      return (meta ??= metaOfRecord(record, ref, splitRecord(record).texts));
+    },
+  };
 }
 
 export function decodeReply(raw: unknown, ref: FlightRef): ScriptReply {

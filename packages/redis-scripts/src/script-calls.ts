@@ -2,13 +2,13 @@
  * How the coordinator runs a flight script: the version check on first use, the command deadline, one
  * error mapping, the reply decoded, and `WAIT` after an owner write when `waitReplicas` asks for it.
  */
-import type { Fence, FlightRef } from '@flight/core';
+import type { Fence, FlightRef, WriteReply } from '@flight/core';
 import type { RedisDriver, ScriptRunner } from './driver';
 import { toFlightRedisError, withDeadline } from './errors';
 import type { CachedKeys } from './key-cache';
 import type { LuaScriptName } from './lua.generated';
 import type { ResolvedRedisOptions } from './options';
-import { decodeReply, type ScriptReply } from './reply';
+import { decodeReply, decodeWriteReply, type ScriptReply } from './reply';
 import { runScript } from './scripts';
 import { createVersionCheck } from './version-check';
 
@@ -31,12 +31,23 @@ export interface ScriptCalls {
     keys?: CachedKeys,
     via?: ScriptRunner,
   ): Promise<ScriptReply>;
+  /**
+   * Runs owner write `name` (markRunning, heartbeat, complete, fail) on `fence`'s keys: its reply as core's
+   * `WriteReply` (an accepted write's record decoded on first read) and the record's `updatedAt`.
+   */
+  write(name: LuaScriptName, fence: Fence, args: readonly string[], ownerWrite: boolean, keys: CachedKeys): Promise<OwnerWrite>;
   /** The `read` script: the record, and its result when `withResult`. */
   read(ref: FlightRef, withResult: boolean, via?: ScriptRunner): Promise<ScriptReply>;
   /** The `now` argument of every script: the test clock's time, or '' for the Redis server clock. */
   nowArg(): string;
   /** Arguments of an owner write: now, the flight's channel, the fence. */
   fenceArgs(fence: Fence, keys: CachedKeys): string[];
+}
+
+/** An owner write's reply, and the `updatedAt` of the record it wrote (undefined when it was refused). */
+export interface OwnerWrite {
+  reply: WriteReply;
+  updatedAt: number | undefined;
 }
 
 export function createScriptCalls(driver: RedisDriver, opts: ResolvedRedisOptions, keysOf: (ref: FlightRef) => CachedKeys): ScriptCalls {
@@ -62,17 +73,30 @@ export function createScriptCalls(driver: RedisDriver, opts: ResolvedRedisOption
     keys: CachedKeys = keysOf(ref),
     via: ScriptRunner = driver,
   ): Promise<ScriptReply> {
+    return run(name, ref, args, ownerWrite, keys, via, decodeReply);
+  }
+
+  /** Runs a script and decodes its reply with `decode`. */
+  function run<R>(
+    name: LuaScriptName,
+    ref: FlightRef,
+    args: readonly string[],
+    ownerWrite: boolean,
+    keys: CachedKeys,
+    via: ScriptRunner,
+    decode: (raw: unknown, ref: FlightRef) => R,
+  ): Promise<R> {
     if (version.passed && !(ownerWrite && waitReplicas)) {
       // The common case in one promise chain: no async frames around the command.
       return withDeadline(runScript(via, name, keys.list, args), commandTimeoutMs).then(
-        (raw) => decodeReply(raw, ref), // throws FlightCoordinationError only, which the mapping keeps as it is
+        (raw) => decode(raw, ref), // throws FlightCoordinationError only, which the mapping keeps as it is
         (error: unknown) => {
           throw toFlightRedisError(error, name, { stage: ref.stage, key: ref.key });
         },
       );
     }
     return call(name, ref, async () => {
-      const reply = decodeReply(await runScript(via, name, keys.list, args), ref);
+      const reply = decode(await runScript(via, name, keys.list, args), ref);
       if (ownerWrite && waitReplicas && driver.waitReplicas) {
         await driver.waitReplicas(keys.meta, waitReplicas.replicas, waitReplicas.timeoutMs);
       }
@@ -90,6 +114,7 @@ export function createScriptCalls(driver: RedisDriver, opts: ResolvedRedisOption
         throw toFlightRedisError(error, operation, { stage: ref.stage, key: ref.key });
       }),
     script,
+    write: (name, fence, args, ownerWrite, keys) => run(name, fence, args, ownerWrite, keys, driver, decodeWriteReply),
     nowArg,
     read: (ref, withResult, via) => script('read', ref, [nowArg(), withResult ? '1' : '0'], false, undefined, via),
     fenceArgs: (fence, keys) => [nowArg(), keys.channel, fence.ownerId, fence.ownerToken, String(fence.epoch)],

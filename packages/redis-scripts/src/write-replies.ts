@@ -1,5 +1,5 @@
-/** The scripts' replies (`ScriptReply`) as core's reply types of each transition. */
-import type { AcquireOutcome, AcquireReply, CancelReply, ExpireReply, FlightRef, ForgetReply, WriteReply } from '@flight/core';
+/** The scripts' replies (`ScriptReply`) as core's reply types of each transition (owner writes: `decodeWriteReply` in reply.ts). */
+import type { AcquireOutcome, AcquireReply, CancelReply, ExpireReply, FlightRef, ForgetReply } from '@flight/core';
 import { toFlightRedisError } from './errors';
 import type { ScriptReply } from './reply';
 
@@ -13,13 +13,6 @@ export function acquireReply(reply: ScriptReply, ref: FlightRef): AcquireReply {
   const out: AcquireReply = { outcome: reply.code as AcquireOutcome, meta: reply.meta };
   if (reply.code === 'REPLAY_SUCCESS') out.result = reply.result;
   return out;
-}
-
-/** markRunning, heartbeat, complete, fail. */
-export function writeReply(reply: ScriptReply): WriteReply {
-  if (reply.code === 'OK' && reply.meta) return { ok: true, meta: reply.meta };
-  const code = reply.code === 'FORGOTTEN' ? 'FORGOTTEN' : 'FENCED';
-  return { ok: false, code, status: reply.meta?.status ?? null, epoch: reply.meta?.epoch ?? null };
 }
 
 export function cancelReply(reply: ScriptReply): CancelReply {
