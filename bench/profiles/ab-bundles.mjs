@@ -1,24 +1,18 @@
 /**
  * Two builds of the owner path side by side in ONE process, alternated in short slices (the order flipped
  * every slice), CPU µs per owner flight as the median of the slices: a drift of the machine lands on both.
- * Resolution about ±2 % with SLICES=40 (an A/A run shows it). Bundles from `bundle-flight.sh`; run it from
- * a bundle's directory so `ioredis` resolves:
- * `cd /tmp/base && SLICES=40 node <repo>/bench/profiles/ab-bundles.mjs /tmp/base/flight.mjs /tmp/new/flight.mjs`
+ * Resolution about ±2 % with SLICES=40 (an A/A run shows it). Bundles from `bundle-flight.sh`:
+ * `SLICES=40 node bench/profiles/ab-bundles.mjs /tmp/base/flight.mjs /tmp/new/flight.mjs`
  * 64 in flight, distinct keys, an instant upstream returning one 1 KB object, the bench's flight policy.
  */
 import { Redis } from 'ioredis';
+import { profileDefaults } from './profile-defaults.mjs';
 const [aPath, bPath] = process.argv.slice(2, 4);
 const slices = Number(process.env.SLICES ?? 16),
   per = Number(process.env.PER ?? 2000);
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const text = 'lorem ipsum dolor sit amet '.repeat(40);
-const policy = {
-  resultTtlMs: 10_000,
-  failureTtlMs: 10_000,
-  terminalTtlMs: 10_000,
-  l1: { enabled: false },
-  guard: { bulkhead: false, retry: false, circuitBreaker: false, timeoutMs: 60_000 },
-};
+const policy = profileDefaults();
 async function make(path, tag) {
   const m = await import(path);
   const client = new Redis(url);
