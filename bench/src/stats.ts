@@ -16,6 +16,13 @@ export function percentile(sorted: readonly number[], p: number): number | null 
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))] ?? null;
 }
 
+/** The median of `values` (the mean of the middle two for an even count: 2 rounds give their mean). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 export function summarize(samples: readonly number[]): Summary {
   const sorted = [...samples].sort((a, b) => a - b);
   const mean = sorted.length ? sorted.reduce((s, x) => s + x, 0) / sorted.length : null;

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { guarded, prefixOf, type BenchContext, type ResultRow } from '../context.js';
 import { createContender, REDIS_CONTENDERS, type Contender, type ContenderName } from '../contenders/index.js';
 import { BEHIND, startCountingProxy, SUBSCRIPTION } from '../proxy.js';
-import { nowMs, round, sleep, summarize } from '../stats.js';
+import { median, nowMs, round, sleep, summarize } from '../stats.js';
 import { makeUpstream } from '../upstream.js';
 
 export interface ThroughputOptions {
@@ -209,13 +209,6 @@ function perFlight(counts: Record<string, number>, n: number): Record<string, nu
 }
 
 type Measured = Awaited<ReturnType<typeof measureOwners>>;
-
-/** The median of `values` (the mean of the middle two for an even count). */
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 /** One contender's rounds as one measurement: medians of the per-round figures, every latency, summed counts. */
 export function combineRounds(rounds: Measured[]): Measured & { roundOps: number[] } {

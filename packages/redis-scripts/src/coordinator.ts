@@ -55,8 +55,10 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   const predictor = createJoinPredictor();
   const fast =
     setIfAbsent && !opts.waitReplicas ? createFastAcquire({ setIfAbsent, serverClock, testClock: opts.clock, predictor }) : undefined;
-  /** An owner write the server holding `key` answered: its record's updatedAt is that server's now. */
-  /** Runs an owner write; an accepted one gives the key's server clock a sample (its record's `updatedAt`). */
+  /**
+   * Runs an owner write. An accepted one samples the clock of the server holding the key: its record's
+   * `updatedAt` is that server's now.
+   */
   const ownerWrite = async (name: LuaScriptName, fence: Fence, args: readonly string[], waits: boolean, keys: CachedKeys) => {
     const { reply, updatedAt } = await calls.write(name, fence, args, waits, keys);
     if (updatedAt !== undefined) serverClock(keys.meta)?.sample(updatedAt);

@@ -46,6 +46,11 @@ const STATUS_OF: Record<string, FlightStatus> = {
   E: 'EXPIRED',
 };
 
+/** A record as the client returned it (a string, or a Buffer of its UTF-8), as text; undefined for anything else. */
+function recordText(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : undefined;
+}
+
 /**
  * `ref` gives stage and requestKey, which the record does not store (they are the flight's identity); for
  * `acquire`, `ref` is its input, from which a freshly created record is rebuilt (see `freshOwnerMeta`).
@@ -57,7 +62,7 @@ export function decodeMeta(raw: unknown, ref: FlightRef): FlightMeta | null {
     throw new FlightCoordinationError(`unexpected meta of ${raw.length} values`);
   }
   if (raw === null || raw === undefined || raw === false || raw === '') return null;
-  const record = typeof raw === 'string' ? raw : Buffer.isBuffer(raw) ? raw.toString('utf8') : undefined;
+  const record = recordText(raw);
   if (record === undefined) throw new FlightCoordinationError(`unexpected script reply element ${typeof raw}`);
   if (record.length < RECORD_HEADER_BYTES) throw new FlightCoordinationError('malformed flight record');
   return metaOfRecord(record, ref, splitRecord(record).texts);
@@ -130,8 +135,7 @@ export function freshOwnerMeta(values: unknown[], input: AcquireInput): FlightMe
  */
 export function decodeWriteReply(raw: unknown, ref: FlightRef): { reply: WriteReply; updatedAt: number | undefined } {
   if (Array.isArray(raw) && raw.length >= 2 && text(raw[0]) === 'OK') {
-    const stored = raw[1];
-    const record = typeof stored === 'string' ? stored : Buffer.isBuffer(stored) ? stored.toString('utf8') : undefined;
+    const record = recordText(raw[1]);
     if (record !== undefined && record.length >= RECORD_HEADER_BYTES && STATUS_OF[record[0]!] !== undefined) {
       const [at, width] = RECORD_HEADER.updatedAt;
       const updatedAt = Number(record.slice(at, at + width));
