@@ -4,6 +4,7 @@ import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import { deleteKeys, type BenchContext, type ResultRow } from './context.js';
 import { availableContenders, CONTENDERS, type ContenderName } from './contenders/index.js';
+import { libraryBuild, type LibraryBuild } from './library.js';
 import { startWorkers, stopWorkers, type Worker } from './pool.js';
 import { startBenchRedis, type BenchRedis } from './redis-server.js';
 import { herdOptions, runHerd, type HerdOptions } from './scenarios/herd.js';
@@ -43,6 +44,8 @@ export interface BenchRun {
   startedAt: string;
   /** 1-minute load average at the start and the end (the machine may be shared with other work). */
   load: [number, number];
+  /** The @flight packages measured (library.ts). */
+  library: LibraryBuild;
 }
 
 export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
@@ -127,5 +130,6 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
     durationMs: nowMs() - started,
     startedAt,
     load: [loadStart, loadavg()[0]!],
+    library: libraryBuild(),
   };
 }

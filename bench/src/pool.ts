@@ -2,6 +2,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { libraryExecArgv } from './library.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const benchDir = join(here, '..');
@@ -56,12 +57,12 @@ export class Worker {
   }
 }
 
-/** Forks `n` workers running src/worker.ts through tsx, with --expose-gc for memory figures. */
+/** Forks `n` workers running src/worker.ts through tsx (on the run's packages, library.ts), with --expose-gc for memory figures. */
 export async function startWorkers(n: number): Promise<Worker[]> {
   const workers = Array.from({ length: n }, () => {
     const child = fork(join(here, 'worker.ts'), [], {
       cwd: benchDir,
-      execArgv: ['--expose-gc', '--conditions=@flight/source', '--import', 'tsx'],
+      execArgv: ['--expose-gc', ...libraryExecArgv(), '--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     return new Worker(child);

@@ -233,6 +233,7 @@ export function renderMarkdown(run: BenchRun, command: string, profiles: readonl
     '  `flight-ioredis` and `flight-node-redis` are `@flight/core` in `distributed` mode on our coordinators. Both flight',
     "  contenders and `local` run with the L1 replay cache off and the guard's bulkhead, retry and circuit breaker off, so only",
     '  coordination is measured.',
+    `- **Packages**: ${run.library === 'built' ? 'the built @flight packages (`dist/`, what users install; `pnpm bench` builds them first)' : 'the TypeScript sources under tsx (`FLIGHT_BENCH_LIBRARY=source`)'}, in this process and in every process the run forks.`,
     "- **Upstream**: sleeps for the scenario's time and returns a JSON object of text fields (1 KB or 100 KB serialized; deflate",
     '  shrinks it about 2–3×, like prose). Upstream calls are counted with a Redis `INCR` shared by all processes (scenarios 1, 2, 4)',
     '  or in-process (3).',

@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { prefixOf, type BenchContext, type ResultRow } from '../context.js';
+import { libraryExecArgv } from '../library.js';
 import { round } from '../stats.js';
 
 export const HTTP_CONTENDERS = ['plain', 'flight-distributed', 'flight-local'] as const;
@@ -54,7 +55,7 @@ export async function startHttpServer(options: {
   const child = fork(join(here, 'http-server.ts'), [], {
     cwd: benchDir,
     // One directory per server: the main thread's profile is the largest file in it (tsx adds a loader thread).
-    execArgv: ['--conditions=@flight/source', '--import', 'tsx', ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])],
+    execArgv: [...libraryExecArgv(), '--import', 'tsx', ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])],
     env: {
       ...process.env,
       HTTP_BENCH_CONTENDER: options.contender,
