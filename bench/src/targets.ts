@@ -158,12 +158,17 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
     for (const [contender, factor] of Object.entries(LIMITS.http[urls])) {
       const h = pick(all, 'http', contender, (r) => r.urls === urls);
       if (!h) continue;
-      const fast = within(factor * Number(plain?.reqPerSec), 1, num(h.reqPerSec));
+      // The median of the per-round ratios when the rows carry it (each round's plain measured seconds
+      // before or after), else the ratio of the medians.
+      const times = num(h.vsPlain) ?? ratio(h.reqPerSec, plain?.reqPerSec);
+      const fast = times === null ? null : times >= factor;
       const once = urls === 'same' ? num(h.handlerRunsPerBurst) : null;
+      const rounds =
+        Array.isArray(h.roundReqPerSec) && h.roundReqPerSec.length > 1 ? `; rounds ${h.roundReqPerSec.map(fmt).join(' / ')}` : '';
       add(
         urls === 'distinct' ? `HTTP, distinct URLs: req/s ≥ ${factor}× plain` : 'HTTP, one URL: req/s ≥ 1× plain, 1 handler run per burst',
         contender,
-        `${fmt(h.reqPerSec)} vs plain ${fmt(plain?.reqPerSec)} req/s (${fmt(ratio(h.reqPerSec, plain?.reqPerSec))}×)` +
+        `${fmt(h.reqPerSec)} vs plain ${fmt(plain?.reqPerSec)} req/s (${fmt(times)}×${rounds})` +
           (urls === 'same' ? `, ${fmt(once)} handler runs per burst` : ''),
         fast === null ? null : urls === 'same' ? fast && once === 1 : fast,
         `server CPU ${fmt(h.serverCpuUsPerReq)} µs per request against plain's ${fmt(plain?.serverCpuUsPerReq)} µs.`,

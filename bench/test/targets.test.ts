@@ -122,6 +122,19 @@ describe('targets: HTTP (rows of the http scenario)', () => {
     expect(verdicts(rows(699, 899, 1000, 2), []).map((v) => v.met)).toEqual([false, false, false]);
     expect(verdicts(rows(700, 900, 999, 1), []).map((v) => v.met)).toEqual([true, true, false]);
   });
+
+  it("judges by the row's median of per-round ratios to plain when it has one, not by the ratio of the medians", () => {
+    // Medians alone say 0.75× (750 / 1000), but in each round the route ran at ≥ 0.9× the plain route beside it.
+    const judged = [
+      http('distinct', 'plain', 1000),
+      http('distinct', 'flight-local', 750, { vsPlain: 0.92, roundReqPerSec: [700, 750, 900] }),
+    ];
+    const [local] = verdicts(judged, []);
+    expect(local).toMatchObject({ contender: 'flight-local', met: true });
+    expect(local!.figure).toContain('0.92×; rounds 700 / 750 / 900');
+    const below = [http('distinct', 'plain', 1000), http('distinct', 'flight-local', 950, { vsPlain: 0.85 })];
+    expect(verdicts(below, [])[0]!.met).toBe(false);
+  });
 });
 
 describe('targets: a contender that could not run', () => {

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { prefixOf, type BenchContext, type ResultRow } from '../context.js';
 import { libraryExecArgv } from '../library.js';
-import { round } from '../stats.js';
+import { median, round } from '../stats.js';
 
 export const HTTP_CONTENDERS = ['plain', 'flight-distributed', 'flight-local'] as const;
 /** `http-layer-only` (diagnostic, HTTP_BENCH_LAYER_ONLY=1): the middleware over a stand-in that just runs the handler. */
@@ -27,13 +27,17 @@ export interface HttpOptions {
   /** Warm-up per server before its window (JIT, connections, scripts), seconds. */
   warmupS: number;
   connections: number;
-  /** Rounds over the contenders (interleaved, so a change in machine load hits them alike); rows average them. */
+  /**
+   * Rounds over the contenders, interleaved with the order rotated, so a change in machine load hits them
+   * alike; a row's figures are the median of its rounds, and `vsPlain` the median of its per-round ratios to
+   * the plain route of the same round (`httpRows`).
+   */
   rounds: number;
   urls: readonly UrlPattern[];
 }
 
 export function httpOptions(quick: boolean): HttpOptions {
-  return { durationS: quick ? 2 : 5, warmupS: quick ? 0.5 : 1, connections: 64, rounds: quick ? 1 : 2, urls: ['distinct', 'same'] };
+  return { durationS: quick ? 2 : 5, warmupS: quick ? 0.5 : 1, connections: 64, rounds: quick ? 1 : 3, urls: ['distinct', 'same'] };
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -114,7 +118,7 @@ export function load(
   });
 }
 
-interface Sample {
+export interface Sample {
   reqPerSec: number;
   p50Ms: number;
   p99Ms: number;
@@ -150,7 +154,43 @@ async function measure(ctx: BenchContext, contender: HttpContender, urls: UrlPat
   }
 }
 
-const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
+/** The order of round `r`: the contenders rotated by `r`, so no contender always runs right after the same one. */
+export function roundOrder<T>(contenders: readonly T[], r: number): T[] {
+  return contenders.map((_, i) => contenders[(i + r) % contenders.length]!);
+}
+
+/**
+ * One row per contender from its rounds (`samples`, round by round, `plain` among them): req/s and the
+ * other figures are the median of the rounds, `vsPlain` the median of the per-round ratios to plain (both
+ * measured within seconds of each other), counts summed, max the largest.
+ */
+export function httpRows(urls: UrlPattern, samples: ReadonlyMap<HttpContender, readonly Sample[]>, connections: number): ResultRow[] {
+  const plain = samples.get('plain') ?? [];
+  const rows: ResultRow[] = [];
+  for (const [contender, these] of samples) {
+    const ratios = these.map((s, r) => s.reqPerSec / Math.max(1e-9, plain[r]?.reqPerSec ?? Number.NaN)).filter(Number.isFinite);
+    const handlerRuns = Math.round(median(these.map((s) => s.handlerRuns)));
+    rows.push({
+      scenario: 'http',
+      urls,
+      contender,
+      reqPerSec: Math.round(median(these.map((s) => s.reqPerSec))),
+      vsPlain: ratios.length ? round(median(ratios), 2) : null,
+      roundReqPerSec: these.map((s) => Math.round(s.reqPerSec)),
+      upstreamCalls: handlerRuns,
+      // `same`: the measured window is one burst on one URL.
+      ...(urls === 'same' ? { handlerRunsPerBurst: handlerRuns } : {}),
+      serverCpuUsPerReq: Math.round(median(these.map((s) => s.cpuUsPerReq))),
+      p50Ms: round(median(these.map((s) => s.p50Ms))),
+      p99Ms: round(median(these.map((s) => s.p99Ms))),
+      maxMs: round(Math.max(...these.map((s) => s.maxMs))),
+      non2xx: these.reduce((n, s) => n + s.non2xx, 0),
+      errors: these.reduce((n, s) => n + s.errors, 0),
+      connections,
+    });
+  }
+  return rows;
+}
 
 /** Runs every URL pattern against the three contenders, interleaved by round; one row per pattern and contender. */
 export async function runHttp(ctx: BenchContext, opts: HttpOptions): Promise<ResultRow[]> {
@@ -159,7 +199,7 @@ export async function runHttp(ctx: BenchContext, opts: HttpOptions): Promise<Res
   for (const urls of opts.urls) {
     const samples = new Map<HttpContender, Sample[]>(contenders.map((c) => [c, []]));
     for (let r = 0; r < opts.rounds; r++) {
-      for (const contender of contenders) {
+      for (const contender of roundOrder(contenders, r)) {
         const sample = await measure(ctx, contender, urls, r, opts);
         ctx.log(
           `http ${urls} ${contender} round ${r + 1}: ${Math.round(sample.reqPerSec)} req/s, ` +
@@ -168,28 +208,7 @@ export async function runHttp(ctx: BenchContext, opts: HttpOptions): Promise<Res
         samples.get(contender)!.push(sample);
       }
     }
-    const plain = mean(samples.get('plain')!.map((s) => s.reqPerSec));
-    for (const contender of contenders) {
-      const these = samples.get(contender)!;
-      const reqPerSec = mean(these.map((s) => s.reqPerSec));
-      rows.push({
-        scenario: 'http',
-        urls,
-        contender,
-        reqPerSec: Math.round(reqPerSec),
-        vsPlain: round(reqPerSec / plain, 2),
-        upstreamCalls: Math.round(mean(these.map((s) => s.handlerRuns))),
-        // `same`: the measured window is one burst on one URL.
-        ...(urls === 'same' ? { handlerRunsPerBurst: Math.round(mean(these.map((s) => s.handlerRuns))) } : {}),
-        serverCpuUsPerReq: Math.round(mean(these.map((s) => s.cpuUsPerReq))),
-        p50Ms: round(mean(these.map((s) => s.p50Ms))),
-        p99Ms: round(mean(these.map((s) => s.p99Ms))),
-        maxMs: round(Math.max(...these.map((s) => s.maxMs))),
-        non2xx: these.reduce((n, s) => n + s.non2xx, 0),
-        errors: these.reduce((n, s) => n + s.errors, 0),
-        connections: opts.connections,
-      });
-    }
+    rows.push(...httpRows(urls, samples, opts.connections));
   }
   return rows;
 }
