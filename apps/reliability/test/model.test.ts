@@ -13,7 +13,15 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
-import { transitions as machine, type Fence, type FlightMeta, type FlightRecord, type FlightRef, type LeaseTerms } from '@flight/core';
+import {
+  transitions as machine,
+  type Fence,
+  type FlightMeta,
+  type FlightRecord,
+  type FlightRef,
+  type LeaseTerms,
+  type StoredResult,
+} from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { flightKeys } from '@flight/redis-scripts';
 import { startRedisServer, type RedisServer } from '@flight/redis-scripts/testing';
@@ -45,7 +53,7 @@ interface Model {
   /** Highest epoch ever granted, across loss of the record. */
   highest: number;
   /** The stored success (epoch and result) while it lives. */
-  succeeded: { epoch: number; result: string } | undefined;
+  succeeded: { epoch: number; result: StoredResult } | undefined;
   faults: number;
 }
 

@@ -7,7 +7,7 @@ export type { FlightEventMap, FlightEventName, FlightRole, LeaseLossReason } fro
 export { FlightEvents } from './events/emitter.js';
 export { assertStageName, type StagePolicyInput, type GuardPolicy } from './policy/stage-policy.js';
 export { DeadlineQueue, type Deadline } from './run/deadline-queue.js';
-export { createEnvelopeCodec, type EnvelopeCodecOptions, type Serializer } from './codec/envelope-codec.js';
+export { createEnvelopeCodec, type EnvelopeCodec, type EnvelopeCodecOptions, type Serializer } from './codec/envelope-codec.js';
 export { createLruReplayCache, type LruReplayCacheOptions } from './cache/lru-replay-cache.js';
 export { buildFlightKey, hashPart, flightId, MAX_KEY_LENGTH, type KeyPart } from './keys/key-builder.js';
 export { LocalSingleFlight, type LocalResult } from './local/local-single-flight.js';

@@ -43,7 +43,7 @@ describe('bad data and bad input', () => {
     const good = make({ coordinator, nodeId: 'w' });
     const key = randomUUID();
     await good.execute('eval', key, async () => ({ score: 9 }));
-    const stored = (await coordinator.readResult({ stage: 'eval', key }))!;
+    const stored = (await coordinator.readResult({ stage: 'eval', key })) as string;
 
     const truncatedKey = randomUUID();
     await storeDamaged(coordinator, truncatedKey, stored.slice(0, -3));

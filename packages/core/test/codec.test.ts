@@ -51,6 +51,42 @@ describe('envelope codec', () => {
     expect(codec.decode(codec.encode(undefined, cap), cap)).toBeUndefined();
   });
 
+  it('stores a deflated body as bytes without base64 when the coordinator stores bytes, and text otherwise', () => {
+    const bytesCap = { ...cap, bytes: true };
+    const big = { text: 'lorem ipsum dolor sit amet '.repeat(2000), n: [1, 2, 3] };
+    const payload = codec.encode(big, bytesCap);
+    expect(payload).toBeInstanceOf(Uint8Array);
+    const stored = Buffer.from(payload as Uint8Array);
+    expect(stored.toString('latin1', 0, 14)).toMatch(/^f2\.b\.[0-9a-f]{8}\.$/);
+    // The same deflated bytes as the base64 body of the text form, without the base64.
+    const text = codec.encode(big, cap);
+    expect(stored.subarray(14)).toEqual(Buffer.from(text.slice(14), 'base64'));
+    expect(stored.length).toBeLessThan(text.length * 0.8);
+    expect(codec.decode(payload, cap)).toEqual(big);
+    const copy = codec.encodeWithCopy(big, bytesCap);
+    expect(Buffer.from(copy.payload as Uint8Array)).toEqual(stored);
+    expect(copy.value).toEqual(big);
+    // Small results stay text even when bytes are allowed: their JSON is stored as it is.
+    expect(codec.encode({ a: 1 }, bytesCap)).toBe(codec.encode({ a: 1 }, cap));
+    // Text handed back as bytes (a coordinator that returns everything as bytes) still decodes.
+    expect(codec.decode(Buffer.from(codec.encode({ a: 1 }, cap)), cap)).toEqual({ a: 1 });
+  });
+
+  it('refuses a damaged, truncated or oversized byte payload with a typed error', () => {
+    const big = { text: 'abc '.repeat(5000) };
+    const stored = Buffer.from(codec.encode(big, { ...cap, bytes: true }) as Uint8Array);
+    const flipped = Buffer.from(stored);
+    flipped[flipped.length - 5] = flipped[flipped.length - 5]! ^ 0x01;
+    expect(() => codec.decode(flipped, cap)).toThrow(FlightCorruptResultError);
+    expect(() => codec.decode(stored.subarray(0, stored.length - 3), cap)).toThrow(FlightCorruptResultError);
+    const badSum = Buffer.from(stored);
+    badSum[6] = badSum[6] === 0x30 ? 0x31 : 0x30;
+    expect(() => codec.decode(badSum, cap)).toThrow(FlightCorruptResultError);
+    expect(() => codec.decode(stored, { maxBytes: 1000 })).toThrow(FlightResultTooLargeError);
+    expect(() => codec.decode(Buffer.from('f2.b.'), cap)).toThrow(FlightCorruptResultError);
+    expect(() => codec.decode(new Uint8Array([1, 2, 3]), cap)).toThrow(FlightCorruptResultError);
+  });
+
   it('deflates only above compressAboveBytes (default 8 KiB)', () => {
     const defaults = createEnvelopeCodec();
     expect(defaults.encode('y'.repeat(8000), cap).startsWith('f2.j.')).toBe(true);

@@ -20,6 +20,8 @@ import { Redis, type RedisOptions } from 'ioredis';
 /** The part of an ioredis `Redis` or `Cluster` client used here (structural: ioredis 5 and 6 both fit). */
 export interface IoredisClient {
   call(command: string, ...args: (string | number | Buffer)[]): Promise<unknown>;
+  /** `call` with bulk replies as Buffers (ioredis 5 and 6 both have it). */
+  callBuffer(command: string, ...args: (string | number | Buffer)[]): Promise<unknown>;
   duplicate(...overrides: any[]): IoredisClient;
   ssubscribe(...channels: string[]): Promise<unknown>;
   sunsubscribe(...channels: string[]): Promise<unknown>;
@@ -104,6 +106,7 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
       corkForThisTick();
       return client.call('SET', key, value, 'PX', ttlMs, 'NX', 'GET') as Promise<string | null>;
     },
+    getBuffer: (key) => client.callBuffer('GET', key) as Promise<Buffer | null>,
     // A cluster: each master's own clock (see RedisDriver.clockOf).
     ...(isCluster ? { clockOf: masterOf } : {}),
     createSubscriber(handlers) {

@@ -1,5 +1,6 @@
 import { registerCoordinatorConformance } from '@flight/core/testing';
 import {
+  checkClusterBytes,
   checkClusterFastAcquire,
   checkShardedWakeup,
   scanKeysWithoutTtl,
@@ -54,6 +55,13 @@ for (const major of ['ioredis 5', 'ioredis 6'] as const) {
 
     it("creates new flights with one SET NX GET on every master, each stamped with its own master's clock", async () => {
       await checkClusterFastAcquire(cluster, (prefix) => {
+        const driver = createIoredisDriver({ client });
+        return { driver, coordinator: createRedisCoordinator(driver, { prefix }) };
+      });
+    });
+
+    it('stores compressed results as bytes on every master and reads them back byte for byte', async () => {
+      await checkClusterBytes((prefix) => {
         const driver = createIoredisDriver({ client });
         return { driver, coordinator: createRedisCoordinator(driver, { prefix }) };
       });

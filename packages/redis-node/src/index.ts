@@ -17,7 +17,7 @@ import {
   type RedisSessionLock,
   type RedisSessionLockOptions,
 } from '@flight/redis-scripts';
-import { createClient, type RedisClientOptions } from 'redis';
+import { createClient, RESP_TYPES, type RedisClientOptions } from 'redis';
 
 interface Closable {
   connect(): Promise<unknown>;
@@ -31,14 +31,14 @@ interface Closable {
 
 /** The part of a node-redis client (`createClient`) used here. Structural: `redis` 5 and 6 both fit. */
 export interface NodeRedisClient extends Closable {
-  sendCommand(args: string[]): Promise<unknown>;
+  sendCommand(args: (string | Buffer)[], options?: object): Promise<unknown>;
   duplicate(overrides?: { RESP?: 2 | 3 }): Closable & Pick<NodeRedisClient, 'sendCommand'>;
   readonly options?: { database?: number } | undefined;
 }
 
 /** The part of a node-redis cluster client (`createCluster`) used here. */
 export interface NodeRedisCluster extends Closable {
-  sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
+  sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: (string | Buffer)[], options?: object): Promise<unknown>;
   duplicate(): Closable;
   readonly masters: unknown;
 }
@@ -68,6 +68,9 @@ function isCluster(client: NodeRedisClient | NodeRedisCluster): client is NodeRe
   return 'masters' in client;
 }
 
+/** Command options that give bulk replies as Buffers (a result stored as bytes). */
+const BULK_AS_BUFFERS = { typeMapping: { [RESP_TYPES.BLOB_STRING]: Buffer } };
+
 /** Delay between retries of a `TRYAGAIN` reply (a slot mid-migration). */
 const TRYAGAIN_RETRY_DELAY_MS = 50;
 
@@ -92,15 +95,15 @@ export function createNodeRedisDriver(
   let subscriber: RedisSubscriber | undefined;
   const cluster = isCluster(client);
 
-  const send = async (routingKey: string | undefined, args: string[]): Promise<unknown> => {
+  const send = async (routingKey: string | undefined, args: (string | Buffer)[], options?: object): Promise<unknown> => {
     await ready;
-    if (!isCluster(client)) return client.sendCommand(args);
+    if (!isCluster(client)) return client.sendCommand(args, options);
     // A slot being migrated answers TRYAGAIN to a multi-key script whose keys are split between the two
     // nodes; node-redis passes it through (ioredis retries it), so retry here until the migration ends.
     const retryUntil = Date.now() + tryAgainWindowMs;
     for (;;) {
       try {
-        return await client.sendCommand(routingKey, false, args);
+        return await client.sendCommand(routingKey, false, args, options);
       } catch (error) {
         if (!String((error as Error)?.message).startsWith('TRYAGAIN') || Date.now() >= retryUntil) throw error;
         await new Promise((resolve) => setTimeout(resolve, TRYAGAIN_RETRY_DELAY_MS));
@@ -108,7 +111,7 @@ export function createNodeRedisDriver(
     }
   };
   /** `EVALSHA sha numkeys keys… args…` (or EVAL) as one array. */
-  const scriptCommand = (command: 'EVALSHA' | 'EVAL', head: string, keys: readonly string[], args: readonly string[]) => [
+  const scriptCommand = (command: 'EVALSHA' | 'EVAL', head: string, keys: readonly string[], args: readonly (string | Buffer)[]) => [
     command,
     head,
     String(keys.length),
@@ -123,6 +126,7 @@ export function createNodeRedisDriver(
     evalsha: (sha, keys, args) => send(keys[0], scriptCommand('EVALSHA', sha, keys, args)),
     eval: (source, keys, args) => send(keys[0], scriptCommand('EVAL', source, keys, args)),
     setIfAbsent: (key, value, ttlMs) => send(key, ['SET', key, value, 'PX', String(ttlMs), 'NX', 'GET']) as Promise<string | null>,
+    getBuffer: (key) => send(key, ['GET', key], BULK_AS_BUFFERS) as Promise<Buffer | null>,
     // A cluster: each master's own clock (see RedisDriver.clockOf).
     ...(cluster ? { clockOf: (key: string) => masterOf(client as NodeRedisCluster, key) } : {}),
     createSubscriber(handlers) {
@@ -150,7 +154,8 @@ export function createNodeRedisDriver(
        * in the order they were added), so a script passed after a subscribe is written after its SSUBSCRIBE.
        */
       const inOrder = <T>(send: () => Promise<T>): Promise<T> => connected.then(send);
-      const runScriptCommand = (args: string[]) => inOrder(() => (sub as ReturnType<NodeRedisClient['duplicate']>).sendCommand(args));
+      const runScriptCommand = (args: (string | Buffer)[]) =>
+        inOrder(() => (sub as ReturnType<NodeRedisClient['duplicate']>).sendCommand(args));
       const handle: RedisSubscriber = {
         subscribe(channels) {
           // A cluster routes one command by its first channel: one command per channel there.

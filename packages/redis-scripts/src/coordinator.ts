@@ -6,13 +6,23 @@
  */
 // InspectableCoordinator comes from core's main entry: the adapters' public types then never import its
 // testing entry (and the optional test libraries behind it).
-import { FlightValidationError, transitions, type InspectableCoordinator, type Fence, type StreamingFlightCoordinator } from '@flight/core';
-import type { RedisDriver, ScriptRunner } from './driver';
+import {
+  FlightCoordinationError,
+  FlightValidationError,
+  transitions,
+  type AcquireReply,
+  type InspectableCoordinator,
+  type Fence,
+  type FlightRef,
+  type StoredResult,
+  type StreamingFlightCoordinator,
+} from '@flight/core';
+import type { RedisDriver, ScriptArg, ScriptRunner } from './driver';
 import { createKeyCache, type CachedKeys } from './key-cache';
 import { createNotifications, type NotificationCounters } from './notifications';
 import { resolveRedisOptions, type RedisCoordinatorOptions } from './options';
 import type { LuaScriptName } from './lua.generated';
-import type { ScriptReply } from './reply';
+import { isBytesResult, resultBytesOf, type ScriptReply } from './reply';
 import { acquireArgs, checkEpoch, checkResultSize, MAX_ERROR_MESSAGE_LENGTH, ms } from './script-args';
 import { createScriptCalls } from './script-calls';
 import { createFastAcquire } from './fast-acquire';
@@ -59,12 +69,58 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
    * Runs an owner write. An accepted one samples the clock of the server holding the key: its record's
    * `updatedAt` is that server's now.
    */
-  const ownerWrite = async (name: LuaScriptName, fence: Fence, args: readonly string[], waits: boolean, keys: CachedKeys) => {
+  const ownerWrite = async (name: LuaScriptName, fence: Fence, args: readonly ScriptArg[], waits: boolean, keys: CachedKeys) => {
     const { reply, updatedAt } = await calls.write(name, fence, args, waits, keys);
     if (updatedAt !== undefined) serverClock(keys.meta)?.sample(updatedAt);
     return reply;
   };
   let closed = false;
+  const getBuffer = driver.getBuffer?.bind(driver);
+
+  /**
+   * A result as stored: a reply's text, or — for a result stored as bytes (`isBytesResult`) — the flight's
+   * key read again as bytes, when it still holds run `epoch`'s result (undefined when it holds anything
+   * else by now).
+   */
+  async function storedResult(
+    ref: FlightRef,
+    keys: CachedKeys,
+    epoch: number,
+    result: string | undefined,
+  ): Promise<StoredResult | undefined> {
+    if (!isBytesResult(result) || !getBuffer) return result;
+    const stored = await call('read', ref, () => getBuffer(keys.meta));
+    return stored === null ? undefined : resultBytesOf(stored, epoch);
+  }
+
+  /** `acquire`, with a result stored as bytes read back as bytes. */
+  async function acquire(input: Parameters<RedisCoordinator['acquire']>[0], keys: CachedKeys): Promise<AcquireReply> {
+    const quick = calls.checked ? fast?.attempt(input, keys.meta) : undefined;
+    if (quick) {
+      const decided = await calls.sent('acquire', input, quick);
+      if (decided) return decided;
+    }
+    const args = acquireArgs(nowArg(), input);
+    // Taken before the command is sent: see `Ticket` in notifications.ts. A herd's follower subscribes
+    // first, so that its wait needs no re-read (join-predictor.ts).
+    const ticket =
+      input.joinEpoch === undefined && calls.checked && predictor.joins(input.stage)
+        ? await notifications.prepareAcquire(keys.channel, Math.min(opts.commandTimeoutMs, SUBSCRIBE_FIRST_WAIT_MS))
+        : notifications.beginAcquire(keys.channel);
+    let reply: ScriptReply;
+    try {
+      reply = await script('acquire', input, args, true, keys);
+    } catch (error) {
+      if (ticket) notifications.endAcquire(ticket, null);
+      throw error;
+    }
+    if (ticket) notifications.endAcquire(ticket, reply.code === 'FOLLOWER_WAIT' && !closed ? reply.meta : null);
+    if (reply.code === 'FOLLOWER_WAIT' && reply.meta) keys.followed = { epoch: reply.meta.epoch, nonce: reply.meta.nonce };
+    if (reply.serverNow) serverClock(keys.meta)?.sample(reply.serverNow);
+    const out = acquireReply(reply, input);
+    predictor.learn(input.stage, out.outcome);
+    return out;
+  }
 
   return {
     ...createRedisStreams({
@@ -87,33 +143,22 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       return notifications.counters;
     },
 
+    storesBytes: getBuffer !== undefined,
+
     async acquire(input) {
       const keys = keysOf(input);
-      const quick = calls.checked ? fast?.attempt(input, keys.meta) : undefined;
-      if (quick) {
-        const decided = await calls.sent('acquire', input, quick);
-        if (decided) return decided;
+      // A replay of a result stored as bytes reads it as bytes; a new run replacing it meanwhile (it was
+      // forgotten or expired between the two reads) is asked about again.
+      for (let attempt = 0; ; attempt++) {
+        const out = await acquire(input, keys);
+        if (out.outcome !== 'REPLAY_SUCCESS' || !isBytesResult(out.result)) return out;
+        const result = await storedResult(input, keys, out.meta.epoch, out.result);
+        if (result !== undefined) return { ...out, result };
+        if (attempt === 2)
+          throw new FlightCoordinationError('the stored result kept changing while it was read', {
+            context: { stage: input.stage, key: input.key },
+          });
       }
-      const args = acquireArgs(nowArg(), input);
-      // Taken before the command is sent: see `Ticket` in notifications.ts. A herd's follower subscribes
-      // first, so that its wait needs no re-read (join-predictor.ts).
-      const ticket =
-        input.joinEpoch === undefined && calls.checked && predictor.joins(input.stage)
-          ? await notifications.prepareAcquire(keys.channel, Math.min(opts.commandTimeoutMs, SUBSCRIBE_FIRST_WAIT_MS))
-          : notifications.beginAcquire(keys.channel);
-      let reply: ScriptReply;
-      try {
-        reply = await script('acquire', input, args, true, keys);
-      } catch (error) {
-        if (ticket) notifications.endAcquire(ticket, null);
-        throw error;
-      }
-      if (ticket) notifications.endAcquire(ticket, reply.code === 'FOLLOWER_WAIT' && !closed ? reply.meta : null);
-      if (reply.code === 'FOLLOWER_WAIT' && reply.meta) keys.followed = { epoch: reply.meta.epoch, nonce: reply.meta.nonce };
-      if (reply.serverNow) serverClock(keys.meta)?.sample(reply.serverNow);
-      const out = acquireReply(reply, input);
-      predictor.learn(input.stage, out.outcome);
-      return out;
     },
 
     async markRunning(fence, lease) {
@@ -127,9 +172,18 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     },
 
     async complete(fence, input) {
-      checkResultSize(input.result, opts.maxPayloadBytes, fence);
+      const { result } = input;
+      checkResultSize(result, opts.maxPayloadBytes, fence);
       const keys = keysOf(fence);
-      const args = [...fenceArgs(fence, keys), input.result, ms('resultTtlMs', input.resultTtlMs), String(opts.inlineResultBytes)];
+      // Bytes never ride in a notice (its text would carry them damaged): followers read them.
+      const bytes = typeof result !== 'string';
+      if (bytes && !getBuffer) throw new FlightValidationError('this coordinator stores text results only (storesBytes is false)');
+      const args = [
+        ...fenceArgs(fence, keys),
+        bytes ? Buffer.from(result.buffer, result.byteOffset, result.byteLength) : result,
+        ms('resultTtlMs', input.resultTtlMs),
+        bytes ? '0' : String(opts.inlineResultBytes),
+      ];
       return ownerWrite('complete', fence, args, true, keys);
     },
 
@@ -175,7 +229,8 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
     async readResult(ref) {
       const { meta, result } = await read(ref, true);
-      return meta?.status === 'SUCCEEDED' && !transitions.isForgotten(meta) ? (result ?? null) : null;
+      if (meta?.status !== 'SUCCEEDED' || transitions.isForgotten(meta)) return null;
+      return (await storedResult(ref, keysOf(ref), meta.epoch, result)) ?? null;
     },
 
     waitForTerminal(ref, options) {

@@ -39,10 +39,13 @@ export interface RedisSubscriberHandlers {
   onReconnect(): void;
 }
 
+/** A script argument: text, or bytes (a result stored as bytes: `RedisDriver.getBuffer`). */
+export type ScriptArg = string | Buffer;
+
 /** Runs scripts on one connection (see `RedisDriver.evalsha` / `eval` for the contract). */
 export interface ScriptRunner {
-  evalsha(sha: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
-  eval(source: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  evalsha(sha: string, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown>;
+  eval(source: string, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown>;
 }
 
 export interface RedisDriver extends ScriptRunner {
@@ -50,9 +53,15 @@ export interface RedisDriver extends ScriptRunner {
    * Runs `EVALSHA sha keys args`, routed (on a cluster) by `keys[0]`.
    * Rejects with the server's error; adapters MUST keep its message (the coordinator looks for `NOSCRIPT`).
    */
-  evalsha(sha: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  evalsha(sha: string, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown>;
   /** Runs `EVAL source keys args`, routed like `evalsha`. */
-  eval(source: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  eval(source: string, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown>;
+  /**
+   * Runs `GET key` (routed by `key`) and resolves its value as bytes, or null. Optional: with it the
+   * coordinator stores results as bytes (`storesBytes`), a compressed body without base64; the scripts'
+   * replies stay text, and a result stored as bytes is read back through this.
+   */
+  getBuffer?(key: string): Promise<Buffer | null>;
   /**
    * Runs `SET key value PX ttlMs NX GET` (Redis >= 7.0), routed by `key`: creates `key` when it does not
    * exist and resolves null, else leaves it as it is and resolves its value. Optional: without it every

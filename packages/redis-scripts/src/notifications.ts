@@ -13,6 +13,7 @@
 import type { Clock, FlightMeta, FlightRef, FlightStatus, TerminalEvent, TimerHandle } from '@flight/core';
 import type { RedisDriver, RedisSubscriber, ScriptRunner } from './driver';
 import { withDeadline } from './errors';
+import { isBytesResult } from './reply';
 
 /** A terminal notice as published by the scripts: `nonce epoch status`, then for inlined results ` <bytes> <result>`. */
 export interface Notice {
@@ -155,7 +156,9 @@ export interface Notifications {
 
 function toEvent(ref: FlightRef, status: FlightStatus, epoch: number, result?: string): TerminalEvent {
   const event: TerminalEvent = { stage: ref.stage, key: ref.key, status, epoch };
-  if (result !== undefined && status === 'SUCCEEDED') event.result = result;
+  // A result stored as bytes does not ride in an event (a script's text reply carries it damaged): the
+  // waiter reads it with its next acquire.
+  if (result !== undefined && status === 'SUCCEEDED' && !isBytesResult(result)) event.result = result;
   return event;
 }
 

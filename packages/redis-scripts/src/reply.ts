@@ -88,15 +88,41 @@ export function splitRecord(record: string): { texts: string[]; rest: string } {
     return { texts, rest: record.slice(i) };
   }
   const bytes = Buffer.from(record, 'utf8');
+  const end = textFieldsOf(bytes, texts);
+  return { texts, rest: bytes.toString('utf8', end) };
+}
+
+/** Walks the text fields of a record held as bytes (into `texts` when given); returns where they end. */
+function textFieldsOf(bytes: Buffer, texts?: string[]): number {
   let i = RECORD_HEADER_BYTES;
-  for (let f = 0; f < count; f++) {
+  for (let f = 0; f < RECORD_TEXT_FIELDS.length; f++) {
     const colon = bytes.indexOf(0x3a, i);
     const n = Number(bytes.toString('latin1', i, colon));
     if (colon < 0 || !Number.isSafeInteger(n)) throw new FlightCoordinationError('malformed flight record');
-    texts[f] = bytes.toString('utf8', colon + 1, colon + 1 + n);
+    if (texts) texts[f] = bytes.toString('utf8', colon + 1, colon + 1 + n);
     i = colon + 1 + n;
   }
-  return { texts, rest: bytes.toString('utf8', i) };
+  return i;
+}
+
+/**
+ * A result stored as bytes (the envelope codec's `f2.b.` form, `storesBytes`): the scripts reply as text,
+ * which carries such a result damaged past its ASCII head, so it is read again with `RedisDriver.getBuffer`.
+ */
+export function isBytesResult(result: unknown): result is string {
+  return typeof result === 'string' && result.startsWith('f2.b.');
+}
+
+/**
+ * The result of `stored` (the flight's key read as bytes) when it is still the SUCCEEDED record of run
+ * `epoch` with a result; undefined when the key holds anything else by now.
+ */
+export function resultBytesOf(stored: Buffer, epoch: number): Buffer | undefined {
+  if (stored.length < RECORD_HEADER_BYTES || stored[0] !== 0x53 /* S */) return undefined;
+  const [epochAt, epochWidth] = RECORD_HEADER.epoch;
+  const [resultAt] = RECORD_HEADER.resultRef;
+  if (Number(stored.toString('latin1', epochAt, epochAt + epochWidth)) !== epoch || stored[resultAt] !== 0x31 /* 1 */) return undefined;
+  return stored.subarray(textFieldsOf(stored));
 }
 
 /** The meta of the record `record` as stored; throws FlightCoordinationError when it is none. */

@@ -40,11 +40,11 @@ export function acquireArgs(now: string, input: AcquireInput): string[] {
 }
 
 /** Throws unless `result` is a string of at most `maxPayloadBytes` bytes (UTF-8). */
-export function checkResultSize(result: unknown, maxPayloadBytes: number, fence: Fence): asserts result is string {
-  if (typeof result !== 'string') throw new FlightValidationError('result must be a string');
+export function checkResultSize(result: unknown, maxPayloadBytes: number, fence: Fence): asserts result is string | Uint8Array {
+  if (typeof result !== 'string' && !(result instanceof Uint8Array)) throw new FlightValidationError('result must be a string or bytes');
   // UTF-8 takes at most 3 bytes per UTF-16 unit: count the bytes only when the length cannot decide.
-  if (result.length * 3 > maxPayloadBytes) {
-    const bytes = Buffer.byteLength(result, 'utf8');
+  if (typeof result !== 'string' || result.length * 3 > maxPayloadBytes) {
+    const bytes = typeof result === 'string' ? Buffer.byteLength(result, 'utf8') : result.byteLength;
     if (bytes > maxPayloadBytes) {
       throw new FlightResultTooLargeError(`result of ${bytes} bytes exceeds maxPayloadBytes (${maxPayloadBytes})`, {
         context: { stage: fence.stage, key: fence.key, bytes },

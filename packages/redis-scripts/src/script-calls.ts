@@ -3,7 +3,7 @@
  * error mapping, the reply decoded, and `WAIT` after an owner write when `waitReplicas` asks for it.
  */
 import type { Fence, FlightRef, WriteReply } from '@flight/core';
-import type { RedisDriver, ScriptRunner } from './driver';
+import type { RedisDriver, ScriptArg, ScriptRunner } from './driver';
 import { toFlightRedisError, withDeadline } from './errors';
 import type { CachedKeys } from './key-cache';
 import type { LuaScriptName } from './lua.generated';
@@ -26,7 +26,7 @@ export interface ScriptCalls {
   script(
     name: LuaScriptName,
     ref: FlightRef,
-    args: readonly string[],
+    args: readonly ScriptArg[],
     ownerWrite: boolean,
     keys?: CachedKeys,
     via?: ScriptRunner,
@@ -35,7 +35,7 @@ export interface ScriptCalls {
    * Runs owner write `name` (markRunning, heartbeat, complete, fail) on `fence`'s keys: its reply as core's
    * `WriteReply` (an accepted write's record decoded on first read) and the record's `updatedAt`.
    */
-  write(name: LuaScriptName, fence: Fence, args: readonly string[], ownerWrite: boolean, keys: CachedKeys): Promise<OwnerWrite>;
+  write(name: LuaScriptName, fence: Fence, args: readonly ScriptArg[], ownerWrite: boolean, keys: CachedKeys): Promise<OwnerWrite>;
   /** The `read` script: the record, and its result when `withResult`. */
   read(ref: FlightRef, withResult: boolean, via?: ScriptRunner): Promise<ScriptReply>;
   /** The `now` argument of every script: the test clock's time, or '' for the Redis server clock. */
@@ -68,7 +68,7 @@ export function createScriptCalls(driver: RedisDriver, opts: ResolvedRedisOption
   function script(
     name: LuaScriptName,
     ref: FlightRef,
-    args: readonly string[],
+    args: readonly ScriptArg[],
     ownerWrite: boolean,
     keys: CachedKeys = keysOf(ref),
     via: ScriptRunner = driver,
@@ -80,7 +80,7 @@ export function createScriptCalls(driver: RedisDriver, opts: ResolvedRedisOption
   function run<R>(
     name: LuaScriptName,
     ref: FlightRef,
-    args: readonly string[],
+    args: readonly ScriptArg[],
     ownerWrite: boolean,
     keys: CachedKeys,
     via: ScriptRunner,

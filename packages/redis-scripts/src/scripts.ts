@@ -1,4 +1,4 @@
-import type { ScriptRunner } from './driver';
+import type { ScriptArg, ScriptRunner } from './driver';
 import { isNoScript } from './errors';
 import { LUA_SCRIPTS, type LuaScriptName } from './lua.generated';
 
@@ -11,7 +11,7 @@ export async function runScript(
   driver: ScriptRunner,
   name: LuaScriptName,
   keys: readonly string[],
-  args: readonly string[],
+  args: readonly ScriptArg[],
 ): Promise<unknown> {
   const script = LUA_SCRIPTS[name];
   try {

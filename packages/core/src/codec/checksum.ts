@@ -1,11 +1,11 @@
 /**
- * CRC-32 (IEEE, the zlib polynomial) of UTF-8 text: `zlib.crc32` where Node has it (≥ 20.15, ≥ 22.2),
+ * CRC-32 (IEEE, the zlib polynomial) of UTF-8 text or of bytes: `zlib.crc32` where Node has it (≥ 20.15, ≥ 22.2),
  * otherwise a table-driven fallback that gives the same number, so nodes on different Node versions of
  * one cluster verify each other's payloads.
  */
 import * as zlib from 'node:zlib';
 
-type Crc32 = (data: string, value?: number) => number;
+type Crc32 = (data: string | Uint8Array, value?: number) => number;
 
 let table: Int32Array | undefined;
 
@@ -21,9 +21,9 @@ function crcTable(): Int32Array {
 }
 
 /** The portable implementation (exported for tests: it must agree with `zlib.crc32`). */
-export function crc32Fallback(data: string, value = 0): number {
+export function crc32Fallback(data: string | Uint8Array, value = 0): number {
   const t = crcTable();
-  const bytes = Buffer.from(data, 'utf8');
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   let crc = ~value;
   for (let i = 0; i < bytes.length; i++) crc = t[(crc ^ bytes[i]!) & 0xff]! ^ (crc >>> 8);
   return ~crc >>> 0;
@@ -31,5 +31,5 @@ export function crc32Fallback(data: string, value = 0): number {
 
 const native = (zlib as unknown as { crc32?: Crc32 }).crc32;
 
-/** CRC-32 of the UTF-8 bytes of `data`, continuing from `value`. */
+/** CRC-32 of `data` (a string's UTF-8 bytes), continuing from `value`. */
 export const crc32: Crc32 = typeof native === 'function' ? native : crc32Fallback;

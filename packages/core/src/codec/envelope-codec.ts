@@ -5,6 +5,8 @@
  * Stored form (version 2): `f2.<flags>.<crc>.<body>`
  * - `j`: body is the serialized text as is (no base64: JSON text is already a valid payload string);
  * - `z`: body is the base64 of the raw-deflated UTF-8 text (results above `compressAboveBytes`);
+ * - `b`: the same deflated bytes without base64, the whole payload bytes (a `Uint8Array`), when the
+ *   coordinator stores bytes (`EncodeOptions.bytes`);
  * - `u`: `undefined`, empty body.
  * `crc` is the CRC-32 of `<flags>.<body>` as 8 hex digits: it catches damage and truncation in storage or
  * transport (not tampering: whoever can write the key can write a matching digest of any kind).
@@ -15,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import { constants, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { FlightCorruptResultError, FlightResultTooLargeError, FlightValidationError } from '../errors.js';
-import type { ResultCodec } from '../ports/codec.js';
+import type { EncodeOptions, ResultCodec, StoredResult } from '../ports/codec.js';
 import { crc32 } from './checksum.js';
 
 export interface Serializer {
@@ -43,8 +45,10 @@ const hex8 = (n: number) => {
   return s.length === 8 ? s : HEX.slice(s.length) + s;
 };
 /** CRC of `<flags>.<body>` without building that string. */
-const sumOf = (flags: 'j' | 'z' | 'u', body: string) => hex8(crc32(body, FLAG_CRC[flags]));
-const FLAG_CRC = { j: crc32('j.'), z: crc32('z.'), u: crc32('u.') } as const;
+const sumOf = (flags: 'j' | 'z' | 'u' | 'b', body: string | Uint8Array) => hex8(crc32(body, FLAG_CRC[flags]));
+const FLAG_CRC = { j: crc32('j.'), z: crc32('z.'), u: crc32('u.'), b: crc32('b.') } as const;
+/** The first bytes of a `b` payload: `f2.b.` */
+const BYTES_PREFIX = Buffer.from('f2.b.', 'latin1');
 const UNDEFINED_PAYLOAD = `f2.u.${sumOf('u', '')}.`;
 /** `f2.x.` + 8 hex digits + `.` */
 const HEADER_LENGTH = 14;
@@ -58,7 +62,15 @@ function utf8Length(text: string, maxBytes: number): number {
   return text.length * 3 <= maxBytes ? text.length : Buffer.byteLength(text, 'utf8');
 }
 
-export function createEnvelopeCodec(options: EnvelopeCodecOptions = {}): ResultCodec {
+/** The envelope codec: text unless the caller allows bytes (`EncodeOptions.bytes`). */
+export interface EnvelopeCodec extends ResultCodec {
+  encode(value: unknown, options: { maxBytes: number; bytes?: false }): string;
+  encode(value: unknown, options: EncodeOptions): StoredResult;
+  encodeWithCopy(value: unknown, options: { maxBytes: number; bytes?: false }): { payload: string; value: unknown };
+  encodeWithCopy(value: unknown, options: EncodeOptions): { payload: StoredResult; value: unknown };
+}
+
+export function createEnvelopeCodec(options: EnvelopeCodecOptions = {}): EnvelopeCodec {
   const compressAbove = options.compressAboveBytes ?? DEFAULT_COMPRESS_ABOVE_BYTES;
   const serializer = options.serializer ?? { stringify: JSON.stringify, parse: JSON.parse };
   /** JSON gives back strings, booleans, null and finite numbers (but -0) as they were: no parse needed. */
@@ -78,7 +90,7 @@ export function createEnvelopeCodec(options: EnvelopeCodecOptions = {}): ResultC
   };
 
   /** The payload, and the serialized text (`undefined` for an undefined value). */
-  function encodeText(value: unknown, maxBytes: number): { payload: string; text: string | undefined } {
+  function encodeText(value: unknown, maxBytes: number, asBytes: boolean): { payload: StoredResult; text: string | undefined } {
     if (value === undefined) return { payload: UNDEFINED_PAYLOAD, text: undefined };
     let text: string | undefined;
     try {
@@ -90,8 +102,33 @@ export function createEnvelopeCodec(options: EnvelopeCodecOptions = {}): ResultC
     const bytes = utf8Length(text, Math.max(maxBytes, compressAbove));
     if (bytes > maxBytes) throw tooLarge(bytes, maxBytes);
     if (bytes <= compressAbove) return { payload: `f2.j.${sumOf('j', text)}.${text}`, text };
-    const body = deflateRawSync(Buffer.from(text, 'utf8'), { level: constants.Z_BEST_SPEED }).toString('base64');
+    const deflated = deflateRawSync(Buffer.from(text, 'utf8'), { level: constants.Z_BEST_SPEED });
+    if (asBytes) return { payload: Buffer.concat([BYTES_PREFIX, Buffer.from(`${sumOf('b', deflated)}.`, 'latin1'), deflated]), text };
+    const body = deflated.toString('base64');
     return { payload: `f2.z.${sumOf('z', body)}.${body}`, text };
+  }
+
+  /** A `b` payload: `f2.b.<crc>.` then the deflated bytes. */
+  function decodeBytes(payload: Uint8Array, maxBytes: number): unknown {
+    const bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+    if (bytes.length < HEADER_LENGTH || !bytes.subarray(0, 5).equals(BYTES_PREFIX) || bytes[13] !== 0x2e) {
+      // Not a `b` payload: text a coordinator handed back as bytes.
+      return decodeText(bytes.toString('utf8'), maxBytes);
+    }
+    const body = bytes.subarray(HEADER_LENGTH);
+    // Deflating at most maxBytes gives at most maxBytes plus a few bytes per 16 KiB block; inflating is capped too.
+    if (body.length > Math.ceil(maxBytes * 1.01) + 64)
+      throw new FlightResultTooLargeError(`stored result is above the cap of ${maxBytes} bytes`, { context: { maxBytes } });
+    if (sumOf('b', body) !== bytes.toString('latin1', 5, 13)) {
+      throw new FlightCorruptResultError('stored result failed its checksum (corrupt or truncated)');
+    }
+    return parse(inflate(body, maxBytes));
+  }
+
+  function decodeText(payload: string, maxBytes: number): unknown {
+    if (payload.startsWith('f2.')) return decodeV2(payload, maxBytes);
+    if (payload.startsWith('f1.')) return decodeV1(payload, maxBytes);
+    throw new FlightCorruptResultError('stored result has no valid envelope');
   }
 
   function inflate(body: Buffer, maxBytes: number): string {
@@ -151,22 +188,21 @@ export function createEnvelopeCodec(options: EnvelopeCodecOptions = {}): ResultC
   }
 
   return {
-    encode(value, { maxBytes }) {
-      return encodeText(value, maxBytes).payload;
+    encode(value: unknown, { maxBytes, bytes }: EncodeOptions): any {
+      return encodeText(value, maxBytes, bytes === true).payload;
     },
 
     // What `decode(encode(value))` returns, without the base64, inflate and checksum work: the payload
     // holds exactly `text` (deflate and base64 are lossless), so parsing `text` gives the same value.
-    encodeWithCopy(value, { maxBytes }) {
-      const { payload, text } = encodeText(value, maxBytes);
+    encodeWithCopy(value: unknown, { maxBytes, bytes }: EncodeOptions): any {
+      const { payload, text } = encodeText(value, maxBytes, bytes === true);
       return { payload, value: text === undefined ? undefined : unchangedByJson(value) ? value : parse(text) };
     },
 
-    decode(payload, { maxBytes }) {
+    decode(payload: StoredResult, { maxBytes }: { maxBytes: number }): unknown {
+      if (payload instanceof Uint8Array) return decodeBytes(payload, maxBytes);
       if (typeof payload !== 'string') throw new FlightCorruptResultError('stored result is not text');
-      if (payload.startsWith('f2.')) return decodeV2(payload, maxBytes);
-      if (payload.startsWith('f1.')) return decodeV1(payload, maxBytes);
-      throw new FlightCorruptResultError('stored result has no valid envelope');
+      return decodeText(payload, maxBytes);
     },
   };
 }

@@ -10,6 +10,7 @@ import { createGuard, type Guard } from '../guard/guard.js';
 import { HeartbeatManager } from '../heartbeat/heartbeat-manager.js';
 import { flightId } from '../keys/key-builder.js';
 import { LocalSingleFlight } from '../local/local-single-flight.js';
+import type { StoredResult } from '../ports/codec.js';
 import type { StagePolicy } from '../policy/stage-policy.js';
 import { deepFreeze, deepFreezeParsedJson } from '../results/deep-freeze.js';
 import { DeadlineQueue } from '../run/deadline-queue.js';
@@ -56,9 +57,12 @@ export class FlightRuntime {
   private readonly guards = new Map<string, Guard>();
   /** Hybrid mode: until when this node serves from the in-process single-flight. */
   private coordinatorDownUntil = 0;
+  /** The coordinator stores bytes as they are: the codec may hand it a compressed body without base64. */
+  private readonly storesBytes: boolean;
 
   constructor(readonly options: ResolvedOptions) {
     this.mode = options.mode;
+    this.storesBytes = options.coordinator.storesBytes === true;
     this.events = new FlightEvents(options.logger);
     this.deadlines = new DeadlineQueue(options.clock, options.logger);
     this.heartbeats = new HeartbeatManager(options.clock, options.logger, this.deadlines);
@@ -179,7 +183,7 @@ export class FlightRuntime {
   }
 
   /** Decodes a stored or carried payload into the deep-frozen value callers share. */
-  decode(payload: string, policy: StagePolicy): unknown {
+  decode(payload: StoredResult, policy: StagePolicy): unknown {
     const value = this.options.codec.decode(payload, { maxBytes: policy.maxResultBytes });
     this.freezeDecoded(value);
     return value;
@@ -191,9 +195,9 @@ export class FlightRuntime {
   }
 
   /** Encodes then decodes, so every role returns the same shape of value and the size cap holds everywhere. */
-  roundTrip(value: unknown, policy: StagePolicy): { payload: string; value: unknown } {
+  roundTrip(value: unknown, policy: StagePolicy): { payload: StoredResult; value: unknown } {
     const { codec } = this.options;
-    const limits = { maxBytes: policy.maxResultBytes };
+    const limits = { maxBytes: policy.maxResultBytes, bytes: this.storesBytes };
     if (codec.encodeWithCopy) return codec.encodeWithCopy(value, limits);
     const payload = codec.encode(value, limits);
     return { payload, value: codec.decode(payload, limits) };

@@ -10,7 +10,7 @@ import { toExecutionError } from '../failure/classify.js';
 import { flightId } from '../keys/key-builder.js';
 import { leaseTerms, type StagePolicy } from '../policy/stage-policy.js';
 import { RunScope } from '../run/run-scope.js';
-import type { AcquireReply, FailureRecord, Fence, FlightMeta } from '../state/types.js';
+import type { AcquireReply, FailureRecord, Fence, FlightMeta, StoredResult } from '../state/types.js';
 import { noteWork, type FlightCall, type Outcome } from './flight-call.js';
 import { failureRecord, type FlightRuntime } from './flight-runtime.js';
 
@@ -144,7 +144,7 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, meta: FlightMe
     },
   });
   try {
-    let payload: string;
+    let payload: StoredResult;
     let value: unknown;
     try {
       // Raced with the lease: once it is lost the run stops counting, even if the supplier ignores its signal.

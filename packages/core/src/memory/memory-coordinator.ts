@@ -51,7 +51,8 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
   /** The event of a terminal record, with the result inlined when it is small enough. */
   const withResult = (event: TerminalEvent, record: FlightRecord | null | undefined): TerminalEvent => {
     const result = record?.result;
-    if (event.status !== 'SUCCEEDED' || result === undefined || inlineLimit === 0) return event;
+    // Bytes never ride in an event (events carry text); a follower reads them.
+    if (event.status !== 'SUCCEEDED' || typeof result !== 'string' || inlineLimit === 0) return event;
     // UTF-8 is at most 3 bytes per UTF-16 unit: skip the byte count when the length alone decides.
     if (result.length * 3 > inlineLimit && Buffer.byteLength(result, 'utf8') > inlineLimit) return event;
     return { ...event, result };

@@ -10,6 +10,7 @@ import type {
   FlightMeta,
   FlightRef,
   LeaseTerms,
+  StoredResult,
   TerminalEvent,
   WriteReply,
 } from '../state/types.js';
@@ -33,8 +34,11 @@ export interface FlightCoordinator {
   markRunning(fence: Fence, lease: LeaseTerms): Promise<WriteReply>;
   /** Renews the fenced owner's lease; refused past the run's deadline (the run becomes EXPIRED). */
   heartbeat(fence: Fence, lease: LeaseTerms): Promise<WriteReply>;
-  /** Stores `result`, moves to SUCCEEDED and publishes the terminal event, atomically. */
-  complete(fence: Fence, input: { result: string; resultTtlMs: number }): Promise<WriteReply>;
+  /**
+   * Stores `result`, moves to SUCCEEDED and publishes the terminal event, atomically. `result` is a
+   * `Uint8Array` only when `storesBytes` is true.
+   */
+  complete(fence: Fence, input: { result: StoredResult; resultTtlMs: number }): Promise<WriteReply>;
   /** Moves to FAILED with the failure record and publishes the terminal event. */
   fail(fence: Fence, input: { failure: FailureRecord; ttlMs: number }): Promise<WriteReply>;
   /**
@@ -61,6 +65,11 @@ export interface FlightCoordinator {
   waitForTerminal(ref: FlightRef, options: { epoch: number; timeoutMs: number; signal?: AbortSignal }): Promise<TerminalEvent | null>;
   /** Releases connections and timers owned by the coordinator (not the user's own client). */
   close(): Promise<void>;
+  /**
+   * The coordinator stores a `Uint8Array` result byte for byte and gives it back as a `Uint8Array` (text
+   * results stay strings): the codec may then store a compressed body without base64. @default false
+   */
+  readonly storesBytes?: boolean;
 }
 
 /**
@@ -73,5 +82,5 @@ export interface InspectableCoordinator extends FlightCoordinator {
   /** Reads the metadata, or null when there is no live record. */
   readMeta(ref: FlightRef): Promise<FlightMeta | null>;
   /** Reads the stored result of a SUCCEEDED flight, or null (also for a forgotten one). */
-  readResult(ref: FlightRef): Promise<string | null>;
+  readResult(ref: FlightRef): Promise<StoredResult | null>;
 }

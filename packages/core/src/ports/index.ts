@@ -3,7 +3,7 @@ export type { Clock, TimerHandle } from './clock.js';
 export { systemClock, sleep } from './clock.js';
 export type { FlightLogger } from './logger.js';
 export { silentLogger } from './logger.js';
-export type { ResultCodec } from './codec.js';
+export type { EncodeOptions, ResultCodec } from './codec.js';
 export type { ReplayCache } from './replay-cache.js';
 export type { SessionLock, SessionLockHandle } from './session-lock.js';
 export type {

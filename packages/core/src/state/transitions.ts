@@ -18,6 +18,7 @@ import type {
   FlightRecord,
   FlightRef,
   LeaseTerms,
+  StoredResult,
   TerminalEvent,
   WriteReply,
 } from './types.js';
@@ -255,7 +256,7 @@ export function forget(stored: FlightRecord | null, _ref: FlightRef, now: number
 export function complete(
   stored: FlightRecord | null,
   fence: Fence,
-  input: { result: string; resultTtlMs: number },
+  input: { result: StoredResult; resultTtlMs: number },
   now: number,
 ): Transition<WriteReply> {
   const record = isLive(stored, now) ? stored : null;

@@ -74,10 +74,16 @@ export interface FlightMeta {
   forgottenEpoch: number;
 }
 
+/**
+ * An encoded result as a coordinator stores it: text, or bytes where the coordinator stores bytes as they
+ * are (`FlightCoordinator.storesBytes`). A coordinator gives back exactly what was stored.
+ */
+export type StoredResult = string | Uint8Array;
+
 /** A flight as stored: its metadata and, once SUCCEEDED, the encoded result. */
 export interface FlightRecord {
   meta: FlightMeta;
-  result?: string | undefined;
+  result?: StoredResult | undefined;
 }
 
 /** Proves who is writing: owner writes are refused unless all three match the record. */
@@ -140,7 +146,7 @@ export interface FailureRecord {
 export interface AcquireReply {
   outcome: AcquireOutcome;
   meta: FlightMeta;
-  result?: string | undefined;
+  result?: StoredResult | undefined;
 }
 
 /**

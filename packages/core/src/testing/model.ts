@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type fcModule from 'fast-check';
 import type { InspectableCoordinator } from '../ports/coordinator.js';
 import * as machine from '../state/transitions.js';
-import type { Fence, FlightRecord, FlightRef, LeaseTerms } from '../state/types.js';
+import type { Fence, FlightRecord, FlightRef, LeaseTerms, StoredResult } from '../state/types.js';
 
 const LEASE: LeaseTerms = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
 const NODES = ['node-0', 'node-1', 'node-2'] as const;
@@ -68,7 +68,7 @@ export async function runModelComparison(options: ModelRunOptions): Promise<void
       const fences: (Fence | undefined)[] = NODES.map(() => undefined);
       const joined: (number | undefined)[] = NODES.map(() => undefined);
       let highestEpoch = 0;
-      let succeeded: { epoch: number; result: string } | undefined;
+      let succeeded: { epoch: number; result: StoredResult } | undefined;
 
       const step = <R>(transition: machine.Transition<R>): R => {
         if (transition.next) model = structuredClone(transition.next);

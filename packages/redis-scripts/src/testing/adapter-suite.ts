@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import {
+  createEnvelopeCodec,
   createSingleFlight,
   FlightCoordinationError,
   FlightLockLostError,
@@ -792,6 +793,64 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           await c.close();
           for (const socket of sockets) socket.destroy();
           blackhole.close();
+        }
+      });
+
+      it('stores a compressed result as bytes without base64: the owner, a follower of another node, replays (script and SET NX GET) and readResult get it whole', async () => {
+        const p = `${prefix}-bytes`;
+        const coordinators = [0, 1, 2].map(() => adapter.coordinator(url, { prefix: p }));
+        const [a, b, c] = coordinators.map((coordinator, i) =>
+          createSingleFlight({ coordinator, mode: 'distributed', nodeId: `bytes-${i}`, defaults: { l1: { enabled: false } } }),
+        );
+        const driver = adapter.driver(url);
+        try {
+          expect(coordinators.every((x) => x.storesBytes === true)).toBe(true);
+          const big = { text: 'lorem ipsum dolor sit amet, '.repeat(3600), n: [1, 2, 3] }; // about 100 KB of JSON
+          const ref = { stage: 'bytes', key: randomUUID() };
+          let runs = 0;
+          let release!: () => void;
+          const gate = new Promise<void>((resolve) => (release = resolve));
+          const owner = a!.execute(ref.stage, ref.key, async () => {
+            runs++;
+            await gate;
+            return big;
+          });
+          await sleep(50);
+          const follower = b!.execute(ref.stage, ref.key, async () => {
+            runs++;
+            return { wrong: true };
+          });
+          await sleep(50);
+          release();
+          expect(await owner).toMatchObject({ role: 'owner', value: big });
+          expect(await follower).toMatchObject({ role: 'follower', value: big });
+
+          // Stored as the record, then `f2.b.<crc>.` and the deflated bytes: smaller than the base64 text form.
+          const stored = (await driver.getBuffer!(flightKeys(p, ref).meta))!;
+          const at = stored.indexOf('f2.b.');
+          expect(at).toBeGreaterThan(0);
+          const textForm = createEnvelopeCodec().encode(big, { maxBytes: 1 << 24 });
+          expect(stored.length - at).toBeLessThan(textForm.length * 0.8);
+
+          // A new node replays it through the acquire script (it has not seen the server clock yet), then,
+          // once a run of its own showed it the server clock, through SET NX GET.
+          expect(await c!.execute(ref.stage, ref.key, async () => ({ wrong: true }))).toMatchObject({ role: 'replay', value: big });
+          await c!.execute('bytes', randomUUID(), async () => 'own');
+          expect(await c!.execute(ref.stage, ref.key, async () => ({ wrong: true }))).toMatchObject({ role: 'replay', value: big });
+          expect(runs).toBe(1);
+          const read = await coordinators[2]!.readResult(ref);
+          expect(read).toBeInstanceOf(Uint8Array);
+          expect(Buffer.from(read as Uint8Array)).toEqual(stored.subarray(at));
+          expect(createEnvelopeCodec().decode(read!, { maxBytes: 1 << 24 })).toEqual(big);
+
+          // A result below the compression threshold stays text.
+          const small = { stage: 'bytes', key: randomUUID() };
+          await a!.execute(small.stage, small.key, async () => ({ small: true }));
+          expect(typeof (await coordinators[1]!.readResult(small))).toBe('string');
+        } finally {
+          await Promise.all([a, b, c].map((f) => f!.close()));
+          await Promise.all(coordinators.map((x) => x.close()));
+          await driver.close();
         }
       });
 

@@ -18,3 +18,4 @@ export { patchFlightRecord, type RecordField } from './record';
 export { registerStreamSuite } from './stream-suite';
 export { encodeRecord, RECORD_HEADER } from '../record.generated';
 export { checkClusterFastAcquire } from './cluster-fast-acquire';
+export { checkClusterBytes } from './cluster-bytes';
