@@ -2,10 +2,12 @@
  * Racing work against an AbortSignal: the one helper every layer uses when a caller (or a lease) may
  * stop waiting for work that goes on without it.
  *
- * A signal gets one `abort` listener of ours, however many races it carries: the races wait in a set of
- * the signal's own. A long-lived signal (an HTTP/1 connection's, carrying thousands of requests; an
+ * A signal raced again and again keeps one `abort` listener of ours for all its races, which wait in a set
+ * of the signal's own: a long-lived signal (an HTTP/1 connection's, carrying thousands of requests; an
  * application's shutdown signal) carries races one after another, and adding and removing an EventTarget
  * listener per race cost more than the race itself (Node checks and counts its listeners on every add).
+ * A signal raced once (`AbortSignal.timeout(…)` made for one call) loses its listener when its race
+ * settles, as before: a listener left on a timeout signal would keep it alive until it fires.
  */
 
 /** One pending race: rejected when its signal aborts first. */
@@ -14,13 +16,26 @@ type Reject = (reason: unknown) => void;
 /** The races pending on one signal, and the signal's one listener that rejects them all. */
 class SignalRaces {
   readonly pending = new Set<Reject>();
+  /** Races this signal has carried: from the second on, the listener stays between them. */
+  uses = 0;
+  listening = false;
 
-  constructor(private readonly signal: AbortSignal) {}
+  constructor(readonly signal: AbortSignal) {}
 
   handleEvent(): void {
+    this.listening = false;
     const { reason } = this.signal;
     for (const reject of this.pending) reject(reason);
     this.pending.clear();
+  }
+
+  /** A race of this signal settled. */
+  settled(reject: Reject): void {
+    this.pending.delete(reject);
+    if (this.uses === 1 && this.pending.size === 0 && this.listening) {
+      this.listening = false;
+      this.signal.removeEventListener('abort', this);
+    }
   }
 }
 
@@ -33,6 +48,10 @@ function racesOn(signal: AbortSignal): SignalRaces {
   if (!races) {
     races = new SignalRaces(signal);
     racesOf.set(signal, races);
+  }
+  races.uses++;
+  if (!races.listening) {
+    races.listening = true;
     signal.addEventListener('abort', races, ONCE);
   }
   return races;
@@ -47,16 +66,16 @@ export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promi
     promise.catch(() => {});
     return Promise.reject(signal.reason);
   }
-  const { pending } = racesOn(signal);
+  const races = racesOn(signal);
   return new Promise<T>((resolve, reject) => {
-    pending.add(reject);
+    races.pending.add(reject);
     promise.then(
       (value) => {
-        pending.delete(reject);
+        races.settled(reject);
         resolve(value);
       },
       (error) => {
-        pending.delete(reject);
+        races.settled(reject);
         reject(error);
       },
     );

@@ -45,6 +45,23 @@ describe('untilAborted', () => {
     await expect(untilAborted(Promise.reject(new Error('ignored')), controller.signal)).rejects.toBe(reason);
   });
 
+  it('leaves no listener on a signal raced once (a timeout signal made for one call is not kept alive by it)', async () => {
+    const once = AbortSignal.timeout(60_000);
+    expect(await untilAborted(Promise.resolve('done'), once)).toBe('done');
+    expect(getEventListeners(once, 'abort')).toHaveLength(0);
+    // Two races at once on a fresh signal: the listener goes with the last of them.
+    const both = new AbortController();
+    let finish!: () => void;
+    const slow = new Promise<void>((resolve) => (finish = resolve));
+    const first = untilAborted(Promise.resolve(1), both.signal);
+    const second = untilAborted(slow, both.signal);
+    await first;
+    finish();
+    await second;
+    // Raced twice: from now on the signal keeps its one listener (it is one that gets raced again and again).
+    expect(getEventListeners(both.signal, 'abort')).toHaveLength(1);
+  });
+
   it('keeps the races of two signals apart', async () => {
     const a = new AbortController();
     const b = new AbortController();
@@ -54,6 +71,7 @@ describe('untilAborted', () => {
     a.abort('a gone');
     await expect(onA).rejects.toBe('a gone');
     expect(await onB).toBe('b');
-    expect(getEventListeners(b.signal, 'abort')).toHaveLength(1);
+    // b was raced once and its race settled: nothing of ours stays on it.
+    expect(getEventListeners(b.signal, 'abort')).toHaveLength(0);
   });
 });
