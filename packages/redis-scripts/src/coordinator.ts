@@ -10,6 +10,7 @@ import {
   FlightCoordinationError,
   FlightValidationError,
   transitions,
+  type AcquireInput,
   type AcquireReply,
   type InspectableCoordinator,
   type Fence,
@@ -93,12 +94,34 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     return stored === null ? undefined : resultBytesOf(stored, epoch);
   }
 
-  /** `acquire`, with a result stored as bytes read back as bytes. */
-  async function acquire(input: Parameters<RedisCoordinator['acquire']>[0], keys: CachedKeys): Promise<AcquireReply> {
+  /**
+   * `out`, or, for the replay of a result stored as bytes, that result read as bytes; a new run replacing it
+   * meanwhile (forgotten or expired between the two reads) is asked about again. Synchronous unless it reads.
+   */
+  function withStoredBytes(
+    input: AcquireInput,
+    keys: CachedKeys,
+    out: AcquireReply,
+    attempt: number,
+  ): AcquireReply | Promise<AcquireReply> {
+    if (out.outcome !== 'REPLAY_SUCCESS' || !isBytesResult(out.result)) return out;
+    return storedResult(input, keys, out.meta.epoch, out.result).then((result) => {
+      if (result !== undefined) return { ...out, result };
+      if (attempt === 2) {
+        throw new FlightCoordinationError('the stored result kept changing while it was read', {
+          context: { stage: input.stage, key: input.key },
+        });
+      }
+      return acquire(input, keys, attempt + 1);
+    });
+  }
+
+  /** `acquire`: the fast path when it decides, else the script; a result stored as bytes read back as bytes. */
+  async function acquire(input: AcquireInput, keys: CachedKeys, attempt: number): Promise<AcquireReply> {
     const quick = calls.checked ? fast?.attempt(input, keys.meta) : undefined;
     if (quick) {
       const decided = await calls.sent('acquire', input, quick);
-      if (decided) return decided;
+      if (decided) return withStoredBytes(input, keys, decided, attempt);
     }
     const args = acquireArgs(nowArg(), input);
     // Taken before the command is sent: see `Ticket` in notifications.ts. A herd's follower subscribes
@@ -119,7 +142,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     if (reply.serverNow) serverClock(keys.meta)?.sample(reply.serverNow);
     const out = acquireReply(reply, input);
     predictor.learn(input.stage, out.outcome);
-    return out;
+    return withStoredBytes(input, keys, out, attempt);
   }
 
   return {
@@ -145,20 +168,8 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
     storesBytes: getBuffer !== undefined,
 
-    async acquire(input) {
-      const keys = keysOf(input);
-      // A replay of a result stored as bytes reads it as bytes; a new run replacing it meanwhile (it was
-      // forgotten or expired between the two reads) is asked about again.
-      for (let attempt = 0; ; attempt++) {
-        const out = await acquire(input, keys);
-        if (out.outcome !== 'REPLAY_SUCCESS' || !isBytesResult(out.result)) return out;
-        const result = await storedResult(input, keys, out.meta.epoch, out.result);
-        if (result !== undefined) return { ...out, result };
-        if (attempt === 2)
-          throw new FlightCoordinationError('the stored result kept changing while it was read', {
-            context: { stage: input.stage, key: input.key },
-          });
-      }
+    acquire(input) {
+      return acquire(input, keysOf(input), 0);
     },
 
     async markRunning(fence, lease) {
