@@ -3,9 +3,10 @@
  * every slice), CPU µs per owner flight as the median of the slices: a drift of the machine lands on both.
  * Resolution about ±2 % with SLICES=40 (an A/A run shows it). Bundles from `bundle-flight.sh`:
  * `SLICES=40 node bench/profiles/ab-bundles.mjs /tmp/base/flight.mjs /tmp/new/flight.mjs`
- * 64 in flight, distinct keys, an instant upstream returning one 1 KB object, the bench's flight policy.
+ * ADAPTER=node-redis for @redis/client. 64 in flight, distinct keys, an instant upstream returning one 1 KB object, the bench's flight policy.
  */
 import { Redis } from 'ioredis';
+import { createClient } from 'redis';
 import { profileDefaults } from './profile-defaults.mjs';
 const [aPath, bPath] = process.argv.slice(2, 4);
 const slices = Number(process.env.SLICES ?? 16),
@@ -13,10 +14,20 @@ const slices = Number(process.env.SLICES ?? 16),
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const text = 'lorem ipsum dolor sit amet '.repeat(40);
 const policy = profileDefaults();
+// ADAPTER=node-redis runs both sides on @redis/client instead of ioredis.
+const adapter = process.env.ADAPTER ?? 'ioredis';
 async function make(path, tag) {
   const m = await import(path);
-  const client = new Redis(url);
-  const coordinator = m.createIoredisCoordinator({ client, prefix: `ab-${tag}-${process.pid}` });
+  const prefix = `ab-${tag}-${process.pid}`;
+  let client, coordinator;
+  if (adapter === 'node-redis') {
+    client = createClient({ url });
+    await client.connect();
+    coordinator = m.createNodeRedisCoordinator({ client, prefix });
+  } else {
+    client = new Redis(url);
+    coordinator = m.createIoredisCoordinator({ client, prefix });
+  }
   const flight = m.createSingleFlight({ mode: 'distributed', coordinator, defaults: policy });
   return { flight, coordinator, client };
 }
@@ -47,5 +58,6 @@ console.log(JSON.stringify({ a: +med(res[0]).toFixed(1), b: +med(res[1]).toFixed
 for (const s of sides) {
   await s.flight.close();
   await s.coordinator.close();
-  s.client.disconnect();
+  if (adapter === 'node-redis') await s.client.close();
+  else s.client.disconnect();
 }

@@ -1,7 +1,7 @@
 /**
  * The Redis coordinator, shared by both adapters: the Lua scripts behind core's `FlightCoordinator`
  * port. Its parts: script-calls.ts (deadline, version check, errors), script-args.ts (checked
- * arguments), write-replies.ts (replies as core's types), key-cache.ts (keys of recent flights),
+ * arguments), write-replies.ts (replies as core's types), flight-keys-of.ts (a flight's keys, derived once per call),
  * notifications.ts (follower wake-up) and streams.ts (the streaming extension).
  */
 // InspectableCoordinator comes from core's main entry: the adapters' public types then never import its
@@ -19,7 +19,7 @@ import {
   type StreamingFlightCoordinator,
 } from '@flight/core';
 import type { RedisDriver, ScriptArg, ScriptRunner } from './driver';
-import { createKeyCache, type CachedKeys } from './key-cache';
+import { createFlightKeysOf, type RunKeys } from './flight-keys-of';
 import { createNotifications, type NotificationCounters } from './notifications';
 import { resolveRedisOptions, type RedisCoordinatorOptions } from './options';
 import type { LuaScriptName } from './lua.generated';
@@ -51,7 +51,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     throw new FlightValidationError('waitReplicas is not supported by this client');
   }
   const notifications = createNotifications(driver, { commandTimeoutMs: opts.commandTimeoutMs, clock: opts.localClock });
-  const keysOf = createKeyCache(opts.prefix, driver.db);
+  const keysOf = createFlightKeysOf(opts.prefix, driver.db);
   const calls = createScriptCalls(driver, opts, keysOf);
   const { call, script, read, nowArg, fenceArgs } = calls;
   const serverClocks = createServerClocks();
@@ -70,7 +70,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
    * Runs an owner write. An accepted one samples the clock of the server holding the key: its record's
    * `updatedAt` is that server's now.
    */
-  const ownerWrite = async (name: LuaScriptName, fence: Fence, args: readonly ScriptArg[], waits: boolean, keys: CachedKeys) => {
+  const ownerWrite = async (name: LuaScriptName, fence: Fence, args: readonly ScriptArg[], waits: boolean, keys: RunKeys) => {
     const { reply, updatedAt } = await calls.write(name, fence, args, waits, keys);
     if (updatedAt !== undefined) serverClock(keys.meta)?.sample(updatedAt);
     return reply;
@@ -83,27 +83,18 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
    * key read again as bytes, when it still holds run `epoch`'s result (undefined when it holds anything
    * else by now).
    */
-  async function storedResult(
-    ref: FlightRef,
-    keys: CachedKeys,
-    epoch: number,
-    result: string | undefined,
-  ): Promise<StoredResult | undefined> {
+  async function storedResult(ref: FlightRef, keys: RunKeys, epoch: number, result: string | undefined): Promise<StoredResult | undefined> {
     if (!isBytesResult(result) || !getBuffer) return result;
     const stored = await call('read', ref, () => getBuffer(keys.meta));
     return stored === null ? undefined : resultBytesOf(stored, epoch);
   }
 
   /**
-   * `out`, or, for the replay of a result stored as bytes, that result read as bytes; a new run replacing it
+   * `out` with `keys` as its handle, or, for the replay of a result stored as bytes, that result read as bytes; a new run replacing it
    * meanwhile (forgotten or expired between the two reads) is asked about again. Synchronous unless it reads.
    */
-  function withStoredBytes(
-    input: AcquireInput,
-    keys: CachedKeys,
-    out: AcquireReply,
-    attempt: number,
-  ): AcquireReply | Promise<AcquireReply> {
+  function withStoredBytes(input: AcquireInput, keys: RunKeys, out: AcquireReply, attempt: number): AcquireReply | Promise<AcquireReply> {
+    out.handle = keys;
     if (out.outcome !== 'REPLAY_SUCCESS' || !isBytesResult(out.result)) return out;
     return storedResult(input, keys, out.meta.epoch, out.result).then((result) => {
       if (result !== undefined) return { ...out, result };
@@ -117,7 +108,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   }
 
   /** `acquire`: the fast path when it decides, else the script; a result stored as bytes read back as bytes. */
-  async function acquire(input: AcquireInput, keys: CachedKeys, attempt: number): Promise<AcquireReply> {
+  async function acquire(input: AcquireInput, keys: RunKeys, attempt: number): Promise<AcquireReply> {
     const quick = calls.checked ? fast?.attempt(input, keys.meta) : undefined;
     if (quick) {
       const decided = await calls.sent('acquire', input, quick);
@@ -246,7 +237,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
     waitForTerminal(ref, options) {
       if (closed) return Promise.resolve(null);
-      const keys = keysOf(ref);
+      const keys = keysOf(ref, options.handle);
       // A caller of this process joined the run by `acquire` (counted in `followers`): its notice is
       // published. Any other waiter marks the record watched when it re-reads it, so that it is.
       const joined = keys.followed?.epoch === options.epoch;

@@ -5,7 +5,7 @@
 import type { Fence, FlightRef, WriteReply } from '@flight/core';
 import type { RedisDriver, ScriptArg, ScriptRunner } from './driver';
 import { toFlightRedisError, withDeadline } from './errors';
-import type { CachedKeys } from './key-cache';
+import type { RunKeys } from './flight-keys-of';
 import type { LuaScriptName } from './lua.generated';
 import type { ResolvedRedisOptions } from './options';
 import { decodeReply, decodeWriteReply, type ScriptReply } from './reply';
@@ -28,20 +28,20 @@ export interface ScriptCalls {
     ref: FlightRef,
     args: readonly ScriptArg[],
     ownerWrite: boolean,
-    keys?: CachedKeys,
+    keys?: RunKeys,
     via?: ScriptRunner,
   ): Promise<ScriptReply>;
   /**
    * Runs owner write `name` (markRunning, heartbeat, complete, fail) on `fence`'s keys: its reply as core's
    * `WriteReply` (an accepted write's record decoded on first read) and the record's `updatedAt`.
    */
-  write(name: LuaScriptName, fence: Fence, args: readonly ScriptArg[], ownerWrite: boolean, keys: CachedKeys): Promise<OwnerWrite>;
+  write(name: LuaScriptName, fence: Fence, args: readonly ScriptArg[], ownerWrite: boolean, keys: RunKeys): Promise<OwnerWrite>;
   /** The `read` script: the record, and its result when `withResult`. */
   read(ref: FlightRef, withResult: boolean, via?: ScriptRunner): Promise<ScriptReply>;
   /** The `now` argument of every script: the test clock's time, or '' for the Redis server clock. */
   nowArg(): string;
   /** Arguments of an owner write: now, the flight's channel, the fence. */
-  fenceArgs(fence: Fence, keys: CachedKeys): string[];
+  fenceArgs(fence: Fence, keys: RunKeys): string[];
 }
 
 /** An owner write's reply, and the `updatedAt` of the record it wrote (undefined when it was refused). */
@@ -50,7 +50,7 @@ export interface OwnerWrite {
   updatedAt: number | undefined;
 }
 
-export function createScriptCalls(driver: RedisDriver, opts: ResolvedRedisOptions, keysOf: (ref: FlightRef) => CachedKeys): ScriptCalls {
+export function createScriptCalls(driver: RedisDriver, opts: ResolvedRedisOptions, keysOf: (ref: FlightRef) => RunKeys): ScriptCalls {
   const version = createVersionCheck(driver);
   const { clock, commandTimeoutMs, waitReplicas } = opts;
 
@@ -70,7 +70,7 @@ export function createScriptCalls(driver: RedisDriver, opts: ResolvedRedisOption
     ref: FlightRef,
     args: readonly ScriptArg[],
     ownerWrite: boolean,
-    keys: CachedKeys = keysOf(ref),
+    keys: RunKeys = keysOf(ref),
     via: ScriptRunner = driver,
   ): Promise<ScriptReply> {
     return run(name, ref, args, ownerWrite, keys, via, decodeReply);
@@ -82,7 +82,7 @@ export function createScriptCalls(driver: RedisDriver, opts: ResolvedRedisOption
     ref: FlightRef,
     args: readonly ScriptArg[],
     ownerWrite: boolean,
-    keys: CachedKeys,
+    keys: RunKeys,
     via: ScriptRunner,
     decode: (raw: unknown, ref: FlightRef) => R,
   ): Promise<R> {

@@ -34,7 +34,7 @@ export async function followerWait(runtime: FlightRuntime, call: FlightCall, rep
     });
   }
   const event = await runtime.options.coordinator
-    .waitForTerminal(ref, { epoch: meta.epoch, timeoutMs: Math.min(policy.pollIntervalMs, remaining) })
+    .waitForTerminal(ref, { epoch: meta.epoch, timeoutMs: Math.min(policy.pollIntervalMs, remaining), handle: reply.handle })
     .catch(() => null);
   call.woken = event ? 'event' : 'poll';
   // A small result travels with the notice: verified like a stored one, it saves the replay's round

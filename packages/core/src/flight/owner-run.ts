@@ -10,7 +10,7 @@ import { toExecutionError } from '../failure/classify.js';
 import { flightId } from '../keys/key-builder.js';
 import { leaseTerms, type StagePolicy } from '../policy/stage-policy.js';
 import { RunScope } from '../run/run-scope.js';
-import type { AcquireReply, FailureRecord, Fence, FlightMeta, StoredResult } from '../state/types.js';
+import type { AcquireReply, FailureRecord, Fence, StoredResult } from '../state/types.js';
 import { noteWork, type FlightCall, type Outcome } from './flight-call.js';
 import { failureRecord, type FlightRuntime } from './flight-runtime.js';
 
@@ -28,7 +28,7 @@ export async function takeOwnership(runtime: FlightRuntime, call: FlightCall, re
   if (call.ownerAttempts >= (options.atMostOnce ? 1 : policy.maxAttempts)) {
     // This call holds the lease it was just given: hand it on at once instead of leaving it PENDING
     // until `takeoverAfterMs`.
-    await releaseLease(runtime, meta, policy, call.ownerAttempts);
+    await releaseLease(runtime, reply, policy, call.ownerAttempts);
     throw call.lastError ?? new FlightFencedError('too many ownership attempts', { context: call.ref });
   }
   call.ownerAttempts++;
@@ -37,7 +37,7 @@ export async function takeOwnership(runtime: FlightRuntime, call: FlightCall, re
   if (takeover) {
     runtime.events.emit('takeover', { ...call.ref, epoch: meta.epoch, previousEpoch: call.joinEpoch ?? 0, previousStatus: 'taken-over' });
   }
-  const result = await ownerRun(runtime, call, meta, takeover);
+  const result = await ownerRun(runtime, call, reply, takeover);
   if (result.kind === 'value') return { value: result.value, role: 'owner', epoch: meta.epoch, trace: note };
   call.lastError = result.error;
   call.joinEpoch = meta.epoch;
@@ -45,9 +45,10 @@ export async function takeOwnership(runtime: FlightRuntime, call: FlightCall, re
 }
 
 /** Gives up a lease this call holds but will not run: FAILED and retryable, so the next caller takes over. */
-async function releaseLease(runtime: FlightRuntime, meta: FlightMeta, policy: StagePolicy, attempts: number): Promise<void> {
+async function releaseLease(runtime: FlightRuntime, reply: AcquireReply, policy: StagePolicy, attempts: number): Promise<void> {
+  const { meta } = reply;
   const ref = { stage: meta.stage, key: meta.requestKey };
-  const fence = { ...ref, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch };
+  const fence = fenceOf(reply);
   const failure: FailureRecord = {
     type: 'OVERLOAD',
     code: FlightFencedError.code,
@@ -62,6 +63,11 @@ async function releaseLease(runtime: FlightRuntime, meta: FlightMeta, policy: St
   }
 }
 
+/** The fence of the run `reply` gave this call, with the reply's handle for the coordinator. */
+function fenceOf({ meta, handle }: AcquireReply): Fence {
+  return { stage: meta.stage, key: meta.requestKey, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch, handle };
+}
+
 /** An owner write refused because a newer owner holds the flight. */
 function fencedResult(runtime: FlightRuntime, ref: { stage: string; key: string }, epoch: number, operation: string): OwnerResult {
   runtime.events.emit('fenced', { ...ref, epoch, operation });
@@ -74,12 +80,13 @@ function fencedResult(runtime: FlightRuntime, ref: { stage: string; key: string 
 
 // The callbacks an owner run hands out are methods, not arrows assigned to names: keep-names builds (tsx)
 // would give each arrow a `name` property on every run.
-async function ownerRun(runtime: FlightRuntime, call: FlightCall, meta: FlightMeta, takeover: boolean): Promise<OwnerResult> {
+async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: AcquireReply, takeover: boolean): Promise<OwnerResult> {
+  const { meta } = reply;
   const { policy, options } = call;
   const { coordinator, logger, clock } = runtime.options;
   const { events, heartbeats } = runtime;
   const ref = { stage: meta.stage, key: meta.requestKey };
-  const fence: Fence = { stage: ref.stage, key: ref.key, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch };
+  const fence = fenceOf(reply);
   const lease = leaseTerms(policy);
   if (events.wants('owner')) events.emit('owner', { ...ref, epoch: meta.epoch, takeover });
   if (meta.status !== 'RUNNING') {

@@ -60,9 +60,13 @@ export interface FlightCoordinator {
   /**
    * Resolves with the first terminal event of `ref` at or after `epoch`, or `null` when `timeoutMs`
    * passes or `signal` aborts. Never rejects: a broken notification channel only delays the waiter
-   * until its timeout (callers poll the state as a safety net).
+   * until its timeout (callers poll the state as a safety net). `handle`: that of the `FOLLOWER_WAIT`
+   * reply followed (`AcquireReply.handle`).
    */
-  waitForTerminal(ref: FlightRef, options: { epoch: number; timeoutMs: number; signal?: AbortSignal }): Promise<TerminalEvent | null>;
+  waitForTerminal(
+    ref: FlightRef,
+    options: { epoch: number; timeoutMs: number; signal?: AbortSignal; handle?: unknown },
+  ): Promise<TerminalEvent | null>;
   /** Releases connections and timers owned by the coordinator (not the user's own client). */
   close(): Promise<void>;
   /**

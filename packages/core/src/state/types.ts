@@ -91,6 +91,8 @@ export interface Fence extends FlightRef {
   ownerId: string;
   ownerToken: string;
   epoch: number;
+  /** The `handle` of the acquire reply that gave this run its lease (see `AcquireReply.handle`). */
+  handle?: unknown;
 }
 
 /** Lease arithmetic, taken from the stage policy and passed with every call. */
@@ -147,6 +149,13 @@ export interface AcquireReply {
   outcome: AcquireOutcome;
   meta: FlightMeta;
   result?: StoredResult | undefined;
+  /**
+   * Opaque to core: given back unchanged to the same coordinator with the calls that follow this reply —
+   * as `Fence.handle` in the owner's writes of this run and as `handle` in the follower's
+   * `waitForTerminal`. A coordinator may keep what it derived from the ref there (the Redis coordinator:
+   * the flight's hashed key and channel, so one call hashes them once) but must work without it.
+   */
+  handle?: unknown;
 }
 
 /**
