@@ -60,9 +60,11 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
   let subscriber: IoredisClient | undefined;
 
   /**
-   * Scripts sent in one tick leave in one socket write: the connection is corked at the first and uncorked
-   * on the next tick (ioredis writes each command on its own otherwise; node-redis batches per tick by
-   * itself). Standalone only (a Cluster client writes to one connection per node).
+   * Flight commands sent in one turn of the event loop leave in one socket write: the connection is corked
+   * at the first and uncorked by `setImmediate`, once the I/O callbacks of this turn have run (ioredis
+   * writes each command on its own otherwise; node-redis batches the same way by itself). An HTTP server
+   * handles each request in a callback of its own: uncorked on the next tick, every request paid its own
+   * write system calls. Standalone only (a Cluster client writes to one connection per node).
    */
   let corked: CorkableStream | undefined;
   const uncork = () => {
@@ -70,13 +72,13 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
     corked = undefined;
     stream?.uncork();
   };
-  function corkForThisTick(): void {
+  function corkForThisTurn(): void {
     if (corked || isCluster) return;
     const stream = (client as { stream?: CorkableStream }).stream;
     if (!stream?.writable) return;
     corked = stream;
     stream.cork();
-    process.nextTick(uncork);
+    setImmediate(uncork);
   }
 
   /** On a cluster, the `host:port` of the master holding `key`'s slot (`slots` lists each slot's master first). */
@@ -98,12 +100,12 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
   return {
     db: isCluster ? 0 : ((client.options as { db?: number } | undefined)?.db ?? 0),
     evalsha: (sha, keys, args) => {
-      corkForThisTick();
+      corkForThisTurn();
       return client.call('EVALSHA', sha, keys.length, ...keys, ...args);
     },
     eval: (source, keys, args) => client.call('EVAL', source, keys.length, ...keys, ...args),
     setIfAbsent: (key, value, ttlMs) => {
-      corkForThisTick();
+      corkForThisTurn();
       return client.call('SET', key, value, 'PX', ttlMs, 'NX', 'GET') as Promise<string | null>;
     },
     getBuffer: (key) => client.callBuffer('GET', key) as Promise<Buffer | null>,
