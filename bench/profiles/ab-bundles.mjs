@@ -5,8 +5,7 @@
  * `SLICES=40 node bench/profiles/ab-bundles.mjs /tmp/base/flight.mjs /tmp/new/flight.mjs`
  * ADAPTER=node-redis for @redis/client. 64 in flight, distinct keys, an instant upstream returning one 1 KB object, the bench's flight policy.
  */
-import { Redis } from 'ioredis';
-import { createClient } from 'redis';
+import { profileCoordinator } from './profile-coordinator.mjs';
 import { profileDefaults } from './profile-defaults.mjs';
 const [aPath, bPath] = process.argv.slice(2, 4);
 const slices = Number(process.env.SLICES ?? 16),
@@ -18,18 +17,9 @@ const policy = profileDefaults();
 const adapter = process.env.ADAPTER ?? 'ioredis';
 async function make(path, tag) {
   const m = await import(path);
-  const prefix = `ab-${tag}-${process.pid}`;
-  let client, coordinator;
-  if (adapter === 'node-redis') {
-    client = createClient({ url });
-    await client.connect();
-    coordinator = m.createNodeRedisCoordinator({ client, prefix });
-  } else {
-    client = new Redis(url);
-    coordinator = m.createIoredisCoordinator({ client, prefix });
-  }
+  const { coordinator, close } = await profileCoordinator(m, adapter, url, `ab-${tag}-${process.pid}`);
   const flight = m.createSingleFlight({ mode: 'distributed', coordinator, defaults: policy });
-  return { flight, coordinator, client };
+  return { flight, close };
 }
 const sides = [await make(aPath, 'a'), await make(bPath, 'b')];
 let seq = 0;
@@ -57,7 +47,5 @@ const med = (a) => {
 console.log(JSON.stringify({ a: +med(res[0]).toFixed(1), b: +med(res[1]).toFixed(1), ratio: +(med(res[1]) / med(res[0])).toFixed(3) }));
 for (const s of sides) {
   await s.flight.close();
-  await s.coordinator.close();
-  if (adapter === 'node-redis') await s.client.close();
-  else s.client.disconnect();
+  await s.close();
 }

@@ -8,7 +8,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { createClient } from 'redis';
+import { profileCoordinator } from './profile-coordinator.mjs';
 
 const bundle = process.env.FLIGHT_BUNDLE;
 const core = bundle ? await import(bundle) : await import('@flight/core');
@@ -29,22 +29,11 @@ const policy = {
 };
 
 async function make(prefix, onMessage) {
-  let client;
-  let coordinator;
-  if (adapter === 'node-redis') {
-    client = createClient({ url });
-    await client.connect();
-    coordinator = nr.createNodeRedisCoordinator({ client, prefix });
-  } else {
-    client = new Redis(url);
-    coordinator = io.createIoredisCoordinator({ client, prefix });
-  }
+  const { coordinator, close: closeCoordinator } = await profileCoordinator(bundle ? io : { ...io, ...nr }, adapter, url, prefix);
   const flight = core.createSingleFlight({ mode: 'distributed', coordinator, defaults: policy });
   const close = async () => {
     await flight.close();
-    await coordinator.close();
-    if (adapter === 'node-redis') await client.close();
-    else client.disconnect();
+    await closeCoordinator();
   };
   return { flight, coordinator, close };
 }
