@@ -90,10 +90,11 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   }
 
   /**
-   * `out` with `keys` as its handle, or, for the replay of a result stored as bytes, that result read as bytes; a new run replacing it
-   * meanwhile (forgotten or expired between the two reads) is asked about again. Synchronous unless it reads.
+   * The acquire reply handed to core: `out`, with `keys` as its handle (see flight-keys-of.ts); for the
+   * replay of a result stored as bytes, with that result read as bytes (a new run replacing it meanwhile,
+   * forgotten or expired between the two reads, is asked about again). Synchronous unless it reads.
    */
-  function withStoredBytes(input: AcquireInput, keys: RunKeys, out: AcquireReply, attempt: number): AcquireReply | Promise<AcquireReply> {
+  function finishedReply(input: AcquireInput, keys: RunKeys, out: AcquireReply, attempt: number): AcquireReply | Promise<AcquireReply> {
     out.handle = keys;
     if (out.outcome !== 'REPLAY_SUCCESS' || !isBytesResult(out.result)) return out;
     return storedResult(input, keys, out.meta.epoch, out.result).then((result) => {
@@ -112,7 +113,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     const quick = calls.checked ? fast?.attempt(input, keys.meta) : undefined;
     if (quick) {
       const decided = await calls.sent('acquire', input, quick);
-      if (decided) return withStoredBytes(input, keys, decided, attempt);
+      if (decided) return finishedReply(input, keys, decided, attempt);
     }
     const args = acquireArgs(nowArg(), input);
     // Taken before the command is sent: see `Ticket` in notifications.ts. A herd's follower subscribes
@@ -133,7 +134,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     if (reply.serverNow) serverClock(keys.meta)?.sample(reply.serverNow);
     const out = acquireReply(reply, input);
     predictor.learn(input.stage, out.outcome);
-    return withStoredBytes(input, keys, out, attempt);
+    return finishedReply(input, keys, out, attempt);
   }
 
   return {
