@@ -54,3 +54,8 @@ export async function waitUntil(atMs: number): Promise<void> {
   if (coarse > 0) await sleep(coarse);
   while (nowMs() < atMs) await new Promise((resolve) => setImmediate(resolve));
 }
+
+/** The order of round `r` of interleaved rounds: the contenders rotated by `r`, so no contender always runs right after the same one. */
+export function roundOrder<T>(contenders: readonly T[], r: number): T[] {
+  return contenders.map((_, i) => contenders[(i + r) % contenders.length]!);
+}

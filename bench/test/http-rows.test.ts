@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { httpRows, roundOrder, type HttpContender, type Sample } from '../src/scenarios/http.js';
+import { httpRows, type HttpContender, type Sample } from '../src/scenarios/http.js';
+import { roundOrder } from '../src/stats.js';
 
 const sample = (reqPerSec: number, extra: Partial<Sample> = {}): Sample => ({
   reqPerSec,

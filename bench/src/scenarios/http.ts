@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { prefixOf, type BenchContext, type ResultRow } from '../context.js';
 import { libraryExecArgv } from '../library.js';
-import { median, round } from '../stats.js';
+import { median, round, roundOrder } from '../stats.js';
 
 export const HTTP_CONTENDERS = ['plain', 'flight-distributed', 'flight-local'] as const;
 /** `http-layer-only` (diagnostic, HTTP_BENCH_LAYER_ONLY=1): the middleware over a stand-in that just runs the handler. */
@@ -152,11 +152,6 @@ async function measure(ctx: BenchContext, contender: HttpContender, urls: UrlPat
   } finally {
     await stopServer(server);
   }
-}
-
-/** The order of round `r`: the contenders rotated by `r`, so no contender always runs right after the same one. */
-export function roundOrder<T>(contenders: readonly T[], r: number): T[] {
-  return contenders.map((_, i) => contenders[(i + r) % contenders.length]!);
 }
 
 /**

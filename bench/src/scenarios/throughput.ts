@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { guarded, prefixOf, type BenchContext, type ResultRow } from '../context.js';
 import { createContender, REDIS_CONTENDERS, type Contender, type ContenderName } from '../contenders/index.js';
 import { BEHIND, startCountingProxy, SUBSCRIPTION } from '../proxy.js';
-import { median, nowMs, round, sleep, summarize } from '../stats.js';
+import { median, nowMs, round, roundOrder, sleep, summarize } from '../stats.js';
 import { makeUpstream } from '../upstream.js';
 
 export interface ThroughputOptions {
@@ -260,9 +260,7 @@ export async function runThroughput(ctx: BenchContext, contenders: ContenderName
       if (contender) open.push({ name, contender, rounds: [], failed: !ok });
     }
     for (let r = 0; r < opts.rounds; r++) {
-      // Rotate the order so no contender always runs right after the same one.
-      for (let i = 0; i < open.length; i++) {
-        const entry = open[(i + r) % open.length]!;
+      for (const entry of roundOrder(open, r)) {
         if (entry.failed) continue; // reported once, not measured again
         entry.failed = !(await guarded(ctx, rows, 'distinct-keys', entry.name, async () => {
           entry.rounds.push(await measureOwners(entry.contender, `run${r}`, opts, opts.durationMs, ctx.admin));
