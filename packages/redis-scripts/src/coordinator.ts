@@ -1,7 +1,7 @@
 /**
  * The Redis coordinator, shared by both adapters: the Lua scripts behind core's `FlightCoordinator`
  * port. Its parts: script-calls.ts (deadline, version check, errors), script-args.ts (checked
- * arguments), write-replies.ts (replies as core's types), flight-keys-of.ts (a flight's keys, derived once per call),
+ * arguments), write-replies.ts (replies as core's types), flight-keys-of.ts (a flight's keys, derived once per call), followed-runs.ts (the runs a follower joined),
  * notifications.ts (follower wake-up) and streams.ts (the streaming extension).
  */
 // InspectableCoordinator comes from core's main entry: the adapters' public types then never import its
@@ -20,6 +20,7 @@ import {
 } from '@flight/core';
 import type { RedisDriver, ScriptArg, ScriptRunner } from './driver';
 import { createFlightKeysOf, type RunKeys } from './flight-keys-of';
+import { createFollowedRuns } from './followed-runs';
 import { createNotifications, type NotificationCounters } from './notifications';
 import { resolveRedisOptions, type RedisCoordinatorOptions } from './options';
 import type { LuaScriptName } from './lua.generated';
@@ -52,6 +53,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   }
   const notifications = createNotifications(driver, { commandTimeoutMs: opts.commandTimeoutMs, clock: opts.localClock });
   const keysOf = createFlightKeysOf(opts.prefix, driver.db);
+  const followedRuns = createFollowedRuns();
   const calls = createScriptCalls(driver, opts, keysOf);
   const { call, script, read, nowArg, fenceArgs } = calls;
   const serverClocks = createServerClocks();
@@ -130,7 +132,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       throw error;
     }
     if (ticket) notifications.endAcquire(ticket, reply.code === 'FOLLOWER_WAIT' && !closed ? reply.meta : null);
-    if (reply.code === 'FOLLOWER_WAIT' && reply.meta) keys.followed = { epoch: reply.meta.epoch, nonce: reply.meta.nonce };
+    if (reply.code === 'FOLLOWER_WAIT' && reply.meta) followedRuns.joined(keys.meta, { epoch: reply.meta.epoch, nonce: reply.meta.nonce });
     if (reply.serverNow) serverClock(keys.meta)?.sample(reply.serverNow);
     const out = acquireReply(reply, input);
     predictor.learn(input.stage, out.outcome);
@@ -241,8 +243,9 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       const keys = keysOf(ref, options.handle);
       // A caller of this process joined the run by `acquire` (counted in `followers`): its notice is
       // published. Any other waiter marks the record watched when it re-reads it, so that it is.
-      const joined = keys.followed?.epoch === options.epoch;
-      const nonce = joined ? keys.followed!.nonce : undefined;
+      const followed = followedRuns.of(keys.meta);
+      const joined = followed?.epoch === options.epoch;
+      const nonce = joined ? followed!.nonce : undefined;
       const reread = joined
         ? (via?: ScriptRunner) => read(ref, true, via)
         : (via?: ScriptRunner) => script('watch', ref, [nowArg()], false, keys, via);

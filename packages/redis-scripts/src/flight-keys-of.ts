@@ -2,7 +2,8 @@
  * The keys and notice channel of a flight, derived from its ref (a SHA-256 of stage and key: see keys.ts)
  * once per call. The derived keys ride with the acquire reply as its `handle` (core's `AcquireReply.handle`),
  * and core hands them back with the owner's writes of that run (`Fence.handle`) and with the follower's
- * wait, so an owner's acquire and complete hash the ref once, and no table of recent flights outlives them.
+ * wait, so an owner's acquire and complete hash the ref once, and no table of recent flights' keys outlives
+ * them (the runs a follower joined are remembered apart: followed-runs.ts).
  */
 import type { FlightRef } from '@flight/core';
 import { flightKeys, noticeChannel, type FlightKeys } from './keys';
@@ -12,9 +13,6 @@ export type HandledRef = FlightRef & { handle?: unknown };
 
 /** The keys of one flight as one coordinator derived them; the `handle` of its acquire replies. */
 export class RunKeys implements FlightKeys {
-  /** The run this call followed, from its FOLLOWER_WAIT reply: its notices carry its nonce. */
-  followed: { epoch: number; nonce: string } | undefined = undefined;
-
   constructor(
     /** The coordinator's derivation that made these keys (a handle of another coordinator is not taken). */
     readonly source: object,

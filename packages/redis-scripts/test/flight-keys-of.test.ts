@@ -11,13 +11,11 @@ describe('createFlightKeysOf', () => {
     expect(keys).toBeInstanceOf(RunKeys);
     expect([keys.tag, keys.meta, keys.list]).toEqual([expected.tag, expected.meta, expected.list]);
     expect(keys.channel).toBe(noticeChannel('app', expected.tag, 3));
-    expect(keys.followed).toBeUndefined();
   });
 
   it('takes the keys from a handle it made for the same ref, without deriving them again', () => {
     const keysOf = createFlightKeysOf('app', 0);
     const keys = keysOf(ref);
-    keys.followed = { epoch: 4, nonce: 'n' };
     expect(keysOf({ ...ref, handle: keys })).toBe(keys);
     expect(keysOf(ref, keys)).toBe(keys);
   });
@@ -31,7 +29,6 @@ describe('createFlightKeysOf', () => {
       expect(keys).not.toBe(handle);
       expect(keys.meta).toBe(mine.meta);
       expect(keys.channel).toBe(mine.channel);
-      expect(keys.followed).toBeUndefined();
     }
   });
 });

@@ -27,6 +27,7 @@ import { runScript } from '../scripts';
 import { FlightRedisVersionError, toFlightRedisError } from '../errors';
 import { LUA_SCRIPTS } from '../lua.generated';
 import { flightKeys, noticeChannel } from '../keys';
+import { RECORD_HEADER } from '../record.generated';
 import { countClients, deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from './keys';
 import { sleep, startRedisServer, type RedisServer } from './servers';
 import { startWorker, type Worker } from './multiprocess';
@@ -499,6 +500,29 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         } finally {
           await listener.close();
           await driver.close();
+          await waiter.close();
+          await owner.close();
+        }
+      });
+
+      it('knows the run it joined in a later wait without the acquire reply: it re-reads without marking the record watched and takes the result the notice carries', async () => {
+        const owner = adapter.coordinator(server.url, { prefix: 'again' });
+        const waiter = adapter.coordinator(server.url, { prefix: 'again' });
+        try {
+          const run = await ownFence(owner, 'q', 'k');
+          const ref = { stage: 'q', key: 'k' };
+          const joined = await waiter.acquire({ ...ref, ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
+          expect(joined.outcome).toBe('FOLLOWER_WAIT');
+          // The wait right after the acquire times out; the next one is given neither the reply nor its handle.
+          expect(await waiter.waitForTerminal(ref, { epoch: joined.meta.epoch, timeoutMs: 100 })).toBeNull();
+          const later = waiter.waitForTerminal(ref, { epoch: joined.meta.epoch, timeoutMs: 20_000 });
+          await sleep(100); // subscribed and re-read
+          const stored = String(await server.command('GET', flightKeys('again', ref).meta));
+          const [watchedAt] = RECORD_HEADER.watched;
+          expect(stored[watchedAt]).toBe('0'); // a `watch` re-read would have set it
+          expect((await owner.complete(run, { result: 'r', resultTtlMs: 5000 })).ok).toBe(true);
+          expect(await later).toMatchObject({ status: 'SUCCEEDED', epoch: run.epoch, result: 'r' });
+        } finally {
           await waiter.close();
           await owner.close();
         }
