@@ -40,9 +40,11 @@ describe('ioredis driver: write batching', () => {
     await coordinator.acquire(input('warm'));
     const stream = (client as unknown as { stream: Parameters<typeof countWrites>[0] }).stream;
     const counts = countWrites(stream);
-    // Timers due at the same time run as separate callbacks of one timers phase (microtasks and ticks in between).
+    // Immediates queued together run as separate callbacks of one check phase (ticks and microtasks in
+    // between); an immediate queued by one of them runs in the next turn. Timers would not do: under load, 8
+    // timers set in a row may straddle a millisecond and fire in two turns.
     const replies = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => new Promise((resolve) => setTimeout(() => resolve(coordinator.acquire(input(`k${i}`))), 0))),
+      Array.from({ length: 8 }, (_, i) => new Promise((resolve) => setImmediate(() => resolve(coordinator.acquire(input(`k${i}`)))))),
     );
     expect(replies.map((r) => (r as { outcome: string }).outcome)).toEqual(Array(8).fill('OWNER_NEW'));
     expect(counts.chunks).toBe(8);
