@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { guarded, type BenchContext, type ResultRow } from '../src/context.js';
-import { compareRows, HOP_CONTENDER, verdicts, type Verdict } from '../src/targets.js';
+import { compareRows, HOP_ACROSS_CONTENDER, HOP_CONTENDER, verdicts, type Verdict } from '../src/targets.js';
 
 const row = (scenario: string, contender: string, extra: Record<string, unknown> = {}): ResultRow => ({
   scenario,
@@ -89,15 +89,22 @@ describe('targets: footprint, herd, wake-up', () => {
     expect(met(herd([1, 1], 108.01), 'Herd: p99')).toBe(false);
   });
 
-  it('wake-up p50 ≤ 2× the bare PUBLISH→SUBSCRIBE hop of the same run, p99 beside the hop', () => {
+  it('wake-up p50 ≤ 2× the bare PUBLISH→SUBSCRIBE hop to another process of the same run, p99 and the in-process hop beside it', () => {
     const rows = (p50: number) => [
-      row('wakeup', HOP_CONTENDER, { p50Ms: 0.1, p99Ms: 0.3 }),
+      row('wakeup', HOP_CONTENDER, { p50Ms: 0.05, p99Ms: 0.2 }),
+      row('wakeup', HOP_ACROSS_CONTENDER, { p50Ms: 0.1, p99Ms: 0.3 }),
       row('wakeup', FLIGHT, { p50Ms: p50, p99Ms: 1.2 }),
     ];
     expect(met(rows(0.2), 'Wake-up')).toBe(true);
     expect(met(rows(0.21), 'Wake-up')).toBe(false);
-    expect(find(verdicts(rows(0.2), [FLIGHT]), 'Wake-up')!.figure).toContain('p99 1.2 ms vs hop 0.3 ms');
+    const figure = find(verdicts(rows(0.2), [FLIGHT]), 'Wake-up')!.figure;
+    expect(figure).toContain('p99 1.2 ms vs hop 0.3 ms');
+    expect(figure).toContain('in-process hop p50 0.05 ms (4×)');
+    // Only the in-process hop measured: no verdict rather than one against the wrong reference.
+    expect(met([rows(0.2)[0]!, rows(0.2)[2]!], 'Wake-up')).toBeNull();
     expect(met([row('wakeup', FLIGHT, { p50Ms: 0.2 })], 'Wake-up')).toBeNull();
+    const [flight] = compareRows(rows(0.2)).filter((r) => r.contender === FLIGHT);
+    expect({ vsHopP50: flight!.vsHopP50, vsInProcessHopP50: flight!.vsInProcessHopP50 }).toEqual({ vsHopP50: 2, vsInProcessHopP50: 4 });
   });
 });
 

@@ -62,7 +62,7 @@ async function rawHop(ctx: BenchContext, kind: 'pubsub' | 'xadd-xread', n: numbe
     kind === 'pubsub' ? 'raw PUBLISH→SUBSCRIBE hop' : 'raw XADD→XREAD hop',
     fromSend,
     samples,
-    "writer's send -> reader's message, two connections of the harness process (a floor, not a contender)",
+    "writer's send -> reader's message, two connections of the harness process (context: the receiver is awake already)",
   );
 }
 
@@ -85,8 +85,8 @@ function hopRow(contender: string, fromSend: number[], fromReply: number[], note
 
 /**
  * The same bare PUBLISH→SUBSCRIBE hop to another process (a worker's plain ioredis subscriber), which is
- * what a follower's wake-up crosses: the receiver has to be woken and scheduled. Context, not the target's
- * reference.
+ * what a follower's wake-up crosses: the receiver has to be woken and scheduled. The wake-up target's
+ * reference (the in-process hop above is context).
  */
 async function rawHopAcross(ctx: BenchContext, worker: BenchContext['workers'][number], n: number): Promise<ResultRow> {
   const writer = new Redis(ctx.redis.url);
@@ -117,7 +117,7 @@ async function rawHopAcross(ctx: BenchContext, worker: BenchContext['workers'][n
     HOP_ACROSS_CONTENDER,
     fromSend,
     fromReply,
-    "writer's send -> a worker process's message (context: the hop a follower's wake-up crosses; the target uses the in-process hop)",
+    "writer's send -> a worker process's message (the hop a follower's wake-up crosses: the wake-up target's reference)",
   );
 }
 
