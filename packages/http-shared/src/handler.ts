@@ -118,6 +118,15 @@ class DetachedRequest extends Error {
 }
 
 /**
+ * The call failed because the run it joined on this node belonged to a request already answered, which
+ * refused to run the handler (a streamed follower cut short whose call was then given the next run): no
+ * handler ran. A request that joined such a run in-process must not be answered as if its handler had failed.
+ */
+function joinedRefusedRun(error: unknown): boolean {
+  return error instanceof FlightExecutionError && error.cause instanceof DetachedRequest;
+}
+
+/**
  * Releases an owner's recorded response: `true` once handed over, or (a framework that sends it later: Koa)
  * a promise whose rejection (Koa hands the handler's own error to the framework this way) is handled until
  * the caller awaits it.
@@ -383,7 +392,11 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
     }
   }
 
-  async function runFlight(exchange: HttpExchange<Req>, flight: Extract<Plan, { kind: 'flight' }>): Promise<void> {
+  /**
+   * Runs the flight of one request. `rejoined`: this is the request's second flight, after the run it joined
+   * on this node turned out to be one no handler could run (see `joinedRefusedRun`).
+   */
+  async function runFlight(exchange: HttpExchange<Req>, flight: Extract<Plan, { kind: 'flight' }>, rejoined = false): Promise<void> {
     const call = new FlightCall(exchange, flight);
     const { idempotent } = call;
     let unsubscribe: (() => void) | undefined;
@@ -440,6 +453,8 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
         call.answered = true;
         return; // the client went away: nobody to answer
       }
+      // Asked once more: the run it joined never ran a handler, so no failure of this request's handler is known.
+      if (!rejoined && !idempotent && joinedRefusedRun(error)) return runFlight(exchange, flight, true);
       const unshareable = error instanceof FlightExecutionError ? unshareableOf(error) : undefined;
       if (unshareable) return answerUnshared(call, unshareable, error);
       if (isTimeout(error)) {
