@@ -82,6 +82,7 @@ export function createNodeRedisDriver(
 ): RedisDriver {
   let client: NodeRedisClient | NodeRedisCluster;
   let ready: Promise<unknown> = Promise.resolve();
+  const owned = !connection.client;
   if (connection.client) {
     client = connection.client;
   } else {
@@ -91,19 +92,37 @@ export function createNodeRedisDriver(
     ready.catch(() => undefined);
     client = created;
   }
-  const owned = !connection.client;
   let subscriber: RedisSubscriber | undefined;
   const cluster = isCluster(client);
 
-  const send = async (routingKey: string | undefined, args: (string | Buffer)[], options?: object): Promise<unknown> => {
-    await ready;
-    if (!isCluster(client)) return client.sendCommand(args, options);
+  /** Connected (or given a client): commands go out without waiting on `ready` first. */
+  let connected = owned === false;
+  ready.then(
+    () => (connected = true),
+    () => undefined,
+  );
+  const send = (routingKey: string | undefined, args: (string | Buffer)[], options?: object): Promise<unknown> =>
+    connected ? sendNow(routingKey, args, options) : ready.then(() => sendNow(routingKey, args, options));
+  const sendNow = (routingKey: string | undefined, args: (string | Buffer)[], options?: object): Promise<unknown> => {
+    if (isCluster(client)) return sendToCluster(client, routingKey, args, options);
+    try {
+      return client.sendCommand(args, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+  const sendToCluster = async (
+    nodes: NodeRedisCluster,
+    routingKey: string | undefined,
+    args: (string | Buffer)[],
+    options?: object,
+  ): Promise<unknown> => {
     // A slot being migrated answers TRYAGAIN to a multi-key script whose keys are split between the two
     // nodes; node-redis passes it through (ioredis retries it), so retry here until the migration ends.
     const retryUntil = Date.now() + tryAgainWindowMs;
     for (;;) {
       try {
-        return await client.sendCommand(routingKey, false, args, options);
+        return await nodes.sendCommand(routingKey, false, args, options);
       } catch (error) {
         if (!String((error as Error)?.message).startsWith('TRYAGAIN') || Date.now() >= retryUntil) throw error;
         await new Promise((resolve) => setTimeout(resolve, TRYAGAIN_RETRY_DELAY_MS));

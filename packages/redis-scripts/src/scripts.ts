@@ -7,17 +7,22 @@ import { LUA_SCRIPTS, type LuaScriptName } from './lua.generated';
  * restart, a failover, a new cluster node). The SHA1 covers the script's version line, so two
  * library versions sharing a Redis never run each other's scripts.
  */
-export async function runScript(
+export function runScript(
   driver: ScriptRunner,
   name: LuaScriptName,
   keys: readonly string[],
   args: readonly ScriptArg[],
 ): Promise<unknown> {
   const script = LUA_SCRIPTS[name];
+  let sent: Promise<unknown>;
   try {
-    return await driver.evalsha(script.sha, keys, args);
+    sent = driver.evalsha(script.sha, keys, args);
   } catch (error) {
+    sent = Promise.reject(error);
+  }
+  // One derived promise, not an async function's frame and its await: this runs for every script call.
+  return sent.then(undefined, (error: unknown) => {
     if (!isNoScript(error)) throw error;
     return driver.eval(script.source, keys, args);
-  }
+  });
 }

@@ -170,9 +170,17 @@ export class FlightRuntime {
    * owner token or fence): a landed acquire answers the same epoch again, a landed complete answers OK.
    */
   callIdempotent<T>(operation: string, fn: () => Promise<T>, ref: FlightRef): Promise<T> {
-    return this.call(fn, ref).catch((error: unknown) => {
-      if (!(error instanceof FlightCoordinationError) || !error.outcomeUnknown) throw error;
-      this.options.logger.warn({ ...ref, operation, err: error }, 'no reply by the deadline; repeating the idempotent call once');
+    let pending: Promise<T>;
+    try {
+      pending = Promise.resolve(fn());
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    // One derived promise for the mapping and the repeat (this runs for every acquire and owner write).
+    return pending.then(undefined, (error: unknown) => {
+      const mapped = toCoordinationError(error, { ...ref });
+      if (!(mapped instanceof FlightCoordinationError) || !mapped.outcomeUnknown) throw mapped;
+      this.options.logger.warn({ ...ref, operation, err: mapped }, 'no reply by the deadline; repeating the idempotent call once');
       return this.call(fn, ref);
     });
   }
