@@ -34,6 +34,19 @@ async function runFlights(run: (key: string, s: () => Promise<unknown>) => Promi
   );
 }
 
+/**
+ * Redis memory as the flights' data grows it: `used_memory` less the clients' buffers (a 100 KB result
+ * passes through a connection's query buffer), read once no freed object is pending — `UNLINK` of the
+ * previous part's large values frees them in a background thread, which once made a window's delta
+ * negative (about -12 MB over 100 flights).
+ */
+async function datasetMemory(ctx: BenchContext): Promise<number> {
+  for (let i = 0; i < 200 && (await infoField(ctx.admin, 'memory', 'lazyfree_pending_objects')) > 0; i++) await sleep(10);
+  const info = await ctx.admin.info('memory');
+  const field = (name: string) => Number(new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1] ?? 0);
+  return field('used_memory') - field('mem_clients_normal');
+}
+
 /** MEMORY USAGE of the keys summed by Redis type, per flight (how a flight's bytes split across its keys). */
 async function bytesByType(ctx: BenchContext, keys: string[], flights: number): Promise<Record<string, number>> {
   const sums: Record<string, number> = {};
@@ -69,13 +82,16 @@ export async function runFootprint(ctx: BenchContext, contenders: ContenderName[
           await runFlights((k, s) => contender.run(k, s), 'warm', 2, size.bytes);
           await sleep(50);
           const keysBefore = (await scanKeys(ctx.admin, `${prefix}*`)).length;
-          const before = await infoField(ctx.admin, 'memory', 'used_memory');
+          const before = await datasetMemory(ctx);
           await runFlights((k, s) => contender.run(k, s), 'f', size.flights, size.bytes);
           await sleep(50);
-          const after = await infoField(ctx.admin, 'memory', 'used_memory');
+          const after = await datasetMemory(ctx);
           const keys = await scanKeys(ctx.admin, `${prefix}*`);
+          const perFlight = Math.round((after - before) / size.flights);
+          if (perFlight <= 0) ctx.log(`footprint ${name} ${size.bytes} B: memory did not grow (${perFlight} B per flight); not a figure`);
           memory[name]!.push({
-            bytesPerFlight: Math.round((after - before) / size.flights),
+            // A window in which Redis freed more than the flights stored says nothing: no figure, no verdict.
+            bytesPerFlight: perFlight > 0 ? perFlight : null,
             keysPerFlight: round((keys.length - keysBefore) / size.flights, 2),
             byType: await bytesByType(ctx, keys, (keys.length / Math.max(1, keys.length - keysBefore)) * size.flights),
           });
