@@ -250,7 +250,7 @@ export function renderMarkdown(run: BenchRun, command: string, profiles: readonl
     "  process: what a follower's wake-up crosses (the receiving process is asleep and must be woken first), so the target",
     '  compares with it; the in-process PUBLISH hop, whose receiver is awake already, is shown beside it.',
     '- **Distinct keys**: 64 concurrent loops of flights on fresh keys with an instant upstream, in fixed windows after a',
-    '  warm-up: 3 interleaved rounds (2 with `--quick`), every contender once per round in a rotated order, each figure the',
+    '  warm-up: 7 interleaved rounds (2 with `--quick`), every contender once per round in a rotated order, each figure the',
     '  median of its rounds (`roundOpsPerSec` in latest.json), so a drift of the machine over the run does not land on one contender. The target is the best of `cache-manager`, `bentocache` and `redlock` in the same run; the raw ceiling',
     '  (pipelined `EVALSHA` of `return 1`, measured before and after the contenders, the higher figure kept) is context. Redis',
     '  CPU per flight is the `used_cpu_user` + `used_cpu_sys` delta of the window divided by the flights. Round trips are the commands each client sends, counted by a TCP proxy between client and Redis',
