@@ -1,6 +1,7 @@
 /**
- * Scenario 5 — footprint: Redis memory per completed flight (used_memory delta over N flights, for 1 KB
- * and 100 KB JSON results), and the keys left once the result TTL has passed (short TTL; must be 0).
+ * Scenario 5 — footprint: Redis memory per completed flight, for 1 KB and 100 KB JSON results — the
+ * `MEMORY USAGE` of the keys the flights leave (summed, per flight; the `used_memory` delta of the window
+ * beside it as context) — and the keys left once the result TTL has passed (short TTL; must be 0).
  */
 import { deleteKeys, guarded, infoField, prefixOf, scanKeys, type BenchContext, type ResultRow } from '../context.js';
 import { createContender, REDIS_CONTENDERS, type ContenderName } from '../contenders/index.js';
@@ -35,12 +36,11 @@ async function runFlights(run: (key: string, s: () => Promise<unknown>) => Promi
 }
 
 /**
- * Redis memory as the flights' data grows it: `used_memory` less the clients' buffers (a 100 KB result
- * passes through a connection's query buffer), read once no freed object is pending — `UNLINK` of the
- * previous part's large values frees them in a background thread, which once made a window's delta
- * negative (about -12 MB over 100 flights).
+ * `used_memory` less the clients' buffers (a 100 KB result passes through a connection's query buffer), once
+ * no freed object is pending. Context only: other scenarios' keys expire and `UNLINK`ed values are freed in
+ * the background while a window runs, which has made a window's delta negative.
  */
-async function datasetMemory(ctx: BenchContext): Promise<number> {
+async function usedMemory(ctx: BenchContext): Promise<number> {
   for (let i = 0; i < 200 && (await infoField(ctx.admin, 'memory', 'lazyfree_pending_objects')) > 0; i++) await sleep(10);
   const info = await ctx.admin.info('memory');
   const field = (name: string) => Number(new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1] ?? 0);
@@ -66,12 +66,18 @@ async function bytesByType(ctx: BenchContext, keys: string[], flights: number): 
   return Object.fromEntries(Object.entries(sums).map(([t, b]) => [t, Math.round(b / Math.max(1, flights))]));
 }
 
+/** Flights of the warm-up before each measured window (their keys are under the same prefix). */
+const WARM_FLIGHTS = 2;
+
 export async function runFootprint(ctx: BenchContext, contenders: ContenderName[], opts: FootprintOptions): Promise<ResultRow[]> {
   const rows: ResultRow[] = [];
   const redisOnes = contenders.filter((c) => REDIS_CONTENDERS.includes(c));
   /** Contenders whose part threw: reported once as a failed row, left out of the rest. */
   const failedNames = new Set<string>();
-  const memory: Record<string, { bytesPerFlight: number | null; keysPerFlight: number | null; byType: Record<string, number> }[]> = {};
+  const memory: Record<
+    string,
+    { bytesPerFlight: number; usedMemoryPerFlight: number; keysPerFlight: number | null; byType: Record<string, number> }[]
+  > = {};
   for (const name of redisOnes) {
     const ok = await guarded(ctx, rows, 'footprint', name, async () => {
       memory[name] = [];
@@ -79,21 +85,21 @@ export async function runFootprint(ctx: BenchContext, contenders: ContenderName[
         const prefix = `${prefixOf(ctx, 'footprint', name)}${size.bytes}:`;
         const contender = await createContender(name, { redisUrl: ctx.redis.url, prefix, resultTtlMs: 600_000 });
         try {
-          await runFlights((k, s) => contender.run(k, s), 'warm', 2, size.bytes);
+          await runFlights((k, s) => contender.run(k, s), 'warm', WARM_FLIGHTS, size.bytes);
           await sleep(50);
           const keysBefore = (await scanKeys(ctx.admin, `${prefix}*`)).length;
-          const before = await datasetMemory(ctx);
+          const before = await usedMemory(ctx);
           await runFlights((k, s) => contender.run(k, s), 'f', size.flights, size.bytes);
           await sleep(50);
-          const after = await datasetMemory(ctx);
+          const after = await usedMemory(ctx);
           const keys = await scanKeys(ctx.admin, `${prefix}*`);
-          const perFlight = Math.round((after - before) / size.flights);
-          if (perFlight <= 0) ctx.log(`footprint ${name} ${size.bytes} B: memory did not grow (${perFlight} B per flight); not a figure`);
+          // Every key under the prefix belongs to one of the warm-up or measured flights, kept for the result TTL.
+          const byType = await bytesByType(ctx, keys, size.flights + WARM_FLIGHTS);
           memory[name]!.push({
-            // A window in which Redis freed more than the flights stored says nothing: no figure, no verdict.
-            bytesPerFlight: perFlight > 0 ? perFlight : null,
+            bytesPerFlight: Object.values(byType).reduce((a, b) => a + b, 0),
+            usedMemoryPerFlight: Math.round((after - before) / size.flights),
             keysPerFlight: round((keys.length - keysBefore) / size.flights, 2),
-            byType: await bytesByType(ctx, keys, (keys.length / Math.max(1, keys.length - keysBefore)) * size.flights),
+            byType,
           });
         } finally {
           await contender.close();
@@ -151,6 +157,7 @@ export async function runFootprint(ctx: BenchContext, contenders: ContenderName[
         p99Ms: null,
         maxMs: null,
         bytesPerFlight: m.bytesPerFlight,
+        usedMemoryPerFlight: m.usedMemoryPerFlight,
         keysPerFlight: m.keysPerFlight,
         memoryUsageByType: m.byType,
         leftoverKeys: l.keys,
