@@ -70,7 +70,8 @@ const ZEROS = '0000000000000000';
 function digits(n: number, width: number): string {
   const whole = Math.trunc(n);
   let text: string;
-  if (whole < 1e9) text = String(whole);
+  // (Anything else, a value that is not a safe integer among it, prints as before: `String`.)
+  if (whole < 1e9 || !Number.isSafeInteger(whole)) text = String(whole);
   else {
     const high = Math.floor(whole / 1e7);
     const low = String(whole - high * 1e7);

@@ -92,6 +92,14 @@ describe('encodeRecord: header numbers', () => {
     );
   });
 
+  it('prints a value that is not a safe integer as String does, as before the halves', () => {
+    const old = (n: number, width: number) => String(Math.trunc(n)).padStart(width, '0');
+    for (const odd of [Number.NaN, Number.POSITIVE_INFINITY, 2 ** 60, -5]) {
+      const record = encodeRecord(meta([odd, 0, 0, 0, 0], odd, [0, 0], odd), false);
+      expect(field(record, 'epoch')).toBe(old(odd, 16).slice(0, 16));
+    }
+  });
+
   it('keeps fractions out: a time of a fraction of a millisecond is written whole', () => {
     const record = encodeRecord(meta([1_760_000_000_123.9, 5.5, 0, 1e9 + 0.5, 1_760_000_000_000], 7, [0, 0], 0), false);
     expect(field(record, 'updatedAt')).toBe('1760000000123');
