@@ -42,9 +42,7 @@ async function runFlights(run: (key: string, s: () => Promise<unknown>) => Promi
  */
 async function usedMemory(ctx: BenchContext): Promise<number> {
   for (let i = 0; i < 200 && (await infoField(ctx.admin, 'memory', 'lazyfree_pending_objects')) > 0; i++) await sleep(10);
-  const info = await ctx.admin.info('memory');
-  const field = (name: string) => Number(new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1] ?? 0);
-  return field('used_memory') - field('mem_clients_normal');
+  return (await infoField(ctx.admin, 'memory', 'used_memory')) - (await infoField(ctx.admin, 'memory', 'mem_clients_normal'));
 }
 
 /** MEMORY USAGE of the keys summed by Redis type, per flight (how a flight's bytes split across its keys). */

@@ -45,6 +45,16 @@ export function failureRecord(error: unknown, policy: StagePolicy, options: Exec
 /** Whether the stage's guard may retry this call's supplier. */
 const guardMayRetry = (options: ExecuteOptions) => options.atMostOnce !== true && options.keepFailures !== false;
 
+/** `fn()` as a promise: a synchronous throw becomes its rejection. */
+function started<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    // Promise.resolve returns a native promise as is; it only wraps a coordinator that answers otherwise.
+    return Promise.resolve(fn());
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
 export class FlightRuntime {
   readonly mode: FlightMode;
   readonly events: FlightEvents;
@@ -152,14 +162,7 @@ export class FlightRuntime {
 
   /** Calls the coordinator; any failure becomes a typed `FlightCoordinationError`. */
   call<T>(fn: () => Promise<T>, ref: FlightRef): Promise<T> {
-    let pending: Promise<T>;
-    try {
-      // Promise.resolve returns a native promise as is; it only wraps a coordinator that answers otherwise.
-      pending = Promise.resolve(fn());
-    } catch (error) {
-      return Promise.reject(toCoordinationError(error, { ...ref }));
-    }
-    return pending.catch((error: unknown) => {
+    return started(fn).catch((error: unknown) => {
       throw toCoordinationError(error, { ...ref });
     });
   }
@@ -170,14 +173,8 @@ export class FlightRuntime {
    * owner token or fence): a landed acquire answers the same epoch again, a landed complete answers OK.
    */
   callIdempotent<T>(operation: string, fn: () => Promise<T>, ref: FlightRef): Promise<T> {
-    let pending: Promise<T>;
-    try {
-      pending = Promise.resolve(fn());
-    } catch (error) {
-      pending = Promise.reject(error);
-    }
     // One derived promise for the mapping and the repeat (this runs for every acquire and owner write).
-    return pending.then(undefined, (error: unknown) => {
+    return started(fn).then(undefined, (error: unknown) => {
       const mapped = toCoordinationError(error, { ...ref });
       if (!(mapped instanceof FlightCoordinationError) || !mapped.outcomeUnknown) throw mapped;
       this.options.logger.warn({ ...ref, operation, err: mapped }, 'no reply by the deadline; repeating the idempotent call once');
