@@ -69,12 +69,17 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   const fast =
     setIfAbsent && !opts.waitReplicas ? createFastAcquire({ setIfAbsent, serverClock, testClock: opts.clock, predictor }) : undefined;
   /**
-   * Runs an owner write. An accepted one samples the clock of the server holding the key: its record's
-   * `updatedAt` is that server's now.
+   * Runs owner write `name` with the fence's arguments, then `extra`. Its `now` is this process's estimate
+   * of the server's clock while a fresh sample vouches for it (server-clock.ts), so the script asks no
+   * `TIME`; otherwise '' (the server's `TIME`), and an accepted write then samples the clock of the server
+   * holding the key: its record's `updatedAt` is that server's now. (A test clock is always passed as is.)
    */
-  const ownerWrite = async (name: LuaScriptName, fence: Fence, args: readonly ScriptArg[], waits: boolean, keys: RunKeys) => {
+  const ownerWrite = async (name: LuaScriptName, fence: Fence, extra: readonly ScriptArg[], waits: boolean, keys: RunKeys) => {
+    const estimate = opts.clock ? undefined : serverClock(keys.meta)?.fresh();
+    const args = [...fenceArgs(fence, keys, estimate === undefined ? undefined : String(estimate)), ...extra];
     const { reply, updatedAt } = await calls.write(name, fence, args, waits, keys);
-    if (updatedAt !== undefined) serverClock(keys.meta)?.sample(updatedAt);
+    // A record stamped with the estimate is no sample of the server's clock.
+    if (updatedAt !== undefined && estimate === undefined) serverClock(keys.meta)?.sample(updatedAt);
     return reply;
   };
   let closed = false;
@@ -168,12 +173,12 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
     async markRunning(fence, lease) {
       const keys = keysOf(fence);
-      return ownerWrite('markRunning', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], false, keys);
+      return ownerWrite('markRunning', fence, [ms('leaseTtlMs', lease.leaseTtlMs)], false, keys);
     },
 
     async heartbeat(fence, lease) {
       const keys = keysOf(fence);
-      return ownerWrite('heartbeat', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], false, keys);
+      return ownerWrite('heartbeat', fence, [ms('leaseTtlMs', lease.leaseTtlMs)], false, keys);
     },
 
     async complete(fence, input) {
@@ -184,7 +189,6 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       const bytes = typeof result !== 'string';
       if (bytes && !getBuffer) throw new FlightValidationError('this coordinator stores text results only (storesBytes is false)');
       const args = [
-        ...fenceArgs(fence, keys),
         bytes ? Buffer.from(result.buffer, result.byteOffset, result.byteLength) : result,
         ms('resultTtlMs', input.resultTtlMs),
         bytes ? '0' : String(opts.inlineResultBytes),
@@ -196,7 +200,6 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       const { failure } = input;
       const keys = keysOf(fence);
       const args = [
-        ...fenceArgs(fence, keys),
         failure.type,
         failure.code,
         failure.message.slice(0, MAX_ERROR_MESSAGE_LENGTH),
