@@ -69,17 +69,13 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   const fast =
     setIfAbsent && !opts.waitReplicas ? createFastAcquire({ setIfAbsent, serverClock, testClock: opts.clock, predictor }) : undefined;
   /**
-   * Runs owner write `name` with the fence's arguments, then `extra`. Its `now` is this process's estimate
-   * of the server's clock while a fresh sample vouches for it (server-clock.ts), so the script asks no
-   * `TIME`; otherwise '' (the server's `TIME`), and an accepted write then samples the clock of the server
-   * holding the key: its record's `updatedAt` is that server's now. (A test clock is always passed as is.)
+   * Runs an owner write. An accepted one samples the clock of the server holding the key: its record's
+   * `updatedAt` is that server's now (unless the reply took too long to be read: server-clock.ts).
    */
-  const ownerWrite = async (name: LuaScriptName, fence: Fence, extra: readonly ScriptArg[], waits: boolean, keys: RunKeys) => {
-    const estimate = opts.clock ? undefined : serverClock(keys.meta)?.fresh();
-    const args = [...fenceArgs(fence, keys, estimate === undefined ? undefined : String(estimate)), ...extra];
+  const ownerWrite = async (name: LuaScriptName, fence: Fence, args: readonly ScriptArg[], waits: boolean, keys: RunKeys) => {
+    const sentAt = serverClocks.mark();
     const { reply, updatedAt } = await calls.write(name, fence, args, waits, keys);
-    // A record stamped with the estimate is no sample of the server's clock.
-    if (updatedAt !== undefined && estimate === undefined) serverClock(keys.meta)?.sample(updatedAt);
+    if (updatedAt !== undefined) serverClock(keys.meta)?.sample(updatedAt, sentAt);
     return reply;
   };
   let closed = false;
@@ -130,6 +126,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
         ? await notifications.prepareAcquire(keys.channel, Math.min(opts.commandTimeoutMs, SUBSCRIBE_FIRST_WAIT_MS))
         : notifications.beginAcquire(keys.channel);
     let reply: ScriptReply;
+    const sentAt = serverClocks.mark();
     try {
       reply = await script('acquire', input, args, true, keys);
     } catch (error) {
@@ -138,7 +135,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     }
     if (ticket) notifications.endAcquire(ticket, reply.code === 'FOLLOWER_WAIT' && !closed ? reply.meta : null);
     if (reply.code === 'FOLLOWER_WAIT' && reply.meta) followedRuns.joined(keys.meta, { epoch: reply.meta.epoch, nonce: reply.meta.nonce });
-    if (reply.serverNow) serverClock(keys.meta)?.sample(reply.serverNow);
+    if (reply.serverNow) serverClock(keys.meta)?.sample(reply.serverNow, sentAt);
     const out = acquireReply(reply, input);
     predictor.learn(input.stage, out.outcome);
     return finishedReply(input, keys, out, attempt);
@@ -173,12 +170,12 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
     async markRunning(fence, lease) {
       const keys = keysOf(fence);
-      return ownerWrite('markRunning', fence, [ms('leaseTtlMs', lease.leaseTtlMs)], false, keys);
+      return ownerWrite('markRunning', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], false, keys);
     },
 
     async heartbeat(fence, lease) {
       const keys = keysOf(fence);
-      return ownerWrite('heartbeat', fence, [ms('leaseTtlMs', lease.leaseTtlMs)], false, keys);
+      return ownerWrite('heartbeat', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], false, keys);
     },
 
     async complete(fence, input) {
@@ -189,6 +186,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       const bytes = typeof result !== 'string';
       if (bytes && !getBuffer) throw new FlightValidationError('this coordinator stores text results only (storesBytes is false)');
       const args = [
+        ...fenceArgs(fence, keys),
         bytes ? Buffer.from(result.buffer, result.byteOffset, result.byteLength) : result,
         ms('resultTtlMs', input.resultTtlMs),
         bytes ? '0' : String(opts.inlineResultBytes),
@@ -200,6 +198,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       const { failure } = input;
       const keys = keysOf(fence);
       const args = [
+        ...fenceArgs(fence, keys),
         failure.type,
         failure.code,
         failure.message.slice(0, MAX_ERROR_MESSAGE_LENGTH),

@@ -40,8 +40,8 @@ export interface ScriptCalls {
   read(ref: FlightRef, withResult: boolean, via?: ScriptRunner): Promise<ScriptReply>;
   /** The `now` argument of every script: the test clock's time, or '' for the Redis server clock. */
   nowArg(): string;
-  /** Arguments of an owner write: now (`nowArg()` unless given), the flight's channel, the fence. */
-  fenceArgs(fence: Fence, keys: RunKeys, now?: string): string[];
+  /** Arguments of an owner write: now, the flight's channel, the fence. */
+  fenceArgs(fence: Fence, keys: RunKeys): string[];
 }
 
 /** An owner write's reply, and the `updatedAt` of the record it wrote (undefined when it was refused). */
@@ -117,6 +117,6 @@ export function createScriptCalls(driver: RedisDriver, opts: ResolvedRedisOption
     write: (name, fence, args, ownerWrite, keys) => run(name, fence, args, ownerWrite, keys, driver, decodeWriteReply),
     nowArg,
     read: (ref, withResult, via) => script('read', ref, [nowArg(), withResult ? '1' : '0'], false, undefined, via),
-    fenceArgs: (fence, keys, now = nowArg()) => [now, keys.channel, fence.ownerId, fence.ownerToken, String(fence.epoch)],
+    fenceArgs: (fence, keys) => [nowArg(), keys.channel, fence.ownerId, fence.ownerToken, String(fence.epoch)],
   };
 }

@@ -1,57 +1,54 @@
 /**
- * This process's view of a Redis server's clock, so that the writes of an owner flight need not ask the
- * server for `TIME`: the fast acquire (fast-acquire.ts), which is no script, stamps a new flight's record
- * with it, and the owner's scripts (complete, fail, heartbeat, markRunning) are handed it as their `now`
- * while a sample is fresh (`fresh`). On a cluster each master has its own (`ServerClocks`), sampled from
- * replies about keys it holds.
+ * This process's view of a Redis server's clock, for the one write that is not a script: the fast
+ * acquire (fast-acquire.ts) stamps a new flight's record with it instead of asking `TIME`. On a cluster
+ * each master has its own (`ServerClocks`), sampled from replies about keys it holds.
  *
  * Every owner write a script answers (complete, fail, heartbeat, markRunning, a fresh acquire) carries
  * the server's `now` (the record's `updatedAt`); each is a sample. The estimate is the most advanced
  * sample carried forward on the local monotonic clock, so it trails the server by at most the time a
  * reply took to come back and be read (an estimate can only lag: the server stamped the reply before it
- * was sent). It is there only while samples keep coming: past `SAMPLE_MAX_AGE_MS` without one (an idle
- * process, a paused VM) it is gone and the next acquire asks the script, whose reply samples again. An
- * owner write handed the estimate stamps its record with it: that reply is no sample. Past
- * `SAMPLE_FRESH_MS` the owner's next write asks `TIME` again, so its reply keeps the estimate sampled.
+ * was sent). A reply that took longer than `SAMPLE_MAX_ROUND_TRIP_MS` from its request to its reading is
+ * no sample: this process may have been stopped (SIGSTOP, a paused VM, a long GC) while the reply waited,
+ * and its stamp would then lag by all that time — new records stamped with it would look stale to every
+ * other node at once. It is there only while samples keep coming: past `SAMPLE_MAX_AGE_MS` without one (an
+ * idle process, a paused VM) it is gone and the next acquire asks the script, whose reply samples again.
  */
 
 /** How long a sample is trusted, carried forward on the local monotonic clock. */
 export const SAMPLE_MAX_AGE_MS = 5000;
 
-/**
- * How long a sample stands in for the server's `TIME` in an owner write: half its trusted age, when a
- * laggier sample may replace it (so the write that asks `TIME` again always refreshes the estimate).
- */
-export const SAMPLE_FRESH_MS = SAMPLE_MAX_AGE_MS / 2;
+/** The longest round trip (request sent → reply read) whose reply still counts as a sample. */
+export const SAMPLE_MAX_ROUND_TRIP_MS = 1000;
 
 export interface ServerClock {
   /** The server's time now in whole ms, or undefined when no recent sample vouches for it. */
   now(): number | undefined;
-  /** `now()`, but only while the sample it carries forward is at most `SAMPLE_FRESH_MS` old. */
-  fresh(): number | undefined;
-  /** A time the server stamped a reply with (epoch ms), seen just now. */
-  sample(serverNow: number): void;
+  /**
+   * A time the server stamped a reply with (epoch ms), read just now, for a request sent at `sentAt` (the
+   * local monotonic time, `ServerClocks.mark()`): ignored when that round trip took longer than
+   * `SAMPLE_MAX_ROUND_TRIP_MS`.
+   */
+  sample(serverNow: number, sentAt?: number): void;
 }
 
 /** `monotonic`: the local monotonic clock in ms (performance.now by default; tests pass their own). */
 export function createServerClock(monotonic: () => number = () => performance.now()): ServerClock {
   let offset = 0;
   let sampledAt = Number.NEGATIVE_INFINITY;
-  const within = (maxAgeMs: number): number | undefined => {
-    const local = monotonic();
-    if (local - sampledAt > maxAgeMs) return undefined;
-    return Math.trunc(local + offset);
-  };
   return {
-    now: () => within(SAMPLE_MAX_AGE_MS),
-    fresh: () => within(SAMPLE_FRESH_MS),
-    sample(serverNow) {
+    now() {
+      const local = monotonic();
+      if (local - sampledAt > SAMPLE_MAX_AGE_MS) return undefined;
+      return Math.trunc(local + offset);
+    },
+    sample(serverNow, sentAt) {
       if (!Number.isFinite(serverNow) || serverNow <= 0) return;
       const local = monotonic();
+      if (sentAt !== undefined && local - sentAt > SAMPLE_MAX_ROUND_TRIP_MS) return;
       const next = serverNow - local;
       // The most advanced sample wins (each one lags by its reply's way back); an older best is replaced
       // after half its trusted age, so the estimate follows the server's rate, not this host's.
-      if (next >= offset || local - sampledAt > SAMPLE_FRESH_MS) {
+      if (next >= offset || local - sampledAt > SAMPLE_MAX_AGE_MS / 2) {
         offset = next;
         sampledAt = local;
       }
@@ -63,9 +60,11 @@ export function createServerClock(monotonic: () => number = () => performance.no
 export interface ServerClocks {
   /** The clock of `server` ('' for a standalone server). */
   of(server: string): ServerClock;
+  /** The local monotonic time, as `sentAt` of a request whose reply may be a sample. */
+  mark(): number;
 }
 
-export function createServerClocks(monotonic?: () => number): ServerClocks {
+export function createServerClocks(monotonic: () => number = () => performance.now()): ServerClocks {
   const clocks = new Map<string, ServerClock>();
   return {
     of(server) {
@@ -73,5 +72,6 @@ export function createServerClocks(monotonic?: () => number): ServerClocks {
       if (!clock) clocks.set(server, (clock = createServerClock(monotonic)));
       return clock;
     },
+    mark: monotonic,
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createServerClock, SAMPLE_FRESH_MS, SAMPLE_MAX_AGE_MS } from '../src/server-clock.js';
+import { createServerClock, createServerClocks, SAMPLE_MAX_AGE_MS, SAMPLE_MAX_ROUND_TRIP_MS } from '../src/server-clock.js';
 
 describe('server clock estimate', () => {
   it('knows nothing before its first sample, then carries the most advanced sample forward on the local clock', () => {
@@ -29,20 +29,26 @@ describe('server clock estimate', () => {
     expect(clock.now()).toBeUndefined();
   });
 
-  it('stands in for the server time of an owner write only while its sample is fresh (half its trusted age)', () => {
-    let local = 0;
-    const clock = createServerClock(() => local);
-    expect(clock.fresh()).toBeUndefined();
-    clock.sample(3_000_000);
-    local += SAMPLE_FRESH_MS;
-    expect(clock.fresh()).toBe(3_000_000 + SAMPLE_FRESH_MS);
-    local += 1;
-    // Too old to stand in for TIME, still trusted for the fast acquire: the write asks TIME and samples again.
-    expect(clock.fresh()).toBeUndefined();
-    expect(clock.now()).toBe(3_000_000 + SAMPLE_FRESH_MS + 1);
-    // That sample lags the estimate, and replaces it all the same, so the estimate is fresh again.
-    clock.sample(3_000_000 + SAMPLE_FRESH_MS - 5);
-    expect(clock.fresh()).toBe(3_000_000 + SAMPLE_FRESH_MS - 5);
+  it('takes no sample from a reply read long after its request was sent (the process was stopped meanwhile)', () => {
+    let local = 10_000;
+    const clocks = createServerClocks(() => local);
+    const clock = clocks.of('');
+    // A request sent, then the process stopped (SIGSTOP, a paused VM) for 8 s before it read the reply: the
+    // stamp is 8 s old when read, and records stamped with it would look stale to every other node.
+    const sentAt = clocks.mark();
+    local += 8000;
+    clock.sample(5_000_000, sentAt);
+    expect(clock.now()).toBeUndefined();
+    // A reply read within the bound is a sample, the first one read after the stop included.
+    const again = clocks.mark();
+    local += SAMPLE_MAX_ROUND_TRIP_MS;
+    clock.sample(5_008_100, again);
+    expect(clock.now()).toBe(5_008_100);
+    // A later late reply does not replace a fresh best either (nor an old one, past half the trusted age).
+    local += SAMPLE_MAX_AGE_MS / 2 + 1;
+    const late = clocks.mark() - SAMPLE_MAX_ROUND_TRIP_MS - 1;
+    clock.sample(5_008_200, late);
+    expect(clock.now()).toBe(5_008_100 + SAMPLE_MAX_AGE_MS / 2 + 1);
   });
 
   it('ignores samples that are no time', () => {

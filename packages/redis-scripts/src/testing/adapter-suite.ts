@@ -544,36 +544,6 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         }
       });
 
-      it("stamps an owner's writes with its fresh estimate of the server clock: no TIME per flight, the records still on the server clock", async () => {
-        const timeCalls = async () =>
-          Number(/cmdstat_time:calls=(\d+)/.exec(String(await server.command('INFO', 'commandstats')))?.[1] ?? 0);
-        const c = adapter.coordinator(server.url, { prefix: 'clock' });
-        const flight = async (key: string) => {
-          const reply = await c.acquire({ stage: 'clock', key, ...LEASE, ownerId: 'node-a', ownerToken: randomUUID(), startRunning: true });
-          expect(reply.outcome).toBe('OWNER_NEW');
-          const fence = { stage: 'clock', key, ownerId: 'node-a', ownerToken: reply.meta.ownerToken, epoch: reply.meta.epoch };
-          expect(await c.heartbeat(fence, LEASE)).toMatchObject({ ok: true });
-          expect(await c.complete(fence, { result: `"${key}"`, resultTtlMs: 60_000 })).toMatchObject({ ok: true });
-        };
-        try {
-          // The first flight's writes ask the server (nothing sampled yet); their replies sample its clock.
-          const asked = await timeCalls();
-          await flight('first');
-          expect((await timeCalls()) - asked).toBeGreaterThan(0);
-          // Then the estimate stands in for TIME (a re-sample at most, should this take longer than its freshness).
-          const before = await timeCalls();
-          for (let i = 0; i < 20; i++) await flight(`k${i}`);
-          expect((await timeCalls()) - before).toBeLessThanOrEqual(1);
-          // The records are on the server's clock all the same, and the last one replays.
-          const meta = await c.readMeta({ stage: 'clock', key: 'k19' });
-          expect(meta).toMatchObject({ status: 'SUCCEEDED' });
-          expect(Math.abs(meta!.updatedAt - (await serverTimeMs(server.port)))).toBeLessThan(1000);
-          expect(await c.readResult({ stage: 'clock', key: 'k19' })).toBe('"k19"');
-        } finally {
-          await c.close();
-        }
-      });
-
       it('creates a new flight with one plain SET NX GET once it has seen the server clock; the script decides whatever needs a write or the server clock', async () => {
         const driver = adapter.driver(server.url);
         expect(driver.setIfAbsent).toBeTypeOf('function');
