@@ -31,8 +31,11 @@ export interface ServerClock {
   sample(serverNow: number, sentAt?: number): void;
 }
 
+/** The local monotonic clock in ms: the default of `createServerClock` and `createServerClocks`. */
+const localMonotonic = (): number => performance.now();
+
 /** `monotonic`: the local monotonic clock in ms (performance.now by default; tests pass their own). */
-export function createServerClock(monotonic: () => number = () => performance.now()): ServerClock {
+export function createServerClock(monotonic: () => number = localMonotonic): ServerClock {
   let offset = 0;
   let sampledAt = Number.NEGATIVE_INFINITY;
   return {
@@ -64,7 +67,7 @@ export interface ServerClocks {
   mark(): number;
 }
 
-export function createServerClocks(monotonic: () => number = () => performance.now()): ServerClocks {
+export function createServerClocks(monotonic: () => number = localMonotonic): ServerClocks {
   const clocks = new Map<string, ServerClock>();
   return {
     of(server) {
