@@ -1,17 +1,19 @@
 #!/usr/bin/env node
 // The quick-start entry point: `npm test` and `npm run demo` on a machine that has only Node and npm.
 // Uses nothing but Node built-ins: it gets pnpm (npm i -g pnpm@10, or npx as a fallback), installs
-// the workspace, makes sure a redis-server is available (apt-get when missing and allowed), then runs
+// the workspace, makes sure a redis-server is available (apt-get when missing and allowed) and, for the
+// tests, a valkey-server >= 8.1 (built once from the pinned Debian source, see valkey.mjs), then runs
 // the real command through pnpm.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { aptInstall, has } from './system.mjs';
+import { ensureValkeyServer } from './valkey.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const [command = 'test', ...rest] = process.argv.slice(2);
 
-const has = (bin) => spawnSync('sh', ['-c', `command -v ${bin}`], { stdio: 'ignore' }).status === 0;
 const run = (bin, args, options = {}) => {
   const result = spawnSync(bin, args, { stdio: 'inherit', cwd: root, ...options });
   if (result.status !== 0) process.exit(result.status ?? 1);
@@ -22,18 +24,6 @@ function pnpm() {
   const install = spawnSync('npm', ['install', '-g', 'pnpm@10'], { stdio: 'inherit' });
   if (install.status === 0 && has('pnpm')) return ['pnpm', []];
   return ['npx', ['-y', 'pnpm@10']];
-}
-
-/** Installs Debian packages with apt-get when we may (root, or passwordless sudo). */
-function aptInstall(what, packages) {
-  const root = typeof process.getuid === 'function' && process.getuid() === 0;
-  const sudo = root ? [] : has('sudo') ? ['sudo', '-n'] : null;
-  if (!sudo || !has('apt-get')) return;
-  console.log(`[flight] ${what} is missing: installing it with apt-get`);
-  const prefix = sudo.join(' ');
-  spawnSync('sh', ['-c', `${prefix} apt-get update -qq && DEBIAN_FRONTEND=noninteractive ${prefix} apt-get install -y -qq ${packages}`], {
-    stdio: 'inherit',
-  });
 }
 
 function ensureRedisServer() {
@@ -60,6 +50,8 @@ if (!existsSync(join(root, 'node_modules', '.modules.yaml'))) pn(['install', '--
 switch (command) {
   case 'test':
     ensureRedisServer();
+    // The tests that need `SET ... IFEQ` start this valkey-server (packages/redis-scripts/src/testing/valkey.ts).
+    process.env.FLIGHT_VALKEY_SERVER = await ensureValkeyServer();
     ensureChromium();
     pn(['exec', 'prettier', '--check', '.']);
     pn(['exec', 'turbo', 'run', 'build', 'lint']);

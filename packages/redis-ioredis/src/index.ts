@@ -108,6 +108,10 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
       corkForThisTurn();
       return client.call('SET', key, value, 'PX', ttlMs, 'NX', 'GET') as Promise<string | null>;
     },
+    setIfEqual: (key, value, ttlMs, expected) => {
+      corkForThisTurn();
+      return client.call('SET', key, value, 'PX', ttlMs, 'IFEQ', expected).then((reply) => reply === 'OK');
+    },
     getBuffer: (key) => client.callBuffer('GET', key) as Promise<Buffer | null>,
     // A cluster: each master's own clock (see RedisDriver.clockOf).
     ...(isCluster ? { clockOf: masterOf } : {}),

@@ -145,6 +145,8 @@ export function createNodeRedisDriver(
     evalsha: (sha, keys, args) => send(keys[0], scriptCommand('EVALSHA', sha, keys, args)),
     eval: (source, keys, args) => send(keys[0], scriptCommand('EVAL', source, keys, args)),
     setIfAbsent: (key, value, ttlMs) => send(key, ['SET', key, value, 'PX', String(ttlMs), 'NX', 'GET']) as Promise<string | null>,
+    setIfEqual: (key, value, ttlMs, expected) =>
+      send(key, ['SET', key, value, 'PX', String(ttlMs), 'IFEQ', expected]).then((reply) => reply === 'OK'),
     getBuffer: (key) => send(key, ['GET', key], BULK_AS_BUFFERS) as Promise<Buffer | null>,
     // A cluster: each master's own clock (see RedisDriver.clockOf).
     ...(cluster ? { clockOf: (key: string) => masterOf(client as NodeRedisCluster, key) } : {}),

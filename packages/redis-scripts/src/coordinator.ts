@@ -28,6 +28,7 @@ import { isBytesResult, resultBytesOf, type ScriptReply } from './reply';
 import { acquireArgs, checkEpoch, checkResultSize, MAX_ERROR_MESSAGE_LENGTH, ms } from './script-args';
 import { createScriptCalls } from './script-calls';
 import { createFastAcquire } from './fast-acquire';
+import { createUntouchedComplete } from './untouched-complete';
 import { createJoinPredictor } from './join-predictor';
 import { createServerClocks } from './server-clock';
 import { createRedisStreams } from './streams';
@@ -68,11 +69,16 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   const predictor = createJoinPredictor();
   const fast =
     setIfAbsent && !opts.waitReplicas ? createFastAcquire({ setIfAbsent, serverClock, testClock: opts.clock, predictor }) : undefined;
+  const setIfEqual = driver.setIfEqual?.bind(driver);
+  // Only runs the fast acquire created are untouched (so never with waitReplicas: see above).
+  const untouched =
+    fast && setIfEqual ? createUntouchedComplete({ setIfEqual, serverClock, testClock: opts.clock, sent: calls.sent }) : undefined;
   /**
    * Runs an owner write. An accepted one samples the clock of the server holding the key: its record's
    * `updatedAt` is that server's now (unless the reply took too long to be read: server-clock.ts).
    */
   const ownerWrite = async (name: LuaScriptName, fence: Fence, args: readonly ScriptArg[], waits: boolean, keys: RunKeys) => {
+    keys.untouched = undefined; // the record changes, or the write is refused: either way not as written
     const sentAt = serverClocks.mark();
     const { reply, updatedAt } = await calls.write(name, fence, args, waits, keys);
     if (updatedAt !== undefined) serverClock(keys.meta)?.sample(updatedAt, sentAt);
@@ -113,7 +119,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
   /** `acquire`: the fast path when it decides, else the script; a result stored as bytes read back as bytes. */
   async function acquire(input: AcquireInput, keys: RunKeys, attempt: number): Promise<AcquireReply> {
-    const quick = calls.checked ? fast?.attempt(input, keys.meta) : undefined;
+    const quick = calls.checked ? fast?.attempt(input, keys) : undefined;
     if (quick) {
       const decided = await calls.sent('acquire', input, quick);
       if (decided) return finishedReply(input, keys, decided, attempt);
@@ -185,10 +191,17 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
       // Bytes never ride in a notice (its text would carry them damaged): followers read them.
       const bytes = typeof result !== 'string';
       if (bytes && !getBuffer) throw new FlightValidationError('this coordinator stores text results only (storesBytes is false)');
+      const ttlMs = ms('resultTtlMs', input.resultTtlMs);
+      // A TTL the script would refuse is refused by it, with its error.
+      const plain = ttlMs === '0' ? undefined : untouched?.attempt(fence, keys, result, Number(ttlMs));
+      if (plain) {
+        const reply = await plain;
+        if (reply) return reply;
+      }
       const args = [
         ...fenceArgs(fence, keys),
         bytes ? Buffer.from(result.buffer, result.byteOffset, result.byteLength) : result,
-        ms('resultTtlMs', input.resultTtlMs),
+        ttlMs,
         bytes ? '0' : String(opts.inlineResultBytes),
       ];
       return ownerWrite('complete', fence, args, true, keys);

@@ -69,6 +69,13 @@ export interface RedisDriver extends ScriptRunner {
    */
   setIfAbsent?(key: string, value: string, ttlMs: number): Promise<string | null>;
   /**
+   * Runs `SET key value PX ttlMs IFEQ expected` (Valkey >= 8.1, Redis >= 8.4), routed by `key`: replaces
+   * the value of `key` only when it is `expected`, and resolves whether it did. A server without the
+   * condition rejects it with its syntax error, which adapters MUST pass on as it is (the coordinator then
+   * stops asking). Optional: without it every complete runs the script.
+   */
+  setIfEqual?(key: string, value: string | Buffer, ttlMs: number, expected: string): Promise<boolean>;
+  /**
    * Whose clock stamps the scripts' writes of `key`: on a cluster, the address of the master that holds
    * its slot now (undefined while unknown: its acquires then run the script); absent on a standalone
    * server (one clock). The fast acquire stamps a new record with the clock of the server that will hold

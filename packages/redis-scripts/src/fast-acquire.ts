@@ -20,6 +20,7 @@ import { encodeRecord } from './record.generated';
 import { decodeStoredFlight } from './reply';
 import { wholeLeaseTerms } from './script-args';
 import type { JoinPredictor } from './join-predictor';
+import type { RunKeys } from './flight-keys-of';
 import type { ServerClock } from './server-clock';
 
 /**
@@ -30,11 +31,12 @@ export const FAST_ACQUIRE_EXPIRY_MARGIN_MS = 1000;
 
 export interface FastAcquire {
   /**
-   * The acquire of `input` on `key` by SET NX GET, or undefined when it is not for the fast path (then
+   * The acquire of `input` on `keys` by SET NX GET, or undefined when it is not for the fast path (then
    * the script runs). The promise resolves undefined when the SET found a flight the rules here cannot
-   * decide on; the script then decides.
+   * decide on; the script then decides. A run it creates is left on `keys.untouched`
+   * (untouched-complete.ts).
    */
-  attempt(input: AcquireInput, key: string): Promise<AcquireReply | undefined> | undefined;
+  attempt(input: AcquireInput, keys: RunKeys): Promise<AcquireReply | undefined> | undefined;
 }
 
 export interface FastAcquireDeps {
@@ -48,7 +50,8 @@ export interface FastAcquireDeps {
 
 export function createFastAcquire({ setIfAbsent, serverClock, testClock, predictor }: FastAcquireDeps): FastAcquire {
   return {
-    attempt(input, key) {
+    attempt(input, keys) {
+      const key = keys.meta;
       // A poll of a run already joined, or a stage that mostly joins: the script's one round trip.
       if (input.joinEpoch !== undefined || predictor.joins(input.stage)) return undefined;
       const now = testClock ? Math.trunc(testClock()) : serverClock(key)?.now();
@@ -57,7 +60,9 @@ export function createFastAcquire({ setIfAbsent, serverClock, testClock, predict
       if (!Number.isFinite(input.leaseTtlMs + input.maxRunMs + input.takeoverAfterMs)) return undefined;
       const whole = wholeLeaseTerms(input);
       const meta = transitions.newOwnerMeta(whole, null, now);
-      return setIfAbsent(key, encodeRecord(meta, false), whole.leaseTtlMs).then((stored): AcquireReply | undefined => {
+      const record = encodeRecord(meta, false);
+      return setIfAbsent(key, record, whole.leaseTtlMs).then((stored): AcquireReply | undefined => {
+        if (stored === null) keys.untouched = { record, meta };
         const decided: AcquireReply | undefined =
           stored === null ? { outcome: 'OWNER_NEW', meta } : decide(stored, input, now, testClock !== undefined);
         // Undecided: the script decides, and the stage learns from its answer.

@@ -7,12 +7,19 @@
  */
 import type { FlightRef } from '@flight/core';
 import { flightKeys, noticeChannel, type FlightKeys } from './keys';
+import type { UntouchedRecord } from './untouched-complete';
 
 /** A ref with, possibly, the handle core gave back (see `AcquireReply.handle`). */
 export type HandledRef = FlightRef & { handle?: unknown };
 
 /** The keys of one flight as one coordinator derived them; the `handle` of its acquire replies. */
 export class RunKeys implements FlightKeys {
+  /**
+   * The run's record as this coordinator's fast acquire created it, while no owner write of the run has
+   * been sent since (untouched-complete.ts); undefined otherwise.
+   */
+  untouched: UntouchedRecord | undefined = undefined;
+
   constructor(
     /** The coordinator's derivation that made these keys (a handle of another coordinator is not taken). */
     readonly source: object,

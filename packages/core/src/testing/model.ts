@@ -100,7 +100,14 @@ export async function runModelComparison(options: ModelRunOptions): Promise<void
               result: expected.result,
             });
             if (actual.outcome === 'OWNER_NEW' || actual.outcome === 'OWNER_TAKEOVER') {
-              fences[op.node] = { ...ref, ownerId: actual.meta.ownerId, ownerToken: actual.meta.ownerToken, epoch: actual.meta.epoch };
+              // With the reply's handle, as core passes it back with the run's owner writes.
+              fences[op.node] = {
+                ...ref,
+                ownerId: actual.meta.ownerId,
+                ownerToken: actual.meta.ownerToken,
+                epoch: actual.meta.epoch,
+                handle: actual.handle,
+              };
             }
             if (actual.outcome === 'FOLLOWER_WAIT') joined[op.node] = actual.meta.epoch;
             expect(actual.meta.epoch >= highestEpoch || model === null).toBe(true);

@@ -8,9 +8,11 @@ export {
   type StartRedisServerOptions,
   type StartRedisClusterOptions,
 } from './servers';
+export { startValkeyServer, valkeyServerBinary } from './valkey';
 export { scanKeysWithoutTtl, deleteKeys, sharedRedisUrl, countClients } from './keys';
 export { rawCommand, type RespValue } from './resp';
 export { registerRedisAdapterSuite, type RedisAdapterUnderTest } from './adapter-suite';
+export { registerUntouchedCompleteSuite } from './untouched-suite';
 export { registerForgetSuite } from './forget-suite';
 export { startWorker, type Worker, type WorkerOptions, type BurstResult, type StreamBurstResult } from './multiprocess';
 export { checkShardedWakeup } from './cluster-wakeup';

@@ -1,12 +1,13 @@
 /**
  * Real Redis servers for tests that must break Redis (kill, pause, restart) or need a cluster:
- * each starts from the `redis-server` binary on free ports, in a temp dir, and stops by its pid.
+ * each starts from the `redis-server` binary (or another, e.g. a valkey-server, see `binary`) on free
+ * ports, in a temp dir, and stops by its pid.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { rawCommand } from './resp';
@@ -39,7 +40,7 @@ function isFree(port: number): Promise<boolean> {
   });
 }
 
-async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
+async function waitForPing(port: number, binary: string, timeoutMs = 10_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -49,7 +50,7 @@ async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
     } catch {
       // not up yet
     }
-    if (Date.now() > until) throw new Error(`redis-server on ${port} did not answer PING`);
+    if (Date.now() > until) throw new Error(`${basename(binary)} on ${port} did not answer PING`);
     await sleep(20);
   }
 }
@@ -73,14 +74,19 @@ export interface StartRedisServerOptions {
   args?: string[];
   /** @default a free port */
   port?: number;
+  /**
+   * The server binary, a name on PATH or a path: any server that takes `redis-server`'s arguments, e.g. a
+   * valkey-server (see `startValkeyServer`). @default 'redis-server'
+   */
+  binary?: string;
 }
 
 const BASE_ARGS = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'local'];
 
-async function daemonize(dir: string, port: number, args: string[]): Promise<number> {
+async function daemonize(dir: string, port: number, binary: string, args: string[]): Promise<number> {
   const pidfile = join(dir, `redis-${port}.pid`);
   rmSync(pidfile, { force: true });
-  await run('redis-server', [
+  await run(binary, [
     '--port',
     String(port),
     '--daemonize',
@@ -94,7 +100,7 @@ async function daemonize(dir: string, port: number, args: string[]): Promise<num
     ...BASE_ARGS,
     ...args,
   ]);
-  await waitForPing(port);
+  await waitForPing(port, binary);
   for (let i = 0; i < 100 && !existsSync(pidfile); i++) await sleep(10);
   return Number(readFileSync(pidfile, 'utf8').trim());
 }
@@ -116,12 +122,13 @@ async function kill(pid: number): Promise<void> {
   }
 }
 
-/** Starts a standalone `redis-server` of the test's own on a free port. */
+/** Starts a standalone `redis-server` (or `options.binary`) of the test's own on a free port. */
 export async function startRedisServer(options: StartRedisServerOptions = {}): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'flight-redis-'));
   const port = options.port ?? (await freePort());
   const args = options.args ?? [];
-  let pid = await daemonize(dir, port, args);
+  const binary = options.binary ?? 'redis-server';
+  let pid = await daemonize(dir, port, binary, args);
   return {
     host: '127.0.0.1',
     port,
@@ -135,7 +142,7 @@ export async function startRedisServer(options: StartRedisServerOptions = {}): P
     },
     async restart() {
       await kill(pid);
-      pid = await daemonize(dir, port, args);
+      pid = await daemonize(dir, port, binary, args);
     },
   };
 }
@@ -153,12 +160,18 @@ export interface StartRedisClusterOptions {
   masters?: number;
   /** Replicas per master. @default 0 */
   replicas?: 0 | 1;
+  /**
+   * The nodes' server binary, as for `startRedisServer` (the cluster is still created with `redis-cli`,
+   * which works with valkey-server nodes too). @default 'redis-server'
+   */
+  binary?: string;
 }
 
 /** Starts a local Redis Cluster (`redis-cli --cluster create`) on free ports and waits until every node reports `cluster_state:ok`. */
 export async function startRedisCluster(options: StartRedisClusterOptions = {}): Promise<RedisCluster> {
   const masters = options.masters ?? 3;
   const replicas = options.replicas ?? 0;
+  const binary = options.binary ?? 'redis-server';
   const count = masters * (1 + replicas);
   const dir = mkdtempSync(join(tmpdir(), 'flight-cluster-'));
   const ports: number[] = [];
@@ -174,7 +187,7 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
     for (const port of ports) {
       const nodeDir = join(dir, String(port));
       await run('mkdir', ['-p', nodeDir]);
-      const pid = await daemonize(nodeDir, port, [
+      const pid = await daemonize(nodeDir, port, binary, [
         '--cluster-enabled',
         'yes',
         '--cluster-config-file',

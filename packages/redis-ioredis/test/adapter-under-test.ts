@@ -1,0 +1,13 @@
+/** This adapter as the shared Redis suites of @flight/redis-scripts/testing drive it. */
+import { fileURLToPath } from 'node:url';
+import type { RedisAdapterUnderTest } from '@flight/redis-scripts/testing';
+import { createIoredisCoordinator, createIoredisDriver, createIoredisSessionLock } from '../src/index.js';
+
+export const adapter: RedisAdapterUnderTest = {
+  name: 'ioredis',
+  kind: 'ioredis',
+  module: fileURLToPath(new URL('../src/index.ts', import.meta.url)),
+  coordinator: (url, options) => createIoredisCoordinator({ redis: url, ...options }),
+  sessionLock: (url, options) => createIoredisSessionLock({ redis: url, ...options }),
+  driver: (url) => createIoredisDriver({ redis: url }),
+};

@@ -1,0 +1,227 @@
+/**
+ * The untouched complete (untouched-complete.ts) on real servers, shared by both adapters: on a Valkey 8.1
+ * (which has `SET … IFEQ`) a run nobody touched completes with one plain SET whose record is the
+ * script's byte for byte, and every run somebody touched is left to the script; on the system's
+ * redis-server (7.0 here, no conditional SET) the first complete learns that and none asks again.
+ */
+import { randomUUID } from 'node:crypto';
+import { createManualClock } from '@flight/core/testing';
+import type { AcquireInput, AcquireReply, Fence } from '@flight/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RedisDriver } from '../driver';
+import { createRedisCoordinator, type RedisCoordinator } from '../coordinator';
+import { LUA_SCRIPTS } from '../lua.generated';
+import { flightKeys } from '../keys';
+import type { RedisAdapterUnderTest } from './adapter-suite';
+import { rawCommand } from './resp';
+import { scanKeysWithoutTtl } from './keys';
+import { startRedisServer, type RedisServer } from './servers';
+import { startValkeyServer } from './valkey';
+
+const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
+const PREFIX = 'untouched';
+
+/** The adapter's driver with every command the coordinator sends named in `sent`. */
+function countedDriver(adapter: RedisAdapterUnderTest, url: string, sent: string[], conditional = true): RedisDriver {
+  const driver = adapter.driver(url);
+  const scriptOf = new Map<string, string>(Object.values(LUA_SCRIPTS).map((s) => [s.sha, s.name]));
+  return {
+    db: driver.db,
+    evalsha: (sha, keys, args) => (sent.push(scriptOf.get(sha) ?? sha), driver.evalsha(sha, keys, args)),
+    eval: (source, keys, args) => driver.eval(source, keys, args),
+    setIfAbsent: (key, value, ttlMs) => (sent.push('SET NX GET'), driver.setIfAbsent!(key, value, ttlMs)),
+    ...(conditional
+      ? { setIfEqual: (key, value, ttlMs, expected) => (sent.push('SET IFEQ'), driver.setIfEqual!(key, value, ttlMs, expected)) }
+      : {}),
+    getBuffer: (key) => driver.getBuffer!(key),
+    createSubscriber: (handlers) => driver.createSubscriber(handlers),
+    close: () => driver.close(),
+  };
+}
+
+const input = (stage: string, key: string, ownerToken = randomUUID()): AcquireInput => ({
+  stage,
+  key,
+  ...LEASE,
+  ownerId: 'node-a',
+  ownerToken,
+  startRunning: true,
+});
+
+/** The fence of an acquire reply, with its handle, as core passes it to the run's owner writes. */
+const fenceOf = (stage: string, key: string, { meta, handle }: AcquireReply): Fence => ({
+  stage,
+  key,
+  ownerId: 'node-a',
+  ownerToken: meta.ownerToken,
+  epoch: meta.epoch,
+  handle,
+});
+
+/** `c`, past its first command (the scripts' version check: until then acquires run the script). */
+async function warmed<C extends RedisCoordinator>(c: C): Promise<C> {
+  await c.readMeta({ stage: 'warm', key: 'up' });
+  return c;
+}
+
+const stored = (server: RedisServer, stage: string, key: string) => server.command('GET', flightKeys(PREFIX, { stage, key }).meta);
+
+export function registerUntouchedCompleteSuite(adapter: RedisAdapterUnderTest): void {
+  describe(`${adapter.name}: the untouched complete (SET … IFEQ)`, () => {
+    describe('on Valkey 8.1', () => {
+      let server: RedisServer;
+      beforeAll(async () => {
+        server = await startValkeyServer();
+      });
+      afterAll(async () => {
+        await server?.stop();
+      });
+
+      it('completes a run nobody touched with one plain SET, writing the record the script writes, byte for byte (text and bytes)', async () => {
+        const clock = createManualClock(Date.now());
+        const sent: string[] = [];
+        const plain = await warmed(createRedisCoordinator(countedDriver(adapter, server.url, sent), { prefix: PREFIX, clock: clock.now }));
+        const scripted = await warmed(
+          createRedisCoordinator(countedDriver(adapter, server.url, [], false), { prefix: PREFIX, clock: clock.now }),
+        );
+        try {
+          expect(adapter.driver(server.url).setIfEqual).toBeTypeOf('function');
+          for (const [n, result] of [
+            [0, 'one ✓'],
+            // A result stored as bytes (the envelope codec's `f2.b.` form), bytes that are no UTF-8 among them.
+            [1, Uint8Array.from([...Buffer.from('f2.b.'), 0, 255, 128, 10, 0xc3])],
+          ] as const) {
+            const token = randomUUID();
+            sent.length = 0;
+            const a = await plain.acquire(input('u', `plain${n}`, token));
+            const b = await scripted.acquire(input('u', `script${n}`, token));
+            expect([a.outcome, b.outcome]).toEqual(['OWNER_NEW', 'OWNER_NEW']);
+            await clock.advance(25);
+            const replyA = await plain.complete(fenceOf('u', `plain${n}`, a), { result, resultTtlMs: 60_000 });
+            const replyB = await scripted.complete(fenceOf('u', `script${n}`, b), { result, resultTtlMs: 60_000 });
+            expect(sent).toEqual(['SET NX GET', 'SET IFEQ']);
+            // The same reply but for the key (stage and key are no part of the record).
+            expect(replyB.ok && { ...replyB, meta: { ...replyB.meta, requestKey: `plain${n}` } }).toEqual(replyA);
+            expect(replyA).toMatchObject({
+              ok: true,
+              meta: { status: 'SUCCEEDED', updatedAt: clock.now(), expireAt: clock.now() + 60_000 },
+            });
+            const [recordA, recordB] = [await stored(server, 'u', `plain${n}`), await stored(server, 'u', `script${n}`)];
+            expect(typeof recordA).toBe('string');
+            expect(recordA).toEqual(recordB);
+            // Every reader sees the same result, as stored by either path.
+            const same = (read: unknown) => (typeof result === 'string' ? read : Buffer.from(read as Uint8Array));
+            const expected = typeof result === 'string' ? result : Buffer.from(result);
+            expect(same(await scripted.readResult({ stage: 'u', key: `plain${n}` }))).toEqual(expected);
+            expect(same(await plain.readResult({ stage: 'u', key: `script${n}` }))).toEqual(expected);
+            const ttl = Number(await server.command('PTTL', flightKeys(PREFIX, { stage: 'u', key: `plain${n}` }).meta));
+            expect(ttl).toBeGreaterThan(50_000);
+          }
+          expect(await scanKeysWithoutTtl(server.url, `${PREFIX}:*`)).toEqual([]);
+        } finally {
+          await plain.close();
+          await scripted.close();
+        }
+      });
+
+      it('leaves every touched run to the script: a follower joined (and is woken), a heartbeat ran, the run was taken over or forgotten', async () => {
+        const clock = createManualClock(Date.now());
+        const sent: string[] = [];
+        const c = await warmed(createRedisCoordinator(countedDriver(adapter, server.url, sent), { prefix: PREFIX, clock: clock.now }));
+        const other = await warmed(adapter.coordinator(server.url, { prefix: PREFIX, clock: clock.now }));
+        const owned = async (key: string) => {
+          const reply = await c.acquire(input('t', key));
+          expect(reply.outcome).toBe('OWNER_NEW');
+          return fenceOf('t', key, reply);
+        };
+        const completing = async (fence: Fence) => {
+          sent.length = 0;
+          const reply = await c.complete(fence, { result: `done ${fence.key}`, resultTtlMs: 60_000 });
+          return { reply, sent: [...sent] };
+        };
+        try {
+          // A follower joined: the plain SET finds the record changed, the script completes and notifies.
+          const joinedFence = await owned('joined');
+          const follower = await other.acquire({ ...input('t', 'joined'), ownerId: 'node-b' });
+          expect(follower).toMatchObject({ outcome: 'FOLLOWER_WAIT', meta: { followers: 1 } });
+          const woken = other.waitForTerminal(joinedFence, { epoch: follower.meta.epoch, timeoutMs: 5000, handle: follower.handle });
+          expect(await completing(joinedFence)).toMatchObject({ reply: { ok: true }, sent: ['SET IFEQ', 'complete'] });
+          expect(await woken).toMatchObject({ status: 'SUCCEEDED', epoch: joinedFence.epoch });
+          expect(await other.readResult({ stage: 't', key: 'joined' })).toBe('done joined');
+
+          // A heartbeat was sent: no plain SET is tried at all.
+          const beatFence = await owned('beat');
+          expect(await c.heartbeat(beatFence, LEASE)).toMatchObject({ ok: true });
+          expect(await completing(beatFence)).toMatchObject({ reply: { ok: true }, sent: ['complete'] });
+
+          // Taken over after the lease: the stale owner's complete writes nothing, the script fences it.
+          const staleFence = await owned('stale');
+          await clock.advance(LEASE.takeoverAfterMs + 1);
+          const takeover = await other.acquire({ ...input('t', 'stale'), ownerId: 'node-b' });
+          expect(takeover.outcome).toBe('OWNER_TAKEOVER');
+          const before = await stored(server, 't', 'stale');
+          expect(await completing(staleFence)).toMatchObject({ reply: { ok: false, code: 'FENCED' }, sent: ['SET IFEQ', 'complete'] });
+          expect(await stored(server, 't', 'stale')).toEqual(before);
+          expect(await other.readMeta({ stage: 't', key: 'stale' })).toMatchObject({ status: 'RUNNING', epoch: takeover.meta.epoch });
+
+          // Forgotten while it ran: the script's FORGOTTEN, as without the plain SET.
+          const forgottenFence = await owned('forgotten');
+          expect(await other.forget({ stage: 't', key: 'forgotten' })).toMatchObject({ ok: true });
+          expect(await completing(forgottenFence)).toMatchObject({
+            reply: { ok: false, code: 'FORGOTTEN' },
+            sent: ['SET IFEQ', 'complete'],
+          });
+
+          // Past its lease by the clock of record, untaken: the script decides (the plain SET is not tried).
+          const lateFence = await owned('late');
+          await clock.advance(LEASE.leaseTtlMs);
+          expect(await completing(lateFence)).toMatchObject({ reply: { ok: false, code: 'FENCED' }, sent: ['complete'] });
+
+          // A second complete of a completed run: the script's idempotent OK.
+          const twiceFence = await owned('twice');
+          expect(await completing(twiceFence)).toMatchObject({ reply: { ok: true }, sent: ['SET IFEQ'] });
+          expect(await completing(twiceFence)).toMatchObject({ reply: { ok: true }, sent: ['complete'] });
+          expect(await scanKeysWithoutTtl(server.url, `${PREFIX}:*`)).toEqual([]);
+        } finally {
+          await c.close();
+          await other.close();
+        }
+      });
+    });
+
+    describe('on the system redis-server', () => {
+      let server: RedisServer;
+      let conditional: boolean;
+      beforeAll(async () => {
+        server = await startRedisServer();
+        const answer = await rawCommand(server.port, ['SET', 'probe', 'x', 'PX', '1000', 'IFEQ', 'y']);
+        conditional = !(answer instanceof Error);
+        if (!conditional) expect(String(answer)).toMatch(/syntax error/i);
+      });
+      afterAll(async () => {
+        await server?.stop();
+      });
+
+      it('asks for the conditional SET once, if the server lacks it, and completes by the script from then on', async () => {
+        const sent: string[] = [];
+        const clock = createManualClock(Date.now());
+        const c = await warmed(createRedisCoordinator(countedDriver(adapter, server.url, sent), { prefix: PREFIX, clock: clock.now }));
+        try {
+          const runs: string[][] = [];
+          for (const key of ['a', 'b', 'c']) {
+            const reply = await c.acquire(input('old', key));
+            sent.length = 0;
+            expect(await c.complete(fenceOf('old', key, reply), { result: key, resultTtlMs: 60_000 })).toMatchObject({ ok: true });
+            runs.push([...sent]);
+            expect(await c.readResult({ stage: 'old', key })).toBe(key);
+          }
+          expect(runs).toEqual(
+            conditional ? [['SET IFEQ'], ['SET IFEQ'], ['SET IFEQ']] : [['SET IFEQ', 'complete'], ['complete'], ['complete']],
+          );
+        } finally {
+          await c.close();
+        }
+      });
+    });
+  });
+}

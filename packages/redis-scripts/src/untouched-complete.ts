@@ -1,0 +1,83 @@
+/**
+ * The untouched complete: a run that nobody touched since the fast acquire created it (no follower
+ * joined, no waiter watches it, no owner write since) completes with one plain
+ * `SET key <SUCCEEDED record + result> PX ttl IFEQ <the record as the acquire wrote it>` instead of the
+ * complete script. Redis runs that SET in a fraction of the script's time: most of the script's cost is
+ * the floor of any Lua call that reads and writes a key (bench/profiles/redis.md, Wave 9), and distinct
+ * keys — most calls in production — are exactly such runs.
+ *
+ * Why the comparison is the fence: the record holds the owner's id and token, the run's epoch, its
+ * forgotten mark and its listener counts, and every script that changes any of them rewrites the record.
+ * A record still equal to the one written is the run as acquired: the same owner, not forgotten, not
+ * taken over, nobody to notify. The new record is the one transitions.ts `complete` gives on it, encoded
+ * by the generated `encodeRecord` (what the script would write byte for byte: the conformance suite
+ * compares them). When the SET finds anything else it writes nothing, and the script decides.
+ *
+ * The conditional SET exists from Valkey 8.1 and Redis 8.4. An older server answers it with a syntax
+ * error, written nothing: the coordinator then stops asking and keeps to the script.
+ */
+import { transitions, type Fence, type FlightMeta, type StoredResult, type WriteReply } from '@flight/core';
+import type { RedisDriver } from './driver';
+import type { RunKeys } from './flight-keys-of';
+import { encodeRecord } from './record.generated';
+import type { ServerClock } from './server-clock';
+import { FAST_ACQUIRE_EXPIRY_MARGIN_MS } from './fast-acquire';
+
+/** The record of a run as the fast acquire wrote it, and the meta it encodes (see `RunKeys.untouched`). */
+export interface UntouchedRecord {
+  readonly record: string;
+  readonly meta: FlightMeta;
+}
+
+/** The largest time a record holds (13 digits): a later expiry is the script's to clamp. */
+const MAX_RECORD_TIME = 9_999_999_999_999;
+
+export interface UntouchedComplete {
+  /**
+   * The complete of `fence` by one conditional SET, or undefined when it is not for this path (then the
+   * script runs). The promise resolves undefined when the SET wrote nothing (the record changed since it
+   * was written, or the server has no conditional SET); the script then decides.
+   */
+  attempt(fence: Fence, keys: RunKeys, result: StoredResult, resultTtlMs: number): Promise<WriteReply | undefined> | undefined;
+}
+
+export interface UntouchedCompleteDeps {
+  setIfEqual: NonNullable<RedisDriver['setIfEqual']>;
+  /** The clock of the server holding `key`; undefined while that server is unknown. */
+  serverClock: (key: string) => ServerClock | undefined;
+  /** The test clock, when the coordinator has one: it is the clock of record, exact. */
+  testClock: (() => number) | undefined;
+  /** Sends the command under the coordinator's deadline and error mapping (`ScriptCalls.sent`). */
+  sent: <T>(operation: string, fence: Fence, command: Promise<T>) => Promise<T>;
+}
+
+/** A server without the conditional SET refuses its arguments. */
+const NO_CONDITIONAL_SET = /syntax error|wrong number of arguments|unknown command/i;
+
+export function createUntouchedComplete({ setIfEqual, serverClock, testClock, sent }: UntouchedCompleteDeps): UntouchedComplete {
+  let supported = true;
+  return {
+    attempt(fence, keys, result, resultTtlMs) {
+      const written = keys.untouched;
+      keys.untouched = undefined; // whatever happens next, the record is no longer the one written
+      if (!supported || !written || !transitions.fenceMatches(written.meta, fence)) return undefined;
+      const now = testClock ? Math.trunc(testClock()) : serverClock(keys.meta)?.now();
+      if (now === undefined) return undefined;
+      // The estimate may trail the server: near the lease's end the script decides on the server clock.
+      if (now + (testClock ? 0 : FAST_ACQUIRE_EXPIRY_MARGIN_MS) >= written.meta.expireAt) return undefined;
+      const { reply, next } = transitions.complete({ meta: written.meta }, fence, { result, resultTtlMs }, now);
+      if (!next || !reply.ok || next.meta.expireAt > MAX_RECORD_TIME) return undefined;
+      const header = encodeRecord(next.meta, false);
+      const value = typeof result === 'string' ? header + result : Buffer.concat([Buffer.from(header), result]);
+      const command = setIfEqual(keys.meta, value, resultTtlMs, written.record).then(
+        (set) => (set ? reply : undefined),
+        (error: unknown) => {
+          if (!(error instanceof Error) || !NO_CONDITIONAL_SET.test(error.message)) throw error;
+          supported = false;
+          return undefined;
+        },
+      );
+      return sent('complete', fence, command);
+    },
+  };
+}
