@@ -9,7 +9,7 @@ import { startWorkers, stopWorkers, type Worker } from './pool.js';
 import { startBenchRedis, type BenchRedis } from './redis-server.js';
 import { herdOptions, runHerd, type HerdOptions } from './scenarios/herd.js';
 import { runWakeup, wakeupOptions } from './scenarios/wakeup.js';
-import { runThroughput, throughputOptions } from './scenarios/throughput.js';
+import { runThroughput, runThroughputOnValkey, throughputOptions } from './scenarios/throughput.js';
 import { runWaiters, waitersOptions } from './scenarios/waiters.js';
 import { footprintOptions, runFootprint } from './scenarios/footprint.js';
 import { fanoutOptions, runFanout } from './scenarios/fanout.js';
@@ -18,7 +18,17 @@ import { runStream, streamOptions, type StreamOptions } from './scenarios/stream
 import { nowMs } from './stats.js';
 import { compareRows } from './targets.js';
 
-export const SCENARIOS = ['herd', 'wakeup', 'distinct-keys', 'many-waiters', 'footprint', 'fan-out', 'http', 'stream'] as const;
+export const SCENARIOS = [
+  'herd',
+  'wakeup',
+  'distinct-keys',
+  'distinct-keys-valkey',
+  'many-waiters',
+  'footprint',
+  'fan-out',
+  'http',
+  'stream',
+] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -94,6 +104,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
         if (scenario === 'herd') rows.push(...(await runHerd(ctx, contenders, { ...herdOptions(quick), ...options.herd })));
         if (scenario === 'wakeup') rows.push(...(await runWakeup(ctx, contenders, wakeupOptions(quick))));
         if (scenario === 'distinct-keys') rows.push(...(await runThroughput(ctx, contenders, throughputOptions(quick))));
+        if (scenario === 'distinct-keys-valkey') rows.push(...(await runThroughputOnValkey(ctx, contenders, throughputOptions(quick))));
         if (scenario === 'many-waiters') rows.push(...(await runWaiters(ctx, contenders, waitersOptions(quick))));
         if (scenario === 'footprint') rows.push(...(await runFootprint(ctx, contenders, footprintOptions(quick))));
         if (scenario === 'fan-out') rows.push(...(await runFanout(ctx, contenders, fanoutOptions(quick))));

@@ -4,6 +4,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { startRedisServer } from '@flight/redis-scripts/servers';
+import { valkeyServerBinary } from '@flight/redis-scripts/valkey';
 
 export interface BenchRedis {
   url: string;
@@ -36,4 +37,26 @@ export async function startBenchRedis(): Promise<BenchRedis> {
   }
   const server = await startRedisServer({ args: ['--maxclients', '20000', '--hz', '10'] });
   return { url: server.url, port: server.port, own: true, version: serverVersion(), stop: () => server.stop() };
+}
+
+/**
+ * A valkey-server >= 8.1 of the run's own on a free port (the one `npm test` builds and caches, or
+ * FLIGHT_VALKEY_SERVER), for the scenarios that measure what a server with `SET … IFEQ` changes; or why
+ * there is none (`node tooling/scripts/valkey.mjs` builds it).
+ */
+export async function startBenchValkey(): Promise<BenchRedis | { missing: string }> {
+  let binary: string;
+  try {
+    binary = valkeyServerBinary();
+  } catch (error) {
+    return { missing: (error as Error).message };
+  }
+  const server = await startRedisServer({ binary, args: ['--maxclients', '20000', '--hz', '10'] });
+  let version = 'unknown';
+  try {
+    version = /v=(\S+)/.exec(execFileSync(binary, ['--version'], { encoding: 'utf8' }))?.[1] ?? 'unknown';
+  } catch {
+    // the version is a label only
+  }
+  return { url: server.url, port: server.port, own: true, version: `valkey ${version}`, stop: () => server.stop() };
 }

@@ -9,6 +9,25 @@ export { verdicts, type Verdict } from './targets.js';
 
 type Col = [header: string, get: (r: ResultRow) => unknown];
 
+/** The columns of the distinct-keys tables (on the run's Redis and on Valkey). */
+const DISTINCT_KEY_COLS: Col[] = [
+  ['contender', (r) => r.contender],
+  ['ops/s', (r) => r.opsPerSec],
+  ['× best peer', (r) => r.vsBestPeer],
+  ['% of raw', (r) => r.pctOfCeiling],
+  ['p50 ms', (r) => r.p50Ms],
+  ['p99 ms', (r) => r.p99Ms],
+  ['client CPU %', (r) => r.clientCpuPct],
+  ['Redis CPU %', (r) => r.redisCpuPct],
+  ['client CPU µs / flight', (r) => r.clientCpuUsPerFlight],
+  ['Redis CPU µs / flight', (r) => r.redisCpuUsPerFlight],
+  ['Redis CPU × bentocache', (r) => r.redisCpuVsBentocache],
+  ['round trips / owner', (r) => r.roundTrips],
+  ['round trips / follower', (r) => r.followerRoundTrips],
+  ['+ (un)subscribe / follower', (r) => r.followerSubscriptionCommands],
+  ['follower upstream calls', (r) => r.followerUpstreamCalls],
+];
+
 const TABLES: Record<string, { title: string; cols: Col[] }> = {
   herd: {
     title: '1. Herd — 3 processes × 100 concurrent callers, one key, upstream 100 ms',
@@ -42,23 +61,12 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
   },
   'distinct-keys': {
     title: '3. Distinct keys — owner flights/s in one process (64 in flight, 1 KB results), Redis commands per flight',
-    cols: [
-      ['contender', (r) => r.contender],
-      ['ops/s', (r) => r.opsPerSec],
-      ['× best peer', (r) => r.vsBestPeer],
-      ['% of raw', (r) => r.pctOfCeiling],
-      ['p50 ms', (r) => r.p50Ms],
-      ['p99 ms', (r) => r.p99Ms],
-      ['client CPU %', (r) => r.clientCpuPct],
-      ['Redis CPU %', (r) => r.redisCpuPct],
-      ['client CPU µs / flight', (r) => r.clientCpuUsPerFlight],
-      ['Redis CPU µs / flight', (r) => r.redisCpuUsPerFlight],
-      ['Redis CPU × bentocache', (r) => r.redisCpuVsBentocache],
-      ['round trips / owner', (r) => r.roundTrips],
-      ['round trips / follower', (r) => r.followerRoundTrips],
-      ['+ (un)subscribe / follower', (r) => r.followerSubscriptionCommands],
-      ['follower upstream calls', (r) => r.followerUpstreamCalls],
-    ],
+    cols: DISTINCT_KEY_COLS,
+  },
+  'distinct-keys-valkey': {
+    title:
+      '3b. Distinct keys on Valkey 8.1 (a server with `SET … IFEQ`, as Redis ≥ 8.4) — the same scenario, every Redis contender on one valkey-server of the run',
+    cols: [['server', (r) => r.server ?? r.reason], ...DISTINCT_KEY_COLS],
   },
   'many-waiters': {
     title: '4. Many waiters — 10,000 callers on 1,000 keys in one process, owners in another',
@@ -261,6 +269,10 @@ export function renderMarkdown(run: BenchRun, command: string, profiles: readonl
     '  command the client writes in the same write right behind a (S|P)SUBSCRIBE on that connection (`evalsha behind',
     '  ssubscribe`: a RESP3 subscriber re-reading the flight behind its subscription): Redis runs it, the client waits for no',
     '  reply of its own.',
+    '- **Distinct keys on Valkey 8.1** (3b): the same scenario and contenders that use Redis, on a valkey-server 8.1 of the',
+    '  run (the one `npm test` builds, or `FLIGHT_VALKEY_SERVER`): a server with `SET … IFEQ`, on which a flight nobody',
+    '  touched completes with that one command instead of the `complete` script (as on Redis ≥ 8.4). Its targets compare',
+    '  the contenders on that server only.',
     '- **HTTP**: each server in its own process, autocannon (64 connections) in the bench process, a warm-up then a window per',
     '  server: 3 interleaved rounds (1 with `--quick`) in a rotated order; req/s and the other figures are the median of the',
     '  rounds (`roundReqPerSec` in latest.json), and `× plain` is the median of the per-round ratios to the plain route of the',

@@ -49,6 +49,9 @@ export const LIMITS = {
   },
 } as const;
 
+/** The scenarios whose rows compare with the best peer of the same scenario: distinct keys, on the run's Redis and on Valkey. */
+export const DISTINCT_KEY_SCENARIOS = ['distinct-keys', 'distinct-keys-valkey'] as const;
+
 /** The bare hop between two connections of the harness process (context: its receiver is awake already). */
 export const HOP_CONTENDER = 'raw PUBLISH→SUBSCRIBE hop';
 /** The same hop received by another process, as a follower's wake-up is: the wake-up target's reference. */
@@ -84,20 +87,22 @@ const pick = (rows: readonly ResultRow[], scenario: string, contender: string, e
  * `vsHopP50`). Mutates and returns `rows`.
  */
 export function compareRows(rows: ResultRow[]): ResultRow[] {
-  const distinct = rows.filter((r) => r.scenario === 'distinct-keys');
-  const peers = distinct.filter((r) => PEER_CONTENDERS.includes(r.contender as never) && num(r.opsPerSec) !== null);
-  const best = peers.reduce<ResultRow | undefined>((a, b) => (!a || Number(b.opsPerSec) > Number(a.opsPerSec) ? b : a), undefined);
-  const bento = pick(rows, 'distinct-keys', 'bentocache');
-  const naive = pick(rows, 'distinct-keys', 'naive');
-  for (const r of distinct) {
-    if (r.contender === 'raw-evalsha') continue;
-    r.bestPeer = best?.contender ?? null;
-    r.bestPeerOpsPerSec = best ? Number(best.opsPerSec) : null;
-    r.vsBestPeer = ratio(r.opsPerSec, best?.opsPerSec);
-    r.redisCpuVsBentocache = ratio(r.redisCpuUsPerFlight, bento?.redisCpuUsPerFlight);
-    if (r.contender === 'local')
-      r.pctOfNaive =
-        num(ratio(r.opsPerSec, naive?.opsPerSec)) === null ? null : Math.round(ratio(r.opsPerSec, naive?.opsPerSec)! * 1000) / 10;
+  for (const scenario of DISTINCT_KEY_SCENARIOS) {
+    const distinct = rows.filter((r) => r.scenario === scenario);
+    const peers = distinct.filter((r) => PEER_CONTENDERS.includes(r.contender as never) && num(r.opsPerSec) !== null);
+    const best = peers.reduce<ResultRow | undefined>((a, b) => (!a || Number(b.opsPerSec) > Number(a.opsPerSec) ? b : a), undefined);
+    const bento = pick(rows, scenario, 'bentocache');
+    const naive = pick(rows, scenario, 'naive');
+    for (const r of distinct) {
+      if (r.contender === 'raw-evalsha' || r.kind === 'skipped') continue;
+      r.bestPeer = best?.contender ?? null;
+      r.bestPeerOpsPerSec = best ? Number(best.opsPerSec) : null;
+      r.vsBestPeer = ratio(r.opsPerSec, best?.opsPerSec);
+      r.redisCpuVsBentocache = ratio(r.redisCpuUsPerFlight, bento?.redisCpuUsPerFlight);
+      if (r.contender === 'local')
+        r.pctOfNaive =
+          num(ratio(r.opsPerSec, naive?.opsPerSec)) === null ? null : Math.round(ratio(r.opsPerSec, naive?.opsPerSec)! * 1000) / 10;
+    }
   }
   for (const r of rows.filter((x) => x.scenario === 'footprint')) {
     const b = pick(rows, 'footprint', 'bentocache', (x) => x.resultBytes === r.resultBytes);
@@ -144,7 +149,28 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
     return x === null || y === null ? null : x <= factor * y;
   };
 
-  const raw = pick(all, 'distinct-keys', 'raw-evalsha');
+  /** The throughput and Redis CPU targets of a distinct-keys row `d` of `scenario`, named after `label`. */
+  const distinctKeys = (scenario: string, label: string, d: ResultRow) => {
+    const ceiling = pick(all, scenario, 'raw-evalsha');
+    const peer = pick(all, scenario, String(d.bestPeer));
+    const bento = pick(all, scenario, 'bentocache');
+    add(
+      `${label}: ops/s ≥ best of cache-manager, bentocache, redlock`,
+      d.contender,
+      `${fmt(d.opsPerSec)}/s vs ${fmt(d.bestPeer)} ${fmt(d.bestPeerOpsPerSec)}/s (${fmt(d.vsBestPeer)}×; raw EVALSHA ceiling ${fmt(ceiling?.opsPerSec)}/s)`,
+      within(d.bestPeerOpsPerSec, 1, d.opsPerSec),
+      `client CPU ${fmt(d.clientCpuUsPerFlight)} µs and Redis CPU ${fmt(d.redisCpuUsPerFlight)} µs per flight, against ` +
+        `${fmt(d.bestPeer)}'s ${fmt(peer?.clientCpuUsPerFlight)} µs and ${fmt(peer?.redisCpuUsPerFlight)} µs; owner commands ${fmt(d.ownerCommands)}.`,
+    );
+    add(
+      `${label === 'Distinct keys' ? '' : `${label}: `}Redis CPU per owner flight ≤ ${LIMITS.redisCpuVsBentocache}× bentocache's`,
+      d.contender,
+      `${fmt(d.redisCpuUsPerFlight)} µs vs ${fmt(bento?.redisCpuUsPerFlight)} µs (${fmt(d.redisCpuVsBentocache)}×)`,
+      within(d.redisCpuUsPerFlight, LIMITS.redisCpuVsBentocache, bento?.redisCpuUsPerFlight),
+      `the owner path sends ${fmt(d.ownerCommands)} per flight.`,
+    );
+  };
+
   const hop = pick(all, 'wakeup', HOP_ACROSS_CONTENDER);
   const inProcessHop = pick(all, 'wakeup', HOP_CONTENDER);
   const local = pick(all, 'distinct-keys', 'local');
@@ -189,23 +215,7 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
     }
     const d = pick(all, 'distinct-keys', name);
     if (d) {
-      add(
-        'Distinct keys: ops/s ≥ best of cache-manager, bentocache, redlock',
-        name,
-        `${fmt(d.opsPerSec)}/s vs ${fmt(d.bestPeer)} ${fmt(d.bestPeerOpsPerSec)}/s (${fmt(d.vsBestPeer)}×; raw EVALSHA ceiling ${fmt(raw?.opsPerSec)}/s)`,
-        within(d.bestPeerOpsPerSec, 1, d.opsPerSec),
-        `client CPU ${fmt(d.clientCpuUsPerFlight)} µs and Redis CPU ${fmt(d.redisCpuUsPerFlight)} µs per flight, against ` +
-          `${fmt(d.bestPeer)}'s ${fmt(pick(all, 'distinct-keys', String(d.bestPeer))?.clientCpuUsPerFlight)} µs and ` +
-          `${fmt(pick(all, 'distinct-keys', String(d.bestPeer))?.redisCpuUsPerFlight)} µs; owner commands ${fmt(d.ownerCommands)}.`,
-      );
-      const bento = pick(all, 'distinct-keys', 'bentocache');
-      add(
-        `Redis CPU per owner flight ≤ ${LIMITS.redisCpuVsBentocache}× bentocache's`,
-        name,
-        `${fmt(d.redisCpuUsPerFlight)} µs vs ${fmt(bento?.redisCpuUsPerFlight)} µs (${fmt(d.redisCpuVsBentocache)}×)`,
-        within(d.redisCpuUsPerFlight, LIMITS.redisCpuVsBentocache, bento?.redisCpuUsPerFlight),
-        `the owner path sends ${fmt(d.ownerCommands)} per flight.`,
-      );
+      distinctKeys('distinct-keys', 'Distinct keys', d);
       add(
         `Owner round trips ≤ ${LIMITS.ownerRoundTrips}`,
         name,
@@ -220,6 +230,11 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
         le(num(d.followerRoundTrips), LIMITS.followerRoundTrips),
         `the follower sends ${fmt(d.followerCommands)} per flight.`,
       );
+    }
+    const v = pick(all, 'distinct-keys-valkey', name);
+    if (v) distinctKeys('distinct-keys-valkey', `Distinct keys on ${fmt(v.server)} (\`SET … IFEQ\`)`, v);
+    for (const skipped of all.filter((r) => r.scenario === 'distinct-keys-valkey' && r.contender === name && r.kind === 'skipped')) {
+      add('Distinct keys on Valkey 8.1 (`SET … IFEQ`)', name, `not measured: ${fmt(skipped.reason)}`, null);
     }
 
     const f1 = pick(all, 'footprint', name, (r) => r.resultBytes === 1024);

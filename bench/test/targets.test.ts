@@ -52,6 +52,31 @@ describe('targets: distinct keys', () => {
     expect(met(distinct({ opsPerSec: 1, followerRoundTrips: 2 }), 'Follower round trips')).toBe(false);
   });
 
+  it('on Valkey: compares with the peers measured on that server only, and says why when no valkey-server ran', () => {
+    const valkey = (scenarioRows: ResultRow[]) =>
+      scenarioRows.map((r) => ({ ...r, scenario: 'distinct-keys-valkey', server: 'valkey 8.1.1' }));
+    // On the run's Redis we trail cache-manager; on Valkey we lead it: each scenario has its own best peer.
+    const rows = [
+      ...distinct({ opsPerSec: 20_000, redisCpuUsPerFlight: 20 }),
+      ...valkey(distinct({ opsPerSec: 31_000, redisCpuUsPerFlight: 8 })),
+    ];
+    const vs = verdicts(rows, [FLIGHT]);
+    expect(find(vs, 'Distinct keys:')?.met).toBe(false);
+    expect(find(vs, 'Distinct keys on valkey 8.1.1 (`SET … IFEQ`): ops/s')).toMatchObject({ met: true });
+    expect(find(vs, 'Distinct keys on valkey 8.1.1 (`SET … IFEQ`): Redis CPU')).toMatchObject({
+      met: true,
+      figure: '8 µs vs 15 µs (0.53×)',
+    });
+    const compared = compareRows(rows).find((r) => r.scenario === 'distinct-keys-valkey' && r.contender === FLIGHT)!;
+    expect(compared).toMatchObject({ bestPeer: 'cache-manager', bestPeerOpsPerSec: 30_000, vsBestPeer: 1.033 });
+
+    const skipped = [row('distinct-keys-valkey', FLIGHT, { kind: 'skipped', reason: 'no valkey-server >= 8.1 found' })];
+    expect(find(verdicts(skipped, [FLIGHT]), 'Distinct keys on Valkey')).toMatchObject({
+      met: null,
+      figure: 'not measured: no valkey-server >= 8.1 found',
+    });
+  });
+
   it('local mode ≥ 15 % of naive', () => {
     const rows = distinct({ opsPerSec: 1 });
     expect(met(rows, 'Local mode', 'local')).toBe(true); // 20 %

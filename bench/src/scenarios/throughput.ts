@@ -13,6 +13,7 @@ import { createContender, REDIS_CONTENDERS, type Contender, type ContenderName }
 import { BEHIND, startCountingProxy, SUBSCRIPTION } from '../proxy.js';
 import { median, nowMs, round, roundOrder, sleep, summarize } from '../stats.js';
 import { makeUpstream } from '../upstream.js';
+import { startBenchValkey } from '../redis-server.js';
 
 export interface ThroughputOptions {
   /** One measured window of one contender (there are `rounds` of them). */
@@ -244,17 +245,26 @@ export function combineRounds(rounds: Measured[]): Measured & { roundOps: number
   };
 }
 
-export async function runThroughput(ctx: BenchContext, contenders: ContenderName[], opts: ThroughputOptions): Promise<ResultRow[]> {
+/**
+ * Runs the distinct-keys scenario on `ctx.redis`; its rows are named `scenario` (`distinct-keys`, or
+ * `distinct-keys-valkey` for the same scenario on a Valkey server: see `runThroughputOnValkey`).
+ */
+export async function runThroughput(
+  ctx: BenchContext,
+  contenders: ContenderName[],
+  opts: ThroughputOptions,
+  scenario = 'distinct-keys',
+): Promise<ResultRow[]> {
   const rows: ResultRow[] = [];
   const ceilingBefore = await rawCeiling(ctx.redis.url, opts.durationMs, ctx.admin);
   const open: { name: ContenderName; contender: Contender; rounds: Measured[]; failed: boolean }[] = [];
   try {
     for (const name of contenders) {
       let contender: Contender | undefined;
-      const ok = await guarded(ctx, rows, 'distinct-keys', name, async () => {
+      const ok = await guarded(ctx, rows, scenario, name, async () => {
         contender = await createContender(name, {
           redisUrl: ctx.redis.url,
-          prefix: prefixOf(ctx, 'distinct', name),
+          prefix: prefixOf(ctx, scenario, name),
           resultTtlMs: 60_000,
         });
         await measureOwners(contender, 'warm', opts, opts.warmupMs);
@@ -264,7 +274,7 @@ export async function runThroughput(ctx: BenchContext, contenders: ContenderName
     for (let r = 0; r < opts.rounds; r++) {
       for (const entry of roundOrder(open, r)) {
         if (entry.failed) continue; // reported once, not measured again
-        entry.failed = !(await guarded(ctx, rows, 'distinct-keys', entry.name, async () => {
+        entry.failed = !(await guarded(ctx, rows, scenario, entry.name, async () => {
           entry.rounds.push(await measureOwners(entry.contender, `run${r}`, opts, opts.durationMs, ctx.admin));
         }));
       }
@@ -277,13 +287,13 @@ export async function runThroughput(ctx: BenchContext, contenders: ContenderName
     if (failed) continue; // its failure is reported already
     const m = combineRounds(rounds);
     measured.push({ name, m });
-    ctx.log(`distinct-keys ${name}: ${Math.round(m.ops)} flights/s (rounds ${m.roundOps.join(', ')})`);
+    ctx.log(`${scenario} ${name}: ${Math.round(m.ops)} flights/s (rounds ${m.roundOps.join(', ')})`);
   }
   const ceilingAfter = await rawCeiling(ctx.redis.url, opts.durationMs, ctx.admin);
   const best = ceilingBefore.ops >= ceilingAfter.ops ? ceilingBefore : ceilingAfter;
   const ceiling = best.ops;
   rows.push({
-    scenario: 'distinct-keys',
+    scenario,
     contender: 'raw-evalsha',
     upstreamCalls: null,
     p50Ms: null,
@@ -298,7 +308,7 @@ export async function runThroughput(ctx: BenchContext, contenders: ContenderName
     note: 'pipelined EVALSHA of `return 1` (4 loops x 100 per pipeline), ioredis',
   });
   for (const { name, m } of measured) {
-    await guarded(ctx, rows, 'distinct-keys', name, async () => {
+    await guarded(ctx, rows, scenario, name, async () => {
       const s = summarize(m.latencies);
       let owner: Counted | undefined;
       let follower: Counted | undefined;
@@ -307,7 +317,7 @@ export async function runThroughput(ctx: BenchContext, contenders: ContenderName
         follower = await countFollower(ctx, name, opts);
       }
       rows.push({
-        scenario: 'distinct-keys',
+        scenario,
         contender: name,
         upstreamCalls: m.upstreamCalls,
         flights: m.latencies.length,
@@ -333,4 +343,40 @@ export async function runThroughput(ctx: BenchContext, contenders: ContenderName
     });
   }
   return rows;
+}
+
+/**
+ * The distinct-keys scenario again on a Valkey 8.1 server of the run's own, for the contenders that use
+ * Redis: there a run nobody touched completes with one `SET … IFEQ` instead of the `complete` script
+ * (packages/redis-scripts/src/untouched-complete.ts), as it would on Redis ≥ 8.4. Every contender runs on
+ * that same server, so the figures compare as the main scenario's do. Without a valkey-server the rows
+ * say why (`kind: 'skipped'`).
+ */
+export async function runThroughputOnValkey(ctx: BenchContext, contenders: ContenderName[], opts: ThroughputOptions): Promise<ResultRow[]> {
+  const scenario = 'distinct-keys-valkey';
+  const names = contenders.filter((c) => REDIS_CONTENDERS.includes(c));
+  const valkey = await startBenchValkey();
+  if ('missing' in valkey) {
+    ctx.log(`${scenario}: not run (${valkey.missing})`);
+    return names.map((contender) => ({
+      scenario,
+      contender,
+      kind: 'skipped',
+      reason: valkey.missing,
+      upstreamCalls: null,
+      p50Ms: null,
+      p99Ms: null,
+      maxMs: null,
+    }));
+  }
+  const admin = new Redis(valkey.url);
+  try {
+    ctx.log(`${scenario}: ${valkey.version} on ${valkey.url}`);
+    const rows = await runThroughput({ ...ctx, redis: valkey, admin }, names, opts, scenario);
+    for (const row of rows) row.server = valkey.version;
+    return rows;
+  } finally {
+    admin.disconnect();
+    await valkey.stop();
+  }
 }
