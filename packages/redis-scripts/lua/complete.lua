@@ -10,7 +10,8 @@
   ARGV[6] result   ARGV[7] resultTtlMs
   ARGV[8] inlineResultBytes (optional, default 0): a result of at most this many bytes rides in the notice
 
-  Returns { 'OK' | 'FENCED' | 'FORGOTTEN', the record as stored ('' when there is no live record), false }.
+  Returns { 'OK' | 'FENCED' | 'FORGOTTEN', the record as stored ('' when there is no live record), false, or
+  'unchanged' on an OK that wrote nothing (the run was SUCCEEDED already) }.
 ]]
 --@include common
 --@include header
@@ -60,7 +61,8 @@ end
 local rec = load_live(KEYS[1], now, s or false)
 if rec ~= nil and forgotten_epoch(rec, epoch) then return end_forgotten(rec, 'SUCCEEDED', ttl, now) end
 if rec == nil or not fence_matches(rec, ARGV[3], ARGV[4], epoch) then return reply('FENCED', rec) end
-if rec.status == 'SUCCEEDED' then return reply('OK', rec) end
+-- Already stored (a repeat of this write): its updatedAt is the first write's time, not now.
+if rec.status == 'SUCCEEDED' then return reply('OK', rec, 'unchanged') end
 if not is_active(rec) then return reply('FENCED', rec) end
 -- The record and its result, in one write.
 rec.result = ARGV[6]

@@ -10,7 +10,8 @@
   ARGV[6] errorType   ARGV[7] errorCode   ARGV[8] errorMessage   ARGV[9] retryable '1' | '0'
   ARGV[10] ttlMs
 
-  Returns { 'OK' | 'FENCED' | 'FORGOTTEN', the record as stored ('' when there is no live record), false }.
+  Returns { 'OK' | 'FENCED' | 'FORGOTTEN', the record as stored ('' when there is no live record), false, or
+  'unchanged' on an OK that wrote nothing (the run was FAILED already) }.
 ]]
 --@include common
 --@include record
@@ -25,7 +26,8 @@ end
 local rec = load_live(KEYS[1], now)
 if rec ~= nil and forgotten_epoch(rec, epoch) then return end_forgotten(rec, 'FAILED', ttl, now) end
 if rec == nil or not fence_matches(rec, ARGV[3], ARGV[4], epoch) then return reply('FENCED', rec) end
-if rec.status == 'FAILED' then return reply('OK', rec) end
+-- Already stored (a repeat of this write): its updatedAt is the first write's time, not now.
+if rec.status == 'FAILED' then return reply('OK', rec, 'unchanged') end
 if not is_active(rec) then return reply('FENCED', rec) end
 update(KEYS[1], rec, { STATUS, 'FAILED', UPDATED, fmt(now), EXPIRE, fmt(now + ttl), RETRYABLE, ARGV[9],
   ERROR_TYPE, ARGV[6], ERROR_CODE, ARGV[7], ERROR_MESSAGE, ARGV[8] }, now)

@@ -166,14 +166,21 @@ export function decodeWriteReply(raw: unknown, ref: FlightRef): { reply: WriteRe
       const [at, width] = RECORD_HEADER.updatedAt;
       const updatedAt = Number(record.slice(at, at + width));
       if (!Number.isSafeInteger(updatedAt)) throw new FlightCoordinationError('malformed flight record');
-      return { reply: lazyAccepted(record, ref), updatedAt };
+      return { reply: lazyAccepted(record, ref), updatedAt: unchanged(raw) ? undefined : updatedAt };
     }
   }
   const reply = decodeReply(raw, ref);
-  if (reply.code === 'OK' && reply.meta) return { reply: { ok: true, meta: reply.meta }, updatedAt: reply.meta.updatedAt };
+  if (reply.code === 'OK' && reply.meta)
+    return { reply: { ok: true, meta: reply.meta }, updatedAt: unchanged(raw) ? undefined : reply.meta.updatedAt };
   const code = reply.code === 'FORGOTTEN' ? 'FORGOTTEN' : 'FENCED';
   return { reply: { ok: false, code, status: reply.meta?.status ?? null, epoch: reply.meta?.epoch ?? null }, updatedAt: undefined };
 }
+
+/**
+ * True for the OK of a repeated write that found its outcome stored already (complete, fail): its record's
+ * `updatedAt` is the first write's time, long past perhaps, so it is no sample of the server's clock.
+ */
+const unchanged = (raw: unknown[]): boolean => text(raw[2]) === 'unchanged';
 
 /** An accepted write whose `meta` is decoded from `record` on first read (then kept). */
 function lazyAccepted(record: string, ref: FlightRef): WriteReply {

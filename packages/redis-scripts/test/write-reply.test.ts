@@ -32,6 +32,13 @@ describe('owner write replies', () => {
     expect(reply.ok && reply.meta.ownerToken).toBe('token-1');
   });
 
+  it('gives no updatedAt (no clock sample) for the OK of a repeated write that found its outcome stored', () => {
+    const { record } = completedRecord();
+    const { reply, updatedAt } = decodeWriteReply(['OK', record, 'unchanged'], ref);
+    expect(reply.ok).toBe(true);
+    expect(updatedAt).toBeUndefined();
+  });
+
   it('defers a damaged text part to the first read of meta, but refuses a damaged header at once', () => {
     const { record } = completedRecord();
     // Header intact, text fields cut short: the write is accepted; reading its meta throws the typed error.

@@ -32,6 +32,7 @@ import { countClients, deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from './
 import { sleep, startRedisServer, type RedisServer } from './servers';
 import { startWorker, type Worker } from './multiprocess';
 import { serverTimeMs } from './resp';
+import { SAMPLE_MAX_AGE_MS } from '../server-clock';
 
 export interface RedisAdapterUnderTest {
   name: string;
@@ -622,6 +623,26 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         } finally {
           await c.close();
           await other.close();
+        }
+      });
+
+      it("takes no server-clock sample from a repeated complete (its record holds the first write's time): new flights keep the server's now", async () => {
+        const c = adapter.coordinator(server.url, { prefix: 'clock-repeat' });
+        const input = (key: string) => ({ stage: 'clk', key, ...LEASE, ownerId: 'node-a', ownerToken: randomUUID(), startRunning: true });
+        try {
+          const first = await c.acquire(input('a'));
+          const fence = { stage: 'clk', key: 'a', ownerId: 'node-a', ownerToken: first.meta.ownerToken, epoch: first.meta.epoch };
+          expect(await c.complete(fence, { result: 'done', resultTtlMs: 60_000 })).toMatchObject({ ok: true });
+          // Past half a sample's trusted age (SAMPLE_MAX_AGE_MS), a sample behind the best one replaces it.
+          await sleep(SAMPLE_MAX_AGE_MS / 2 + 200);
+          // The repeat (as after a lost reply) finds the result stored: OK, with the record of 2.7 s ago.
+          expect(await c.complete(fence, { result: 'done', resultTtlMs: 60_000 })).toMatchObject({ ok: true });
+          const next = await c.acquire(input('b'));
+          expect(next.outcome).toBe('OWNER_NEW');
+          // Stamped with the server's now, not 2.7 s behind it (which would shorten its lease by as much).
+          expect((await serverTimeMs(server.port)) - next.meta.updatedAt).toBeLessThan(700);
+        } finally {
+          await c.close();
         }
       });
 
