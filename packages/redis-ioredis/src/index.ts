@@ -104,9 +104,13 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
       return client.call('EVALSHA', sha, keys.length, ...keys, ...args);
     },
     eval: (source, keys, args) => client.call('EVAL', source, keys.length, ...keys, ...args),
-    setIfAbsent: (key, value, ttlMs) => {
+    setIfAbsent: (key, value, ttlMs, expireAtMs) => {
       corkForThisTurn();
-      return client.call('SET', key, value, 'PX', ttlMs, 'NX', 'GET') as Promise<string | null>;
+      return (
+        expireAtMs === undefined
+          ? client.call('SET', key, value, 'PX', ttlMs, 'NX', 'GET')
+          : client.call('SET', key, value, 'PXAT', expireAtMs, 'NX', 'GET')
+      ) as Promise<string | null>;
     },
     setIfEqual: (key, value, ttlMs, expected) => {
       corkForThisTurn();

@@ -144,7 +144,13 @@ export function createNodeRedisDriver(
       : ((client as NodeRedisClient).options?.database ?? (connection.redis as { database?: number } | undefined)?.database ?? 0),
     evalsha: (sha, keys, args) => send(keys[0], scriptCommand('EVALSHA', sha, keys, args)),
     eval: (source, keys, args) => send(keys[0], scriptCommand('EVAL', source, keys, args)),
-    setIfAbsent: (key, value, ttlMs) => send(key, ['SET', key, value, 'PX', String(ttlMs), 'NX', 'GET']) as Promise<string | null>,
+    setIfAbsent: (key, value, ttlMs, expireAtMs) =>
+      send(
+        key,
+        expireAtMs === undefined
+          ? ['SET', key, value, 'PX', String(ttlMs), 'NX', 'GET']
+          : ['SET', key, value, 'PXAT', String(expireAtMs), 'NX', 'GET'],
+      ) as Promise<string | null>,
     setIfEqual: (key, value, ttlMs, expected) =>
       send(key, ['SET', key, value, 'PX', String(ttlMs), 'IFEQ', expected]).then((reply) => reply === 'OK'),
     getBuffer: (key) => send(key, ['GET', key], BULK_AS_BUFFERS) as Promise<Buffer | null>,

@@ -64,10 +64,12 @@ export interface RedisDriver extends ScriptRunner {
   getBuffer?(key: string): Promise<Buffer | null>;
   /**
    * Runs `SET key value PX ttlMs NX GET` (Redis >= 7.0), routed by `key`: creates `key` when it does not
-   * exist and resolves null, else leaves it as it is and resolves its value. Optional: without it every
-   * acquire runs the script.
+   * exist and resolves null, else leaves it as it is and resolves its value. With `expireAtMs`, the key
+   * expires at that server time instead (`PXAT expireAtMs`, replacing `PX ttlMs`): the coordinator passes
+   * the record's own expiry, so the key lives exactly as long as the record says. Optional: without it
+   * every acquire runs the script.
    */
-  setIfAbsent?(key: string, value: string, ttlMs: number): Promise<string | null>;
+  setIfAbsent?(key: string, value: string, ttlMs: number, expireAtMs?: number): Promise<string | null>;
   /**
    * Runs `SET key value PX ttlMs IFEQ expected` (Valkey >= 8.1, Redis >= 8.4), routed by `key`: replaces
    * the value of `key` only when it is `expected`, and resolves whether it did. A server without the

@@ -61,7 +61,11 @@ export function createFastAcquire({ setIfAbsent, serverClock, testClock, predict
       const whole = wholeLeaseTerms(input);
       const meta = transitions.newOwnerMeta(whole, null, now);
       const record = encodeRecord(meta, false);
-      return setIfAbsent(key, record, whole.leaseTtlMs).then((stored): AcquireReply | undefined => {
+      // On the server clock the key expires when its record does (PXAT): a command that ran late, or an
+      // estimate that trails the server, never leaves a key that outlives its lease (untouched-complete.ts
+      // relies on it). A test clock is no server time: the key then lives the lease from when it is set.
+      const expireAt = testClock ? undefined : meta.expireAt;
+      return setIfAbsent(key, record, whole.leaseTtlMs, expireAt).then((stored): AcquireReply | undefined => {
         if (stored === null) keys.untouched = { record, meta };
         const decided: AcquireReply | undefined =
           stored === null ? { outcome: 'OWNER_NEW', meta } : decide(stored, input, now, testClock !== undefined);

@@ -180,7 +180,7 @@ export function decodeWriteReply(raw: unknown, ref: FlightRef): { reply: WriteRe
  * True for the OK of a repeated write that found its outcome stored already (complete, fail): its record's
  * `updatedAt` is the first write's time, long past perhaps, so it is no sample of the server's clock.
  */
-const unchanged = (raw: unknown[]): boolean => text(raw[2]) === 'unchanged';
+const unchanged = (raw: unknown): boolean => Array.isArray(raw) && text(raw[2]) === 'unchanged';
 
 /** An accepted write whose `meta` is decoded from `record` on first read (then kept). */
 function lazyAccepted(record: string, ref: FlightRef): WriteReply {

@@ -13,6 +13,14 @@
  * by the generated `encodeRecord` (what the script would write byte for byte: the conformance suite
  * compares them). When the SET finds anything else it writes nothing, and the script decides.
  *
+ * Time: the script stamps the record with the server's clock when it runs; this SET carries the owner's
+ * estimate of that clock when it was sent (server-clock.ts), and `PX ttl` counts from when it runs. A SET
+ * delayed on its way (a stall, `CLIENT PAUSE`) keeps its result for that much less than the script would.
+ * Two bounds keep the difference harmless: the run's key expires exactly when its lease does (the fast
+ * acquire sets it with `PXAT`), so the SET can only land while the lease holds by the server's clock, as
+ * the script requires; and the path is taken only when the result outlives the lease
+ * (`now + resultTtlMs >= lease end`), so a result it stores is never dead on arrival.
+ *
  * The conditional SET exists from Valkey 8.1 and Redis 8.4. An older server answers it with a syntax
  * error, written nothing: the coordinator then stops asking and keeps to the script.
  */
@@ -65,6 +73,8 @@ export function createUntouchedComplete({ setIfEqual, serverClock, testClock, se
       if (now === undefined) return undefined;
       // The estimate may trail the server: near the lease's end the script decides on the server clock.
       if (now + (testClock ? 0 : FAST_ACQUIRE_EXPIRY_MARGIN_MS) >= written.meta.expireAt) return undefined;
+      // The SET lands before the lease ends (or not at all): its result must still be alive then.
+      if (now + resultTtlMs < written.meta.expireAt) return undefined;
       const { reply, next } = transitions.complete({ meta: written.meta }, fence, { result, resultTtlMs }, now);
       if (!next || !reply.ok || next.meta.expireAt > MAX_RECORD_TIME) return undefined;
       const header = encodeRecord(next.meta, false);

@@ -554,7 +554,7 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           db: driver.db,
           evalsha: (sha, keys, args) => (sent.push(scriptOf.get(sha) ?? sha), driver.evalsha(sha, keys, args)),
           eval: (source, keys, args) => driver.eval(source, keys, args),
-          setIfAbsent: (key, value, ttlMs) => (sent.push('SET NX GET'), driver.setIfAbsent!(key, value, ttlMs)),
+          setIfAbsent: (key, value, ttlMs, expireAtMs) => (sent.push('SET NX GET'), driver.setIfAbsent!(key, value, ttlMs, expireAtMs)),
           createSubscriber: (handlers) => driver.createSubscriber(handlers),
           close: () => driver.close(),
         };
@@ -623,6 +623,25 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         } finally {
           await c.close();
           await other.close();
+        }
+      });
+
+      it("sets a new flight's key to expire when its lease does (PXAT), even when the SET runs late", async () => {
+        const c = adapter.coordinator(server.url, { prefix: 'pxat' });
+        const input = (key: string) => ({ stage: 'px', key, ...LEASE, ownerId: 'node-a', ownerToken: randomUUID(), startRunning: true });
+        try {
+          // The script creates the first flight, and its reply shows the server clock.
+          await c.acquire(input('a'));
+          // The next flight's SET waits 600 ms behind a pause of writes before it runs.
+          await server.command('CLIENT', 'PAUSE', 600, 'WRITE');
+          const late = await c.acquire(input('b'));
+          expect(late.outcome).toBe('OWNER_NEW');
+          const pttl = Number(await server.command('PTTL', flightKeys('pxat', { stage: 'px', key: 'b' }).meta));
+          const left = late.meta.expireAt - (await serverTimeMs(server.port));
+          // The key lives as long as the record's lease, not 600 ms longer.
+          expect(Math.abs(pttl - left)).toBeLessThan(150);
+        } finally {
+          await c.close();
         }
       });
 

@@ -29,7 +29,7 @@ function countedDriver(adapter: RedisAdapterUnderTest, url: string, sent: string
     db: driver.db,
     evalsha: (sha, keys, args) => (sent.push(scriptOf.get(sha) ?? sha), driver.evalsha(sha, keys, args)),
     eval: (source, keys, args) => driver.eval(source, keys, args),
-    setIfAbsent: (key, value, ttlMs) => (sent.push('SET NX GET'), driver.setIfAbsent!(key, value, ttlMs)),
+    setIfAbsent: (key, value, ttlMs, expireAtMs) => (sent.push('SET NX GET'), driver.setIfAbsent!(key, value, ttlMs, expireAtMs)),
     ...(conditional
       ? { setIfEqual: (key, value, ttlMs, expected) => (sent.push('SET IFEQ'), driver.setIfEqual!(key, value, ttlMs, expected)) }
       : {}),
@@ -124,7 +124,7 @@ export function registerUntouchedCompleteSuite(adapter: RedisAdapterUnderTest): 
         }
       });
 
-      it('leaves every touched run to the script: a follower joined (and is woken), a heartbeat ran, the run was taken over or forgotten', async () => {
+      it('leaves every touched run to the script: a follower joined (and is woken), a heartbeat ran, the run was taken over or forgotten; and a result shorter-lived than the lease', async () => {
         const clock = createManualClock(Date.now());
         const sent: string[] = [];
         const c = await warmed(createRedisCoordinator(countedDriver(adapter, server.url, sent), { prefix: PREFIX, clock: clock.now }));
@@ -176,6 +176,12 @@ export function registerUntouchedCompleteSuite(adapter: RedisAdapterUnderTest): 
           const lateFence = await owned('late');
           await clock.advance(LEASE.leaseTtlMs);
           expect(await completing(lateFence)).toMatchObject({ reply: { ok: false, code: 'FENCED' }, sent: ['complete'] });
+
+          // A result kept for less than the lease has left: a SET landing late could store it dead, the script decides.
+          const briefFence = await owned('brief');
+          sent.length = 0;
+          expect(await c.complete(briefFence, { result: 'brief', resultTtlMs: 1000 })).toMatchObject({ ok: true });
+          expect(sent).toEqual(['complete']);
 
           // A second complete of a completed run: the script's idempotent OK.
           const twiceFence = await owned('twice');
