@@ -63,10 +63,10 @@ export interface RedisDriver extends ScriptRunner {
    */
   getBuffer?(key: string): Promise<Buffer | null>;
   /**
-   * Runs `SET key value PX ttlMs NX GET` (Redis >= 7.0), routed by `key`: creates `key` when it does not
-   * exist and resolves null, else leaves it as it is and resolves its value. With `expireAtMs`, the key
-   * expires at that server time instead (`PXAT expireAtMs`, replacing `PX ttlMs`): the coordinator passes
-   * the record's own expiry, so the key lives exactly as long as the record says. Optional: without it
+   * Runs `SET key value PX ttlMs NX GET`, or `SET key value PXAT expireAtMs NX GET` when `expireAtMs` is
+   * given (Redis >= 7.0), routed by `key`: creates `key` when it does not exist and resolves null, else
+   * leaves it as it is and resolves its value. The coordinator passes `expireAtMs` (the record's own
+   * expiry, on the server clock) so that the key lives exactly as long as the record's lease. Optional: without it
    * every acquire runs the script.
    */
   setIfAbsent?(key: string, value: string, ttlMs: number, expireAtMs?: number): Promise<string | null>;

@@ -1,6 +1,6 @@
 /**
- * The fast acquire: a flight nobody has started is created by one plain `SET key record PX lease NX GET`
- * instead of the acquire script. Redis runs that SET in about a tenth of the script's time (no Lua call,
+ * The fast acquire: a flight nobody has started is created by one plain `SET key record PXAT <lease end> NX
+ * GET` instead of the acquire script. Redis runs that SET in about a tenth of the script's time (no Lua call,
  * no `TIME`, no record built in Lua), and most acquires in production are exactly this case: a key
  * nobody else asked for.
  *
@@ -61,10 +61,13 @@ export function createFastAcquire({ setIfAbsent, serverClock, testClock, predict
       const whole = wholeLeaseTerms(input);
       const meta = transitions.newOwnerMeta(whole, null, now);
       const record = encodeRecord(meta, false);
-      // On the server clock the key expires when its record does (PXAT): a command that ran late, or an
-      // estimate that trails the server, never leaves a key that outlives its lease (untouched-complete.ts
-      // relies on it). A test clock is no server time: the key then lives the lease from when it is set.
-      const expireAt = testClock ? undefined : meta.expireAt;
+      // On the server clock the key expires when its record does: Redis keeps a key through its PXAT
+      // millisecond, the scripts count a lease as over from its expireAt, hence PXAT expireAt - 1. A command
+      // that ran late, or an estimate that trails the server, never leaves a key that outlives its lease on
+      // the master that wrote it (untouched-complete.ts relies on it; a slot migrated to a master whose clock
+      // differs carries the key's remaining TTL, the script's keys alike). A test clock is no server time:
+      // the key then lives the lease from when it is set.
+      const expireAt = testClock ? undefined : meta.expireAt - 1;
       return setIfAbsent(key, record, whole.leaseTtlMs, expireAt).then((stored): AcquireReply | undefined => {
         if (stored === null) keys.untouched = { record, meta };
         const decided: AcquireReply | undefined =

@@ -4,7 +4,8 @@
  * each master has its own (`ServerClocks`), sampled from replies about keys it holds.
  *
  * Every owner write a script answers (complete, fail, heartbeat, markRunning, a fresh acquire) carries
- * the server's `now` (the record's `updatedAt`); each is a sample. The estimate is the most advanced
+ * the server's `now` (the record's `updatedAt`); each is a sample — but for a repeated complete or fail
+ * that found its outcome stored (the script marks it `unchanged`: its record holds the first write's time). The estimate is the most advanced
  * sample carried forward on the local monotonic clock, so it trails the server by at most the time a
  * reply took to come back and be read (an estimate can only lag: the server stamped the reply before it
  * was sent). A reply that took longer than `SAMPLE_MAX_ROUND_TRIP_MS` from its request to its reading is

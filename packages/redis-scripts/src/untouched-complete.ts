@@ -17,8 +17,8 @@
  * estimate of that clock when it was sent (server-clock.ts), and `PX ttl` counts from when it runs. A SET
  * delayed on its way (a stall, `CLIENT PAUSE`) keeps its result for that much less than the script would.
  * Two bounds keep the difference harmless: the run's key expires exactly when its lease does (the fast
- * acquire sets it with `PXAT`), so the SET can only land while the lease holds by the server's clock, as
- * the script requires; and the path is taken only when the result outlives the lease
+ * acquire sets it with `PXAT`, on the clock of the master that holds it), so the SET can only land while
+ * the lease holds by that server's clock, as the script requires; and the path is taken only when the result outlives the lease
  * (`now + resultTtlMs >= lease end`), so a result it stores is never dead on arrival.
  *
  * The conditional SET exists from Valkey 8.1 and Redis 8.4. An older server answers it with a syntax
