@@ -30,6 +30,11 @@ export interface ChaosOptions {
   perTick: number;
   tickMs: number;
   seed: number;
+  /**
+   * The server binary to start (see `startRedisServer`), e.g. a valkey-server >= 8.1, on which runs nobody
+   * touched complete with `SET … IFEQ` instead of the script. @default 'redis-server'
+   */
+  serverBinary?: string;
   log?: (line: string) => void;
 }
 
@@ -82,7 +87,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   const log = options.log ?? (() => undefined);
   const random = prng(options.seed);
   const started = Date.now();
-  const redis: RedisServer = await startRedisServer();
+  const redis: RedisServer = await startRedisServer({ binary: options.serverBinary });
+  log(`${options.serverBinary ?? 'redis-server'} at ${redis.url}`);
   const prefix = 'chaos';
   const summary: ChaosSummary = {
     requests: 0,

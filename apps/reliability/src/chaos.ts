@@ -1,8 +1,11 @@
 /**
  * `pnpm chaos` (about 2 minutes of faults) and `pnpm chaos --quick` (30 s, under 2 minutes in all).
- * Options: --quick, --duration <ms>, --seed <n>, --verbose. Prints ONE summary line; exits 1 when
+ * Options: --quick, --duration <ms>, --seed <n>, --verbose, --server valkey (the run's server is a
+ * valkey-server >= 8.1 instead of redis-server: there runs nobody touched complete with `SET … IFEQ`; the
+ * binary is the one `npm test` builds, or FLIGHT_VALKEY_SERVER). Prints ONE summary line; exits 1 when
  * wrong, unhandled or unanswered is not 0.
  */
+import { valkeyServerBinary } from '@flight/redis-scripts/valkey';
 import { formatSummary, runChaos } from './chaos-run.js';
 
 const args = process.argv.slice(2);
@@ -13,7 +16,13 @@ const value = (name: string) => {
 };
 const quick = flag('quick');
 const seed = Number(value('seed') ?? Date.now() % 1_000_000);
+const server = value('server') ?? 'redis';
+if (server !== 'redis' && server !== 'valkey') {
+  console.error(`--server takes redis or valkey, not ${server}`);
+  process.exit(2);
+}
 const summary = await runChaos({
+  serverBinary: server === 'valkey' ? valkeyServerBinary() : undefined,
   durationMs: Number(value('duration') ?? (quick ? 30_000 : 120_000)),
   faultEveryMs: quick ? 2500 : 2000,
   keys: quick ? 150 : 400,
@@ -22,5 +31,5 @@ const summary = await runChaos({
   seed,
   log: flag('verbose') ? (line) => console.error(`[chaos] ${line}`) : undefined,
 });
-console.log(`${formatSummary(summary)} seed=${seed}`);
+console.log(`${formatSummary(summary)} seed=${seed}${server === 'valkey' ? ' server=valkey' : ''}`);
 process.exit(summary.wrong === 0 && summary.unhandled === 0 && summary.unanswered === 0 ? 0 : 1);

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { registerCoordinatorConformance } from '@flight/core/testing';
-import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl, startValkeyServer, type RedisServer } from '@flight/redis-scripts/testing';
+import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from '@flight/redis-scripts/testing';
 import { Redis as Redis5 } from 'ioredis';
 import { Redis as Redis6 } from 'ioredis6';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createIoredisCoordinator } from '../src/index.js';
 
 const url = sharedRedisUrl();
@@ -37,33 +37,6 @@ for (const major of ['ioredis 5', 'ioredis 6'] as const) {
     });
   });
 }
-
-// On a server with the conditional SET (Valkey 8.1): runs nobody touched complete without the script
-// (untouched-complete.ts), and the rules must hold all the same.
-describe('standalone Valkey 8.1 (SET … IFEQ)', () => {
-  let valkey: RedisServer;
-  const keyPrefix = `${prefix}-valkey`;
-  beforeAll(async () => {
-    valkey = await startValkeyServer();
-  });
-  afterAll(async () => {
-    await valkey?.stop();
-  });
-
-  registerCoordinatorConformance({
-    name: 'standalone Valkey 8.1',
-    create: (now) => {
-      const coordinator = createIoredisCoordinator({ redis: valkey.url, prefix: keyPrefix, clock: now });
-      return { coordinator, cleanup: () => coordinator.close() };
-    },
-    modelRuns: 100,
-    storesTraceparent: true,
-  });
-
-  it('leaves no key without a TTL', async () => {
-    expect(await scanKeysWithoutTtl(valkey.url, `${keyPrefix}:*`)).toEqual([]);
-  });
-});
 
 afterAll(async () => {
   await deleteKeys(url, `${prefix}-*`);

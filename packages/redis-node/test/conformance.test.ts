@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { registerCoordinatorConformance } from '@flight/core/testing';
-import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl, startValkeyServer, type RedisServer } from '@flight/redis-scripts/testing';
+import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from '@flight/redis-scripts/testing';
 import { createClient as createClient5 } from 'redis';
 import { createClient as createClient6 } from 'redis6';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,33 +40,6 @@ for (const major of ['redis 5', 'redis 6'] as const) {
     });
   });
 }
-
-// On a server with the conditional SET (Valkey 8.1): runs nobody touched complete without the script
-// (untouched-complete.ts), and the rules must hold all the same.
-describe('standalone Valkey 8.1 (SET … IFEQ)', () => {
-  let valkey: RedisServer;
-  const keyPrefix = `${prefix}-valkey`;
-  beforeAll(async () => {
-    valkey = await startValkeyServer();
-  });
-  afterAll(async () => {
-    await valkey?.stop();
-  });
-
-  registerCoordinatorConformance({
-    name: 'standalone Valkey 8.1',
-    create: (now) => {
-      const coordinator = createNodeRedisCoordinator({ redis: { url: valkey.url }, prefix: keyPrefix, clock: now });
-      return { coordinator, cleanup: () => coordinator.close() };
-    },
-    modelRuns: 100,
-    storesTraceparent: true,
-  });
-
-  it('leaves no key without a TTL', async () => {
-    expect(await scanKeysWithoutTtl(valkey.url, `${keyPrefix}:*`)).toEqual([]);
-  });
-});
 
 afterAll(async () => {
   await deleteKeys(url, `${prefix}-*`);

@@ -5,7 +5,7 @@
  * redis-server (7.0 here, no conditional SET) the first complete learns that and none asks again.
  */
 import { randomUUID } from 'node:crypto';
-import { createManualClock } from '@flight/core/testing';
+import { createManualClock, registerCoordinatorConformance } from '@flight/core/testing';
 import type { AcquireInput, AcquireReply, Fence } from '@flight/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisDriver } from '../driver';
@@ -75,6 +75,23 @@ export function registerUntouchedCompleteSuite(adapter: RedisAdapterUnderTest): 
       });
       afterAll(async () => {
         await server?.stop();
+      });
+
+      // Runs nobody touched complete without the script here, and the rules must hold all the same.
+      describe('conformance', () => {
+        registerCoordinatorConformance({
+          name: `${adapter.name} on standalone Valkey 8.1`,
+          create: (now) => {
+            const coordinator = adapter.coordinator(server.url, { prefix: `${PREFIX}-conformance`, clock: now });
+            return { coordinator, cleanup: () => coordinator.close() };
+          },
+          modelRuns: 100,
+          storesTraceparent: true,
+        });
+
+        it('leaves no key without a TTL', async () => {
+          expect(await scanKeysWithoutTtl(server.url, `${PREFIX}-conformance:*`)).toEqual([]);
+        });
       });
 
       it('completes a run nobody touched with one plain SET, writing the record the script writes, byte for byte (text and bytes)', async () => {
