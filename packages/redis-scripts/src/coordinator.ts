@@ -72,7 +72,9 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   const setIfEqual = driver.setIfEqual?.bind(driver);
   // Only runs the fast acquire created are untouched (so never with waitReplicas: see above).
   const untouched =
-    fast && setIfEqual ? createUntouchedComplete({ setIfEqual, serverClock, testClock: opts.clock, sent: calls.sent }) : undefined;
+    fast && setIfEqual
+      ? createUntouchedComplete({ setIfEqual, serverClock, testClock: opts.clock, sent: calls.sent, mark: () => serverClocks.mark() })
+      : undefined;
   /**
    * Runs an owner write. An accepted one samples the clock of the server holding the key: its record's
    * `updatedAt` is that server's now (unless the reply took too long to be read: server-clock.ts).

@@ -76,7 +76,7 @@ export interface RedisDriver extends ScriptRunner {
    * condition rejects it with its syntax error, which adapters MUST pass on as it is (the coordinator then
    * stops asking). Optional: without it every complete runs the script.
    */
-  setIfEqual?(key: string, value: string | Buffer, ttlMs: number, expected: string): Promise<boolean>;
+  setIfEqual?(key: string, value: string | Buffer, ttlMs: number, expected: string | Buffer): Promise<boolean>;
   /**
    * Whose clock stamps the scripts' writes of `key`: on a cluster, the address of the master that holds
    * its slot now (undefined while unknown: its acquires then run the script); absent on a standalone

@@ -16,10 +16,14 @@
  * Time: the script stamps the record with the server's clock when it runs; this SET carries the owner's
  * estimate of that clock when it was sent (server-clock.ts), and `PX ttl` counts from when it runs. A SET
  * delayed on its way (a stall, `CLIENT PAUSE`) keeps its result for that much less than the script would.
- * Two bounds keep the difference harmless: the run's key expires exactly when its lease does (the fast
+ * Three rules keep the difference harmless. The run's key expires exactly when its lease does (the fast
  * acquire sets it with `PXAT`, on the clock of the master that holds it), so the SET can only land while
- * the lease holds by that server's clock, as the script requires; and the path is taken only when the result outlives the lease
- * (`now + resultTtlMs >= lease end`), so a result it stores is never dead on arrival.
+ * the lease holds by that server's clock, as the script requires. The path is taken only when the result
+ * outlives the lease (`now + resultTtlMs >= lease end`), so a result it stores is never dead on arrival.
+ * And a reply that comes back late (after `SAMPLE_MAX_ROUND_TRIP_MS`: the SET may have waited that long
+ * before it ran) is followed by the same SET stamped anew, conditional on the value just written, until
+ * one comes back in time: the result is then kept `resultTtlMs` from a stamp at most that far behind the
+ * server, as the script would keep it (an idempotent request retried late still finds it).
  *
  * The conditional SET exists from Valkey 8.1 and Redis 8.4. An older server answers it with a syntax
  * error, written nothing: the coordinator then stops asking and keeps to the script.
@@ -30,6 +34,7 @@ import type { RunKeys } from './flight-keys-of';
 import { encodeRecord } from './record.generated';
 import type { ServerClock } from './server-clock';
 import { FAST_ACQUIRE_EXPIRY_MARGIN_MS } from './fast-acquire';
+import { SAMPLE_MAX_ROUND_TRIP_MS } from './server-clock';
 
 /** The record of a run as the fast acquire wrote it, and the meta it encodes (see `RunKeys.untouched`). */
 export interface UntouchedRecord {
@@ -57,30 +62,67 @@ export interface UntouchedCompleteDeps {
   testClock: (() => number) | undefined;
   /** Sends the command under the coordinator's deadline and error mapping (`ScriptCalls.sent`). */
   sent: <T>(operation: string, fence: Fence, command: Promise<T>) => Promise<T>;
+  /** The local monotonic time (`ServerClocks.mark`): how long a reply took. */
+  mark: () => number;
 }
+
+/** Restamps after a late reply, at most: a server that keeps every reply late leaves the last stamp. */
+const MAX_RESTAMPS = 3;
 
 /** A server without the conditional SET refuses its arguments. */
 const NO_CONDITIONAL_SET = /syntax error|wrong number of arguments|unknown command/i;
 
-export function createUntouchedComplete({ setIfEqual, serverClock, testClock, sent }: UntouchedCompleteDeps): UntouchedComplete {
+export function createUntouchedComplete({ setIfEqual, serverClock, testClock, sent, mark }: UntouchedCompleteDeps): UntouchedComplete {
   let supported = true;
+  /** Now on the clock of record: the test clock, else the estimate of the server holding `key`. */
+  const nowOf = (key: string) => (testClock ? Math.trunc(testClock()) : serverClock(key)?.now());
+  /** The SUCCEEDED record of `written` completed at `now`, and the value that stores it with `result`. */
+  const completedAt = (written: UntouchedRecord, fence: Fence, result: StoredResult, resultTtlMs: number, now: number) => {
+    const { reply, next } = transitions.complete({ meta: written.meta }, fence, { result, resultTtlMs }, now);
+    if (!next || !reply.ok || next.meta.expireAt > MAX_RECORD_TIME) return undefined;
+    const header = encodeRecord(next.meta, false);
+    return { reply, value: typeof result === 'string' ? header + result : Buffer.concat([Buffer.from(header), result]) };
+  };
+  /**
+   * Sends `SET key value IFEQ expected`; when its reply comes back late, the same result stamped anew,
+   * conditional on `value` (anything else there by now is newer: it stays). Resolves whether the first SET
+   * wrote.
+   */
+  const setInTime = async (
+    key: string,
+    value: string | Buffer,
+    expected: string | Buffer,
+    stamp: (now: number) => { value: string | Buffer } | undefined,
+    resultTtlMs: number,
+  ): Promise<boolean> => {
+    let sentAt = mark();
+    if (!(await setIfEqual(key, value, resultTtlMs, expected))) return false;
+    for (let restamps = 0; restamps < MAX_RESTAMPS && mark() - sentAt > SAMPLE_MAX_ROUND_TRIP_MS; restamps++) {
+      const now = nowOf(key);
+      const again = now === undefined ? undefined : stamp(now);
+      if (!again) break;
+      sentAt = mark();
+      if (!(await setIfEqual(key, again.value, resultTtlMs, value))) break;
+      value = again.value;
+    }
+    return true;
+  };
   return {
     attempt(fence, keys, result, resultTtlMs) {
       const written = keys.untouched;
       keys.untouched = undefined; // whatever happens next, the record is no longer the one written
       if (!supported || !written || !transitions.fenceMatches(written.meta, fence)) return undefined;
-      const now = testClock ? Math.trunc(testClock()) : serverClock(keys.meta)?.now();
+      const now = nowOf(keys.meta);
       if (now === undefined) return undefined;
       // The estimate may trail the server: near the lease's end the script decides on the server clock.
       if (now + (testClock ? 0 : FAST_ACQUIRE_EXPIRY_MARGIN_MS) >= written.meta.expireAt) return undefined;
       // The SET lands before the lease ends (or not at all): its result must still be alive then.
       if (now + resultTtlMs < written.meta.expireAt) return undefined;
-      const { reply, next } = transitions.complete({ meta: written.meta }, fence, { result, resultTtlMs }, now);
-      if (!next || !reply.ok || next.meta.expireAt > MAX_RECORD_TIME) return undefined;
-      const header = encodeRecord(next.meta, false);
-      const value = typeof result === 'string' ? header + result : Buffer.concat([Buffer.from(header), result]);
-      const command = setIfEqual(keys.meta, value, resultTtlMs, written.record).then(
-        (set) => (set ? reply : undefined),
+      const completed = completedAt(written, fence, result, resultTtlMs, now);
+      if (!completed) return undefined;
+      const restamped = (later: number) => completedAt(written, fence, result, resultTtlMs, later);
+      const command = setInTime(keys.meta, completed.value, written.record, restamped, resultTtlMs).then(
+        (set) => (set ? completed.reply : undefined),
         (error: unknown) => {
           if (!(error instanceof Error) || !NO_CONDITIONAL_SET.test(error.message)) throw error;
           supported = false;

@@ -13,7 +13,8 @@ import { createRedisCoordinator, type RedisCoordinator } from '../coordinator';
 import { LUA_SCRIPTS } from '../lua.generated';
 import { flightKeys } from '../keys';
 import type { RedisAdapterUnderTest } from './adapter-suite';
-import { rawCommand } from './resp';
+import { rawCommand, serverTimeMs } from './resp';
+import { RECORD_HEADER } from '../record.generated';
 import { scanKeysWithoutTtl } from './keys';
 import { startRedisServer, type RedisServer } from './servers';
 import { startValkeyServer } from './valkey';
@@ -138,6 +139,31 @@ export function registerUntouchedCompleteSuite(adapter: RedisAdapterUnderTest): 
         } finally {
           await plain.close();
           await scripted.close();
+        }
+      });
+
+      it('stamps a result anew when its SET ran late (behind a pause of writes): it is kept resultTtlMs from a recent stamp, as by the script', async () => {
+        const sent: string[] = [];
+        // The server's own clock this time (the estimate is what a late SET gets wrong).
+        const c = await warmed(createRedisCoordinator(countedDriver(adapter, server.url, sent), { prefix: PREFIX }));
+        try {
+          // The script's acquire shows the server clock; the next new flight is the fast acquire's.
+          await c.acquire(input('late', 'warm'));
+          const a = await c.acquire(input('late', 'k'));
+          expect(a.outcome).toBe('OWNER_NEW');
+          sent.length = 0;
+          await server.command('CLIENT', 'PAUSE', 1300, 'WRITE');
+          expect(await c.complete(fenceOf('late', 'k', a), { result: 'late', resultTtlMs: 8000 })).toMatchObject({ ok: true });
+          // The first SET waited 1.3 s before it ran: a second one stamped the record anew.
+          expect(sent).toEqual(['SET IFEQ', 'SET IFEQ']);
+          const record = String(await stored(server, 'late', 'k'));
+          const [at, width] = RECORD_HEADER.expireAt;
+          const left = Number(record.slice(at, at + width)) - (await serverTimeMs(server.port));
+          // Not 8000 less the 1.3 s the first SET waited.
+          expect(left).toBeGreaterThan(8000 - 500);
+          expect(await c.readResult({ stage: 'late', key: 'k' })).toBe('late');
+        } finally {
+          await c.close();
         }
       });
 
