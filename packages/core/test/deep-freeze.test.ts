@@ -26,10 +26,11 @@ describe('deepFreezeParsedJson', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  it('registers the value as deep-frozen (deepFreeze answers from the record) and survives deep nesting', () => {
+  it('leaves a value deepFreeze counts alike (walking its frozen nodes again) and survives deep nesting', () => {
     const value = JSON.parse('{"a":{"b":[1,2,3]}}');
     const bytes = deepFreezeParsedJson(value);
     expect(deepFreeze(value)).toBe(bytes);
+    expect(isDeepFrozen(value)).toBe(true);
     const deep = JSON.parse('['.repeat(20_000) + ']'.repeat(20_000));
     expect(deepFreezeParsedJson(deep)).toBeGreaterThan(0);
     expect(Object.isFrozen(deep)).toBe(true);

@@ -53,14 +53,19 @@ export function deepFreeze(value: unknown): number {
       else bytes += leafBytes(child);
     }
   }
-  frozen.set(value, bytes);
   return bytes;
 }
 
 /**
  * `deepFreeze` for a value fresh from `JSON.parse`: only plain objects and arrays, no part shared or seen
  * before, no cycle. Skips the checks those rule out (about 3× faster on a 1 KB result); the result is the
- * same, and the value counts as deep-frozen from then on. Never pass it anything else.
+ * same. Never pass it anything else.
+ *
+ * The value is not recorded as deep-frozen: a WeakMap entry per decoded value cost about 0.6 µs (0.2–1.0
+ * over 16 rounds) of a 1.3–2.0 µs parse-and-freeze of a 1 KB result, the scavenges' work on the entries
+ * included (bench/profiles/freeze-record-cost.mjs), and every owner and follower decodes one. A decoded value
+ * that later reaches `deepFreeze` (a supplier returning another flight's value) is walked once more:
+ * its nodes are frozen already, and it counts the same bytes.
  */
 export function deepFreezeParsedJson(value: unknown): number {
   if (typeof value !== 'object' || value === null) return leafBytes(value);
