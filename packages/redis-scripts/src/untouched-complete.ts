@@ -102,7 +102,9 @@ export function createUntouchedComplete({ setIfEqual, serverClock, testClock, se
       const again = now === undefined ? undefined : stamp(now);
       if (!again) break;
       sentAt = mark();
-      if (!(await setIfEqual(key, again.value, resultTtlMs, value))) break;
+      // The result is stored already: a restamp that fails (a lost connection) leaves it as it is.
+      const restamped = await setIfEqual(key, again.value, resultTtlMs, value).catch(() => false);
+      if (!restamped) break;
       value = again.value;
     }
     return true;

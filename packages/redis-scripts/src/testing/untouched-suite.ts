@@ -167,6 +167,37 @@ export function registerUntouchedCompleteSuite(adapter: RedisAdapterUnderTest): 
         }
       });
 
+      it('keeps the stored result when a restamp after a late reply fails: the complete is OK, no script, no retry', async () => {
+        const sent: string[] = [];
+        const driver = countedDriver(adapter, server.url, sent);
+        let calls = 0;
+        const flaky: RedisDriver = {
+          ...driver,
+          // The first conditional SET's reply comes back late; the restamp it calls for loses its connection.
+          setIfEqual: async (key, value, ttlMs, expected) => {
+            if (++calls === 1) {
+              const set = await driver.setIfEqual!(key, value, ttlMs, expected);
+              await new Promise((resolve) => setTimeout(resolve, 1100));
+              return set;
+            }
+            sent.push('SET IFEQ (lost)');
+            throw new Error('connection lost');
+          },
+        };
+        const c = await warmed(createRedisCoordinator(flaky, { prefix: PREFIX }));
+        try {
+          await c.acquire(input('lost', 'warm'));
+          const a = await c.acquire(input('lost', 'k'));
+          expect(a.outcome).toBe('OWNER_NEW');
+          sent.length = 0;
+          expect(await c.complete(fenceOf('lost', 'k', a), { result: 'kept', resultTtlMs: 8000 })).toMatchObject({ ok: true });
+          expect(sent).toEqual(['SET IFEQ', 'SET IFEQ (lost)']);
+          expect(await c.readResult({ stage: 'lost', key: 'k' })).toBe('kept');
+        } finally {
+          await c.close();
+        }
+      });
+
       it('leaves every touched run to the script: a follower joined (and is woken), a heartbeat ran, the run was taken over or forgotten; and a result shorter-lived than the lease', async () => {
         const clock = createManualClock(Date.now());
         const sent: string[] = [];
