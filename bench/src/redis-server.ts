@@ -15,9 +15,10 @@ export interface BenchRedis {
   stop(): Promise<void>;
 }
 
-function serverVersion(): string {
+/** The version `binary --version` reports (redis-server and valkey-server print `v=<version>`). */
+function serverVersion(binary = 'redis-server'): string {
   try {
-    return /v=(\S+)/.exec(execFileSync('redis-server', ['--version'], { encoding: 'utf8' }))?.[1] ?? 'unknown';
+    return /v=(\S+)/.exec(execFileSync(binary, ['--version'], { encoding: 'utf8' }))?.[1] ?? 'unknown';
   } catch {
     return 'unknown';
   }
@@ -52,11 +53,5 @@ export async function startBenchValkey(): Promise<BenchRedis | { missing: string
     return { missing: (error as Error).message };
   }
   const server = await startRedisServer({ binary, args: ['--maxclients', '20000', '--hz', '10'] });
-  let version = 'unknown';
-  try {
-    version = /v=(\S+)/.exec(execFileSync(binary, ['--version'], { encoding: 'utf8' }))?.[1] ?? 'unknown';
-  } catch {
-    // the version is a label only
-  }
-  return { url: server.url, port: server.port, own: true, version: `valkey ${version}`, stop: () => server.stop() };
+  return { url: server.url, port: server.port, own: true, version: `valkey ${serverVersion(binary)}`, stop: () => server.stop() };
 }

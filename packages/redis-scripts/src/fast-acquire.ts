@@ -21,7 +21,7 @@ import { decodeStoredFlight } from './reply';
 import { wholeLeaseTerms } from './script-args';
 import type { JoinPredictor } from './join-predictor';
 import type { RunKeys } from './flight-keys-of';
-import type { ServerClock } from './server-clock';
+import { recordNow, type ServerClock } from './server-clock';
 
 /**
  * How close to a record's expiry (ms) the estimated clock may be for the decision to be made here: nearer
@@ -54,7 +54,7 @@ export function createFastAcquire({ setIfAbsent, serverClock, testClock, predict
       const key = keys.meta;
       // A poll of a run already joined, or a stage that mostly joins: the script's one round trip.
       if (input.joinEpoch !== undefined || predictor.joins(input.stage)) return undefined;
-      const now = testClock ? Math.trunc(testClock()) : serverClock(key)?.now();
+      const now = recordNow(testClock, serverClock, key);
       // Terms the script would refuse are refused by it, with its error.
       if (now === undefined || !(input.leaseTtlMs >= 1 && input.maxRunMs >= 0 && input.takeoverAfterMs >= 0)) return undefined;
       if (!Number.isFinite(input.leaseTtlMs + input.maxRunMs + input.takeoverAfterMs)) return undefined;

@@ -32,6 +32,19 @@ export interface ServerClock {
   sample(serverNow: number, sentAt?: number): void;
 }
 
+/**
+ * Now on the clock of record for the writes that are no script (fast-acquire.ts, untouched-complete.ts):
+ * the test clock when the coordinator has one (exact), else this process's estimate of the clock of the
+ * server holding `key` (undefined while it has none).
+ */
+export function recordNow(
+  testClock: (() => number) | undefined,
+  serverClock: (key: string) => ServerClock | undefined,
+  key: string,
+): number | undefined {
+  return testClock ? Math.trunc(testClock()) : serverClock(key)?.now();
+}
+
 /** The local monotonic clock in ms: the default of `createServerClock` and `createServerClocks`. */
 const localMonotonic = (): number => performance.now();
 

@@ -32,9 +32,8 @@ import { transitions, type Fence, type FlightMeta, type StoredResult, type Write
 import type { RedisDriver } from './driver';
 import type { RunKeys } from './flight-keys-of';
 import { encodeRecord } from './record.generated';
-import type { ServerClock } from './server-clock';
+import { recordNow, SAMPLE_MAX_ROUND_TRIP_MS, type ServerClock } from './server-clock';
 import { FAST_ACQUIRE_EXPIRY_MARGIN_MS } from './fast-acquire';
-import { SAMPLE_MAX_ROUND_TRIP_MS } from './server-clock';
 
 /** The record of a run as the fast acquire wrote it, and the meta it encodes (see `RunKeys.untouched`). */
 export interface UntouchedRecord {
@@ -74,8 +73,7 @@ const NO_CONDITIONAL_SET = /syntax error|wrong number of arguments|unknown comma
 
 export function createUntouchedComplete({ setIfEqual, serverClock, testClock, sent, mark }: UntouchedCompleteDeps): UntouchedComplete {
   let supported = true;
-  /** Now on the clock of record: the test clock, else the estimate of the server holding `key`. */
-  const nowOf = (key: string) => (testClock ? Math.trunc(testClock()) : serverClock(key)?.now());
+  const nowOf = (key: string) => recordNow(testClock, serverClock, key);
   /** The SUCCEEDED record of `written` completed at `now`, and the value that stores it with `result`. */
   const completedAt = (written: UntouchedRecord, fence: Fence, result: StoredResult, resultTtlMs: number, now: number) => {
     const { reply, next } = transitions.complete({ meta: written.meta }, fence, { result, resultTtlMs }, now);

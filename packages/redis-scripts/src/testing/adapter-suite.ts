@@ -32,6 +32,7 @@ import { countClients, deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from './
 import { sleep, startRedisServer, type RedisServer } from './servers';
 import { startWorker, type Worker } from './multiprocess';
 import { serverTimeMs } from './resp';
+import { countedDriver } from './counted-driver';
 import { SAMPLE_MAX_AGE_MS } from '../server-clock';
 
 export interface RedisAdapterUnderTest {
@@ -548,17 +549,8 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
       it('creates a new flight with one plain SET NX GET once it has seen the server clock; the script decides whatever needs a write or the server clock', async () => {
         const driver = adapter.driver(server.url);
         expect(driver.setIfAbsent).toBeTypeOf('function');
-        const scriptOf = new Map<string, string>(Object.values(LUA_SCRIPTS).map((s) => [s.sha, s.name]));
         const sent: string[] = [];
-        const counted: RedisDriver = {
-          db: driver.db,
-          evalsha: (sha, keys, args) => (sent.push(scriptOf.get(sha) ?? sha), driver.evalsha(sha, keys, args)),
-          eval: (source, keys, args) => driver.eval(source, keys, args),
-          setIfAbsent: (key, value, ttlMs, expireAtMs) => (sent.push('SET NX GET'), driver.setIfAbsent!(key, value, ttlMs, expireAtMs)),
-          createSubscriber: (handlers) => driver.createSubscriber(handlers),
-          close: () => driver.close(),
-        };
-        const c = createRedisCoordinator(counted, { prefix: 'fast' });
+        const c = createRedisCoordinator(countedDriver(driver, sent, false), { prefix: 'fast' });
         const other = adapter.coordinator(server.url, { prefix: 'fast' });
         const input = (stage: string, key: string, ownerId = 'node-a') => ({
           stage,

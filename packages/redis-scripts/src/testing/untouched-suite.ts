@@ -10,35 +10,17 @@ import type { AcquireInput, AcquireReply, Fence } from '@flight/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisDriver } from '../driver';
 import { createRedisCoordinator, type RedisCoordinator } from '../coordinator';
-import { LUA_SCRIPTS } from '../lua.generated';
 import { flightKeys } from '../keys';
 import type { RedisAdapterUnderTest } from './adapter-suite';
 import { rawCommand, serverTimeMs } from './resp';
 import { RECORD_HEADER } from '../record.generated';
+import { countedDriver } from './counted-driver';
 import { scanKeysWithoutTtl } from './keys';
 import { startRedisServer, type RedisServer } from './servers';
 import { startValkeyServer } from './valkey';
 
 const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
 const PREFIX = 'untouched';
-
-/** The adapter's driver with every command the coordinator sends named in `sent`. */
-function countedDriver(adapter: RedisAdapterUnderTest, url: string, sent: string[], conditional = true): RedisDriver {
-  const driver = adapter.driver(url);
-  const scriptOf = new Map<string, string>(Object.values(LUA_SCRIPTS).map((s) => [s.sha, s.name]));
-  return {
-    db: driver.db,
-    evalsha: (sha, keys, args) => (sent.push(scriptOf.get(sha) ?? sha), driver.evalsha(sha, keys, args)),
-    eval: (source, keys, args) => driver.eval(source, keys, args),
-    setIfAbsent: (key, value, ttlMs, expireAtMs) => (sent.push('SET NX GET'), driver.setIfAbsent!(key, value, ttlMs, expireAtMs)),
-    ...(conditional
-      ? { setIfEqual: (key, value, ttlMs, expected) => (sent.push('SET IFEQ'), driver.setIfEqual!(key, value, ttlMs, expected)) }
-      : {}),
-    getBuffer: (key) => driver.getBuffer!(key),
-    createSubscriber: (handlers) => driver.createSubscriber(handlers),
-    close: () => driver.close(),
-  };
-}
 
 const input = (stage: string, key: string, ownerToken = randomUUID()): AcquireInput => ({
   stage,
@@ -98,12 +80,13 @@ export function registerUntouchedCompleteSuite(adapter: RedisAdapterUnderTest): 
       it('completes a run nobody touched with one plain SET, writing the record the script writes, byte for byte (text and bytes)', async () => {
         const clock = createManualClock(Date.now());
         const sent: string[] = [];
-        const plain = await warmed(createRedisCoordinator(countedDriver(adapter, server.url, sent), { prefix: PREFIX, clock: clock.now }));
+        const driver = adapter.driver(server.url);
+        const plain = await warmed(createRedisCoordinator(countedDriver(driver, sent), { prefix: PREFIX, clock: clock.now }));
         const scripted = await warmed(
-          createRedisCoordinator(countedDriver(adapter, server.url, [], false), { prefix: PREFIX, clock: clock.now }),
+          createRedisCoordinator(countedDriver(adapter.driver(server.url), [], false), { prefix: PREFIX, clock: clock.now }),
         );
         try {
-          expect(adapter.driver(server.url).setIfEqual).toBeTypeOf('function');
+          expect(driver.setIfEqual).toBeTypeOf('function');
           for (const [n, result] of [
             [0, 'one ✓'],
             // A result stored as bytes (the envelope codec's `f2.b.` form), bytes that are no UTF-8 among them.
@@ -145,7 +128,7 @@ export function registerUntouchedCompleteSuite(adapter: RedisAdapterUnderTest): 
       it('stamps a result anew when its SET ran late (behind a pause of writes): it is kept resultTtlMs from a recent stamp, as by the script', async () => {
         const sent: string[] = [];
         // The server's own clock this time (the estimate is what a late SET gets wrong).
-        const c = await warmed(createRedisCoordinator(countedDriver(adapter, server.url, sent), { prefix: PREFIX }));
+        const c = await warmed(createRedisCoordinator(countedDriver(adapter.driver(server.url), sent), { prefix: PREFIX }));
         try {
           // The script's acquire shows the server clock; the next new flight is the fast acquire's.
           await c.acquire(input('late', 'warm'));
@@ -169,7 +152,7 @@ export function registerUntouchedCompleteSuite(adapter: RedisAdapterUnderTest): 
 
       it('keeps the stored result when a restamp after a late reply fails: the complete is OK, no script, no retry', async () => {
         const sent: string[] = [];
-        const driver = countedDriver(adapter, server.url, sent);
+        const driver = countedDriver(adapter.driver(server.url), sent);
         let calls = 0;
         const flaky: RedisDriver = {
           ...driver,
@@ -201,7 +184,9 @@ export function registerUntouchedCompleteSuite(adapter: RedisAdapterUnderTest): 
       it('leaves every touched run to the script: a follower joined (and is woken), a heartbeat ran, the run was taken over or forgotten; and a result shorter-lived than the lease', async () => {
         const clock = createManualClock(Date.now());
         const sent: string[] = [];
-        const c = await warmed(createRedisCoordinator(countedDriver(adapter, server.url, sent), { prefix: PREFIX, clock: clock.now }));
+        const c = await warmed(
+          createRedisCoordinator(countedDriver(adapter.driver(server.url), sent), { prefix: PREFIX, clock: clock.now }),
+        );
         const other = await warmed(adapter.coordinator(server.url, { prefix: PREFIX, clock: clock.now }));
         const owned = async (key: string) => {
           const reply = await c.acquire(input('t', key));
@@ -285,7 +270,9 @@ export function registerUntouchedCompleteSuite(adapter: RedisAdapterUnderTest): 
       it('asks for the conditional SET once, if the server lacks it, and completes by the script from then on', async () => {
         const sent: string[] = [];
         const clock = createManualClock(Date.now());
-        const c = await warmed(createRedisCoordinator(countedDriver(adapter, server.url, sent), { prefix: PREFIX, clock: clock.now }));
+        const c = await warmed(
+          createRedisCoordinator(countedDriver(adapter.driver(server.url), sent), { prefix: PREFIX, clock: clock.now }),
+        );
         try {
           const runs: string[][] = [];
           for (const key of ['a', 'b', 'c']) {
