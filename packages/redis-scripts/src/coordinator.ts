@@ -29,6 +29,7 @@ import { acquireArgs, checkEpoch, checkResultSize, MAX_ERROR_MESSAGE_LENGTH, ms 
 import { createScriptCalls } from './script-calls';
 import { createFastAcquire } from './fast-acquire';
 import { createUntouchedComplete } from './untouched-complete';
+import { createCompareAndSet } from './compare-and-set';
 import { createJoinPredictor } from './join-predictor';
 import { createServerClocks } from './server-clock';
 import { createRedisStreams } from './streams';
@@ -73,7 +74,13 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   // Only runs the fast acquire created are untouched (so never with waitReplicas: see above).
   const untouched =
     fast && setIfEqual
-      ? createUntouchedComplete({ setIfEqual, serverClock, testClock: opts.clock, sent: calls.sent, mark: () => serverClocks.mark() })
+      ? createUntouchedComplete({
+          setIfEqual: createCompareAndSet(setIfEqual, driver),
+          serverClock,
+          testClock: opts.clock,
+          sent: calls.sent,
+          mark: () => serverClocks.mark(),
+        })
       : undefined;
   /**
    * Runs an owner write. An accepted one samples the clock of the server holding the key: its record's

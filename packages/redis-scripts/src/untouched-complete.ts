@@ -25,11 +25,11 @@
  * one comes back in time: the result is then kept `resultTtlMs` from a stamp at most that far behind the
  * server, as the script would keep it (an idempotent request retried late still finds it).
  *
- * The conditional SET exists from Valkey 8.1 and Redis 8.4. An older server answers it with a syntax
- * error, written nothing: the coordinator then stops asking and keeps to the script.
+ * The conditional SET exists from Valkey 8.1 and Redis 8.4. On an older server the same write goes by a
+ * small script that compares and sets (compare-and-set.ts), still far cheaper than the complete script.
  */
 import { transitions, type Fence, type FlightMeta, type StoredResult, type WriteReply } from '@flight/core';
-import type { RedisDriver } from './driver';
+import type { CompareAndSet } from './compare-and-set';
 import type { RunKeys } from './flight-keys-of';
 import { encodeRecord } from './record.generated';
 import { recordNow, SAMPLE_MAX_ROUND_TRIP_MS, type ServerClock } from './server-clock';
@@ -47,14 +47,15 @@ const MAX_RECORD_TIME = 9_999_999_999_999;
 export interface UntouchedComplete {
   /**
    * The complete of `fence` by one conditional SET, or undefined when it is not for this path (then the
-   * script runs). The promise resolves undefined when the SET wrote nothing (the record changed since it
-   * was written, or the server has no conditional SET); the script then decides.
+   * complete script runs). The promise resolves undefined when the SET wrote nothing (the record changed
+   * since it was written); the complete script then decides.
    */
   attempt(fence: Fence, keys: RunKeys, result: StoredResult, resultTtlMs: number): Promise<WriteReply | undefined> | undefined;
 }
 
 export interface UntouchedCompleteDeps {
-  setIfEqual: NonNullable<RedisDriver['setIfEqual']>;
+  /** The conditional SET, or the script that does its work where the server lacks it. */
+  setIfEqual: CompareAndSet;
   /** The clock of the server holding `key`; undefined while that server is unknown. */
   serverClock: (key: string) => ServerClock | undefined;
   /** The test clock, when the coordinator has one: it is the clock of record, exact. */
@@ -68,11 +69,7 @@ export interface UntouchedCompleteDeps {
 /** Restamps after a late reply, at most: a server that keeps every reply late leaves the last stamp. */
 const MAX_RESTAMPS = 3;
 
-/** A server without the conditional SET refuses its arguments. */
-const NO_CONDITIONAL_SET = /syntax error|wrong number of arguments|unknown command/i;
-
 export function createUntouchedComplete({ setIfEqual, serverClock, testClock, sent, mark }: UntouchedCompleteDeps): UntouchedComplete {
-  let supported = true;
   const nowOf = (key: string) => recordNow(testClock, serverClock, key);
   /** The SUCCEEDED record of `written` completed at `now`, and the value that stores it with `result`. */
   const completedAt = (written: UntouchedRecord, fence: Fence, result: StoredResult, resultTtlMs: number, now: number) => {
@@ -111,7 +108,7 @@ export function createUntouchedComplete({ setIfEqual, serverClock, testClock, se
     attempt(fence, keys, result, resultTtlMs) {
       const written = keys.untouched;
       keys.untouched = undefined; // whatever happens next, the record is no longer the one written
-      if (!supported || !written || !transitions.fenceMatches(written.meta, fence)) return undefined;
+      if (!written || !transitions.fenceMatches(written.meta, fence)) return undefined;
       const now = nowOf(keys.meta);
       if (now === undefined) return undefined;
       // The estimate may trail the server: near the lease's end the script decides on the server clock.
@@ -121,13 +118,8 @@ export function createUntouchedComplete({ setIfEqual, serverClock, testClock, se
       const completed = completedAt(written, fence, result, resultTtlMs, now);
       if (!completed) return undefined;
       const restamped = (later: number) => completedAt(written, fence, result, resultTtlMs, later);
-      const command = setInTime(keys.meta, completed.value, written.record, restamped, resultTtlMs).then(
-        (set) => (set ? completed.reply : undefined),
-        (error: unknown) => {
-          if (!(error instanceof Error) || !NO_CONDITIONAL_SET.test(error.message)) throw error;
-          supported = false;
-          return undefined;
-        },
+      const command = setInTime(keys.meta, completed.value, written.record, restamped, resultTtlMs).then((set) =>
+        set ? completed.reply : undefined,
       );
       return sent('complete', fence, command);
     },

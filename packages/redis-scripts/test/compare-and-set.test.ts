@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createCompareAndSet } from '../src/compare-and-set';
+import type { RedisDriver, ScriptRunner } from '../src/driver';
+import { rawCommand, sharedRedisUrl } from '../src/testing/index.js';
+
+const port = Number(new URL(sharedRedisUrl()).port || 6379);
+const command = async (args: (string | number)[]) => {
+  const reply = await rawCommand(port, args);
+  if (reply instanceof Error) throw reply;
+  return reply;
+};
+/** EVALSHA / EVAL over a plain connection (text arguments only). */
+const scripts: ScriptRunner = {
+  evalsha: (sha, keys, args) => command(['EVALSHA', sha, keys.length, ...keys, ...args.map(String)]),
+  eval: (source, keys, args) => command(['EVAL', source, keys.length, ...keys, ...args.map(String)]),
+};
+
+describe('compareAndSet (the conditional SET, or its script where the server lacks it)', () => {
+  it('writes only over the expected value, with its TTL; a missing key or another value is left as it is', async () => {
+    const natives: string[] = [];
+    const setIfEqual: NonNullable<RedisDriver['setIfEqual']> = async (key, value, ttlMs, expected) => {
+      natives.push(key);
+      return (await command(['SET', key, String(value), 'PX', ttlMs, 'IFEQ', String(expected)])) === 'OK';
+    };
+    const cas = createCompareAndSet(setIfEqual, scripts);
+    const key = `cas-test:{${randomUUID()}}`;
+    await command(['SET', key, 'acquired', 'PX', 60_000]);
+
+    expect(await cas(key, 'done', 5000, 'something else')).toBe(false);
+    expect(await command(['GET', key])).toBe('acquired');
+    expect(await cas(key, 'done ✓', 5000, 'acquired')).toBe(true);
+    expect(await command(['GET', key])).toBe('done ✓');
+    const ttl = Number(await command(['PTTL', key]));
+    expect(ttl).toBeGreaterThan(4000);
+    expect(ttl).toBeLessThanOrEqual(5000);
+
+    const missing = `cas-test:{${randomUUID()}}`;
+    expect(await cas(missing, 'done', 5000, 'acquired')).toBe(false);
+    expect(await command(['EXISTS', missing])).toBe(0);
+
+    // A server with the condition is asked every time; one without it (Redis < 8.4) once.
+    const hasCondition = natives.length === 3;
+    expect(natives.length).toBe(hasCondition ? 3 : 1);
+    await command(['DEL', key]);
+  });
+
+  it('passes on any other error of the conditional SET, and keeps asking', async () => {
+    let asked = 0;
+    const cas = createCompareAndSet(() => {
+      asked++;
+      return Promise.reject(new Error('connection lost'));
+    }, scripts);
+    await expect(cas('cas-test:{x}', 'v', 1000, 'e')).rejects.toThrow('connection lost');
+    await expect(cas('cas-test:{x}', 'v', 1000, 'e')).rejects.toThrow('connection lost');
+    expect(asked).toBe(2);
+  });
+
+  it('refuses a TTL that is no positive integer with the typed validation error, writing nothing', async () => {
+    const cas = createCompareAndSet(() => Promise.reject(new Error('ERR syntax error')), scripts);
+    const key = `cas-test:{${randomUUID()}}`;
+    await command(['SET', key, 'acquired', 'PX', 60_000]);
+    await expect(cas(key, 'done', 0, 'acquired')).rejects.toThrow(/E_FLIGHT_VALIDATION/);
+    expect(await command(['GET', key])).toBe('acquired');
+    await command(['DEL', key]);
+  });
+});
