@@ -67,7 +67,7 @@ const ZEROS = '0000000000000000';
  * printed as two halves below 2^31: V8 prints such integers (small integers) from a cache, while a larger
  * one (a millisecond time) goes through the slow double-to-string path (about 3× the cost per record).
  */
-function digits(n: number, width: number): string {
+export function digits(n: number, width: number): string {
   const whole = Math.trunc(n);
   let text: string;
   // (Anything else, a value that is not a safe integer among it, prints as before: `String`.)

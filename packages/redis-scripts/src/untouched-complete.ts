@@ -31,7 +31,7 @@
 import { transitions, type Fence, type FlightMeta, type StoredResult, type WriteReply } from '@flight/core';
 import type { CompareAndSet } from './compare-and-set';
 import type { RunKeys } from './flight-keys-of';
-import { encodeRecord } from './record.generated';
+import { digits, RECORD_HEADER } from './record.generated';
 import { recordNow, SAMPLE_MAX_ROUND_TRIP_MS, type ServerClock } from './server-clock';
 import { FAST_ACQUIRE_EXPIRY_MARGIN_MS } from './fast-acquire';
 
@@ -69,40 +69,61 @@ export interface UntouchedCompleteDeps {
 /** Restamps after a late reply, at most: a server that keeps every reply late leaves the last stamp. */
 const MAX_RESTAMPS = 3;
 
+/** Where the header fields a complete changes sit (record.generated.ts): checked once, below. */
+const [UPDATED_AT, TIME_WIDTH] = RECORD_HEADER.updatedAt;
+const [EXPIRE_AT] = RECORD_HEADER.expireAt;
+const [RESULT_REF_AT] = RECORD_HEADER.resultRef;
+if (RECORD_HEADER.status[0] !== 0 || UPDATED_AT !== 1 || EXPIRE_AT !== UPDATED_AT + TIME_WIDTH || RESULT_REF_AT <= EXPIRE_AT + TIME_WIDTH) {
+  throw new Error('untouched-complete.ts: the record header moved; update succeededRecord');
+}
+
+/**
+ * The record `written` (a RUNNING record as the fast acquire wrote it) once completed at `now`, kept until
+ * `expireAt`: what `encodeRecord` gives for transitions.ts `complete`'s meta (status, updatedAt, expireAt
+ * and the result flag change; everything else stays byte for byte), patched by position like the complete
+ * script's hot path instead of encoded anew.
+ */
+export function succeededRecord(written: string, now: number, expireAt: number): string {
+  return (
+    'S' +
+    digits(now, TIME_WIDTH) +
+    digits(expireAt, TIME_WIDTH) +
+    written.slice(EXPIRE_AT + TIME_WIDTH, RESULT_REF_AT) +
+    '1' +
+    written.slice(RESULT_REF_AT + 1)
+  );
+}
+
 export function createUntouchedComplete({ setIfEqual, serverClock, testClock, sent, mark }: UntouchedCompleteDeps): UntouchedComplete {
   const nowOf = (key: string) => recordNow(testClock, serverClock, key);
   /** The SUCCEEDED record of `written` completed at `now`, and the value that stores it with `result`. */
   const completedAt = (written: UntouchedRecord, fence: Fence, result: StoredResult, resultTtlMs: number, now: number) => {
     const { reply, next } = transitions.complete({ meta: written.meta }, fence, { result, resultTtlMs }, now);
-    if (!next || !reply.ok || next.meta.expireAt > MAX_RECORD_TIME) return undefined;
-    const header = encodeRecord(next.meta, false);
+    if (!next || !reply.ok || next.meta.expireAt > MAX_RECORD_TIME || next.meta.updatedAt > MAX_RECORD_TIME) return undefined;
+    const header = succeededRecord(written.record, next.meta.updatedAt, next.meta.expireAt);
     return { reply, value: typeof result === 'string' ? header + result : Buffer.concat([Buffer.from(header), result]) };
   };
   /**
-   * Sends `SET key value IFEQ expected`; when its reply comes back late, the same result stamped anew,
-   * conditional on `value` (anything else there by now is newer: it stays). Resolves whether the first SET
-   * wrote.
+   * After a conditional write that wrote `value` but whose reply came back late (it may have waited that
+   * long before it ran), the same result stamped anew, conditional on `value` (anything else there by now
+   * is newer: it stays), until a reply comes back in time.
    */
-  const setInTime = async (
+  const restamp = async (
     key: string,
     value: string | Buffer,
-    expected: string | Buffer,
-    stamp: (now: number) => { value: string | Buffer } | undefined,
+    sentAt: number,
+    again: (now: number) => string | Buffer | undefined,
     resultTtlMs: number,
-  ): Promise<boolean> => {
-    let sentAt = mark();
-    if (!(await setIfEqual(key, value, resultTtlMs, expected))) return false;
+  ) => {
     for (let restamps = 0; restamps < MAX_RESTAMPS && mark() - sentAt > SAMPLE_MAX_ROUND_TRIP_MS; restamps++) {
       const now = nowOf(key);
-      const again = now === undefined ? undefined : stamp(now);
-      if (!again) break;
+      const next = now === undefined ? undefined : again(now);
+      if (next === undefined) break;
       sentAt = mark();
       // The result is stored already: a restamp that fails (a lost connection) leaves it as it is.
-      const restamped = await setIfEqual(key, again.value, resultTtlMs, value).catch(() => false);
-      if (!restamped) break;
-      value = again.value;
+      if (!(await setIfEqual(key, next, resultTtlMs, value).catch(() => false))) break;
+      value = next;
     }
-    return true;
   };
   return {
     attempt(fence, keys, result, resultTtlMs) {
@@ -117,10 +138,14 @@ export function createUntouchedComplete({ setIfEqual, serverClock, testClock, se
       if (now + resultTtlMs < written.meta.expireAt) return undefined;
       const completed = completedAt(written, fence, result, resultTtlMs, now);
       if (!completed) return undefined;
-      const restamped = (later: number) => completedAt(written, fence, result, resultTtlMs, later);
-      const command = setInTime(keys.meta, completed.value, written.record, restamped, resultTtlMs).then((set) =>
-        set ? completed.reply : undefined,
-      );
+      const sentAt = mark();
+      // One promise chain in the common case (a reply in time); the restamp's loop only after a late one.
+      const command = setIfEqual(keys.meta, completed.value, resultTtlMs, written.record).then((set) => {
+        if (!set) return undefined;
+        if (mark() - sentAt <= SAMPLE_MAX_ROUND_TRIP_MS) return completed.reply;
+        const again = (later: number) => completedAt(written, fence, result, resultTtlMs, later)?.value;
+        return restamp(keys.meta, completed.value, sentAt, again, resultTtlMs).then(() => completed.reply);
+      });
       return sent('complete', fence, command);
     },
   };
