@@ -8,18 +8,13 @@ import fc from 'fast-check';
 import type { FlightMeta } from '@flight/core';
 import { describe, expect, it } from 'vitest';
 import { encodeRecord, RECORD_HEADER } from '../src/record.generated';
+import { runningMeta } from '../src/testing/record';
 
 const padded = (n: number, width: number) => String(n).padStart(width, '0');
 
 function meta(times: number[], epoch: number, counts: [number, number], forgottenEpoch: number): FlightMeta {
   const [updatedAt, expireAt, heartbeatAt, deadlineAt, createdAt] = times as [number, number, number, number, number];
-  return {
-    status: 'RUNNING',
-    stage: 's',
-    requestKey: 'k',
-    sessionId: '',
-    ownerId: 'node',
-    ownerToken: 'token',
+  return runningMeta({
     epoch,
     takeovers: counts[0],
     followers: counts[1],
@@ -28,14 +23,8 @@ function meta(times: number[], epoch: number, counts: [number, number], forgotte
     heartbeatAt,
     expireAt,
     deadlineAt,
-    retryable: false,
-    errorType: '',
-    errorCode: '',
-    errorMessage: '',
-    resultRef: '',
-    nonce: '0123456789abcdef',
     forgottenEpoch,
-  };
+  });
 }
 
 const field = (record: string, name: keyof typeof RECORD_HEADER) => {

@@ -5,9 +5,10 @@
  * complete script writes, on real servers.)
  */
 import fc from 'fast-check';
-import { transitions, type FlightMeta } from '@flight/core';
+import { transitions } from '@flight/core';
 import { describe, expect, it } from 'vitest';
 import { encodeRecord } from '../src/record.generated';
+import { runningMeta } from '../src/testing/record';
 import { succeededRecord } from '../src/untouched-complete';
 
 const text = fc.oneof(fc.string({ maxLength: 16 }), fc.constantFrom('', 'ключ ✓', '🙂:1:', '0:', 'a b\nc', 'x'.repeat(60)));
@@ -32,30 +33,21 @@ describe('succeededRecord', () => {
         }),
         (c) => {
           const [createdAt, updatedAt, heartbeatAt, expireAt, deadlineAt] = c.times as [number, number, number, number, number];
-          const meta: FlightMeta = {
-            status: 'RUNNING',
-            stage: 's',
-            requestKey: 'k',
+          const meta = runningMeta({
             sessionId: c.sessionId,
             ownerId: c.ownerId,
             ownerToken: c.ownerToken,
             epoch: c.epoch,
             takeovers: c.takeovers,
-            followers: 0,
             createdAt,
             updatedAt,
             heartbeatAt,
             expireAt,
             deadlineAt,
-            retryable: false,
-            errorType: '',
-            errorCode: '',
-            errorMessage: '',
-            resultRef: '',
             nonce: c.nonce,
             forgottenEpoch: c.forgottenEpoch,
             ...(c.traceparent === undefined ? {} : { traceparent: c.traceparent }),
-          };
+          });
           const fence = { stage: 's', key: 'k', ownerId: c.ownerId, ownerToken: c.ownerToken, epoch: c.epoch };
           const now = Math.min(c.now, expireAt - 1);
           fc.pre(now >= 0 && now + c.ttl <= 9_999_999_999_999 && c.forgottenEpoch !== c.epoch);

@@ -16,7 +16,7 @@ export { registerUntouchedCompleteSuite } from './untouched-suite';
 export { registerForgetSuite } from './forget-suite';
 export { startWorker, type Worker, type WorkerOptions, type BurstResult, type StreamBurstResult } from './multiprocess';
 export { checkShardedWakeup } from './cluster-wakeup';
-export { patchFlightRecord, type RecordField } from './record';
+export { patchFlightRecord, runningMeta, type RecordField } from './record';
 export { registerStreamSuite } from './stream-suite';
 export { encodeRecord, RECORD_HEADER } from '../record.generated';
 export { checkClusterFastAcquire } from './cluster-fast-acquire';

@@ -3,7 +3,36 @@
  * string of src/record-layout.ts: a fixed-width header, then the text fields as
  * `<bytes>:<value>`, then the result. Byte lengths (UTF-8), so any value round-trips.
  */
+import type { FlightMeta } from '@flight/core';
 import { RECORD_HEADER, RECORD_HEADER_BYTES, RECORD_TEXT_FIELDS } from '../record.generated';
+
+/** A RUNNING run's meta, as a fresh acquire gives it (every time 0, no error, no result), with `fields` over it. */
+export function runningMeta(fields: Partial<FlightMeta> = {}): FlightMeta {
+  return {
+    status: 'RUNNING',
+    stage: 's',
+    requestKey: 'k',
+    sessionId: '',
+    ownerId: 'node',
+    ownerToken: 'token',
+    epoch: 0,
+    takeovers: 0,
+    followers: 0,
+    createdAt: 0,
+    updatedAt: 0,
+    heartbeatAt: 0,
+    expireAt: 0,
+    deadlineAt: 0,
+    retryable: false,
+    errorType: '',
+    errorCode: '',
+    errorMessage: '',
+    resultRef: '',
+    nonce: '0123456789abcdef',
+    forgottenEpoch: 0,
+    ...fields,
+  };
+}
 
 export type RecordField = keyof typeof RECORD_HEADER | (typeof RECORD_TEXT_FIELDS)[number];
 
