@@ -1,6 +1,9 @@
-/** The fast freeze of values fresh from `JSON.parse` gives the same result as the general `deepFreeze`. */
+/**
+ * The fast freeze of values fresh from `JSON.parse` gives the same result as the general `deepFreeze`; which
+ * values are recorded as deep-frozen (a lookup when returned again) and which are walked again.
+ */
 import { describe, expect, it } from 'vitest';
-import { deepFreeze, deepFreezeParsedJson } from '../src/results/deep-freeze.js';
+import { deepFreeze, deepFreezeParsedJson, recordedFrozenBytes } from '../src/results/deep-freeze.js';
 
 const isDeepFrozen = (value: unknown): boolean =>
   typeof value !== 'object' || value === null || (Object.isFrozen(value) && Object.values(value).every(isDeepFrozen));
@@ -34,5 +37,46 @@ describe('deepFreezeParsedJson', () => {
     const deep = JSON.parse('['.repeat(20_000) + ']'.repeat(20_000));
     expect(deepFreezeParsedJson(deep)).toBeGreaterThan(0);
     expect(Object.isFrozen(deep)).toBe(true);
+  });
+});
+
+describe('deepFreeze records', () => {
+  /** A plain tree of `nodes` objects: a root and its `items`. */
+  const tree = (nodes: number) => ({ items: Array.from({ length: nodes - 2 }, (_, i) => ({ id: i })) });
+
+  it('a value of 16 nodes or more, so that returning it again is a lookup', () => {
+    const big = tree(16);
+    const bytes = deepFreeze(big);
+    expect(recordedFrozenBytes(big)).toBe(bytes);
+    expect(isDeepFrozen(big)).toBe(true);
+    expect(deepFreeze(big)).toBe(bytes);
+  });
+
+  it('no smaller value (a fresh result is walked once; the entry would cost more than a second walk)', () => {
+    const small = tree(15);
+    const flat = { id: 1, title: 't', body: 'b' };
+    const bytes = deepFreeze(small);
+    expect(recordedFrozenBytes(small)).toBeUndefined();
+    expect(deepFreeze(small)).toBe(bytes);
+    deepFreeze(flat);
+    expect(recordedFrozenBytes(flat)).toBeUndefined();
+    expect(isDeepFrozen(small) && isDeepFrozen(flat)).toBe(true);
+  });
+
+  it('no value fresh from JSON.parse (every owner and follower decodes one, never returned again as it is)', () => {
+    const decoded = JSON.parse(JSON.stringify(tree(40)));
+    const bytes = deepFreezeParsedJson(decoded);
+    expect(recordedFrozenBytes(decoded)).toBeUndefined();
+    // A supplier that returns it (another flight's value) has it walked once more, then recorded.
+    expect(deepFreeze(decoded)).toBe(bytes);
+    expect(recordedFrozenBytes(decoded)).toBe(bytes);
+  });
+
+  it('walks a cycle and a shared part once', () => {
+    const shared = { s: [1, 2] };
+    const cyclic: Record<string, unknown> = { a: shared, b: shared };
+    cyclic.self = cyclic;
+    expect(deepFreeze(cyclic)).toBeGreaterThan(0);
+    expect(Object.isFrozen(cyclic) && Object.isFrozen(shared) && Object.isFrozen(shared.s)).toBe(true);
   });
 });
