@@ -41,19 +41,24 @@ describe('deepFreezeParsedJson', () => {
 });
 
 describe('deepFreeze records', () => {
-  /** A plain tree of `nodes` objects: a root and its `items`. */
-  const tree = (nodes: number) => ({ items: Array.from({ length: nodes - 2 }, (_, i) => ({ id: i })) });
+  /** A plain tree: a root whose `items` hold `n` objects of one key (its walk visits 3 + 3n nodes and properties). */
+  const tree = (n: number) => ({ items: Array.from({ length: n }, (_, i) => ({ id: i })) });
 
-  it('a value of 16 nodes or more, so that returning it again is a lookup', () => {
-    const big = tree(16);
-    const bytes = deepFreeze(big);
-    expect(recordedFrozenBytes(big)).toBe(bytes);
-    expect(isDeepFrozen(big)).toBe(true);
-    expect(deepFreeze(big)).toBe(bytes);
+  it('a value whose walk visits 32 nodes and properties or more, flat ones included, so that returning it again is a lookup', () => {
+    for (const big of [
+      tree(10),
+      Array.from({ length: 31 }, (_, i) => i),
+      Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, i])),
+    ]) {
+      const bytes = deepFreeze(big);
+      expect(recordedFrozenBytes(big)).toBe(bytes);
+      expect(isDeepFrozen(big)).toBe(true);
+      expect(deepFreeze(big)).toBe(bytes);
+    }
   });
 
   it('no smaller value (a fresh result is walked once; the entry would cost more than a second walk)', () => {
-    const small = tree(15);
+    const small = tree(9);
     const flat = { id: 1, title: 't', body: 'b' };
     const bytes = deepFreeze(small);
     expect(recordedFrozenBytes(small)).toBeUndefined();

@@ -23,7 +23,8 @@ export function createCompareAndSet(setIfEqual: NonNullable<RedisDriver['setIfEq
   return (key, value, ttlMs, expected) => {
     if (!native) return byScript(key, value, ttlMs, expected);
     return setIfEqual(key, value, ttlMs, expected).then(undefined, (error: unknown) => {
-      if (!native) return byScript(key, value, ttlMs, expected); // refused while another write was on its way
+      // Only the refusal of the condition goes to the script: any other error (a lost connection, a
+      // timeout) is the caller's, even when another write has switched to the script meanwhile.
       if (!(error instanceof Error) || !NO_CONDITIONAL_SET.test(error.message)) throw error;
       native = false;
       return byScript(key, value, ttlMs, expected);

@@ -71,9 +71,17 @@ const MAX_RESTAMPS = 3;
 
 /** Where the header fields a complete changes sit (record.generated.ts): checked once, below. */
 const [UPDATED_AT, TIME_WIDTH] = RECORD_HEADER.updatedAt;
-const [EXPIRE_AT] = RECORD_HEADER.expireAt;
-const [RESULT_REF_AT] = RECORD_HEADER.resultRef;
-if (RECORD_HEADER.status[0] !== 0 || UPDATED_AT !== 1 || EXPIRE_AT !== UPDATED_AT + TIME_WIDTH || RESULT_REF_AT <= EXPIRE_AT + TIME_WIDTH) {
+const [EXPIRE_AT, EXPIRE_WIDTH] = RECORD_HEADER.expireAt;
+const [RESULT_REF_AT, RESULT_REF_WIDTH] = RECORD_HEADER.resultRef;
+if (
+  RECORD_HEADER.status[0] !== 0 ||
+  RECORD_HEADER.status[1] !== 1 ||
+  UPDATED_AT !== 1 ||
+  EXPIRE_AT !== UPDATED_AT + TIME_WIDTH ||
+  EXPIRE_WIDTH !== TIME_WIDTH ||
+  RESULT_REF_WIDTH !== 1 ||
+  RESULT_REF_AT < EXPIRE_AT + TIME_WIDTH
+) {
   throw new Error('untouched-complete.ts: the record header moved; update succeededRecord');
 }
 

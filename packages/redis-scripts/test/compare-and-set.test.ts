@@ -56,6 +56,24 @@ describe('compareAndSet (the conditional SET, or its script where the server lac
     expect(asked).toBe(2);
   });
 
+  it('sends only the refused write to the script: another write in flight when it switched keeps its own error', async () => {
+    const pending: { reject: (error: Error) => void }[] = [];
+    const cas = createCompareAndSet(() => new Promise<boolean>((_resolve, reject) => pending.push({ reject })), scripts);
+    const key = `cas-test:{${randomUUID()}}`;
+    await command(['SET', key, 'acquired', 'PX', 60_000]);
+    const refused = cas(key, 'done', 5000, 'acquired');
+    const lost = cas(key, 'other', 5000, 'acquired');
+    pending[0]!.reject(new Error('ERR syntax error'));
+    expect(await refused).toBe(true);
+    pending[1]!.reject(new Error('connection lost'));
+    await expect(lost).rejects.toThrow('connection lost');
+    // From then on the script writes, without asking for the condition.
+    expect(await cas(key, 'again', 5000, 'done')).toBe(true);
+    expect(pending).toHaveLength(2);
+    expect(await command(['GET', key])).toBe('again');
+    await command(['DEL', key]);
+  });
+
   it('refuses a TTL that is no positive integer with the typed validation error, writing nothing', async () => {
     const cas = createCompareAndSet(() => Promise.reject(new Error('ERR syntax error')), scripts);
     const key = `cas-test:{${randomUUID()}}`;

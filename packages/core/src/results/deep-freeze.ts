@@ -1,8 +1,8 @@
 /**
  * What callers receive: one value per run, deep-frozen, shared by every caller of the run and by the L1
  * cache. Freezing makes a mutation by one caller throw (strict mode) or do nothing, instead of showing up
- * in another caller's result; it costs one walk per new value, and a lookup for a value of 16 nodes or more
- * frozen before (a deep-frozen tree stays deep-frozen: its parts can no longer be replaced).
+ * in another caller's result; it costs one walk per new value, and a lookup for a value of 32 nodes and
+ * properties or more frozen before (a deep-frozen tree stays deep-frozen: its parts can no longer be replaced).
  *
  * Plain objects and arrays (everything JSON decodes to) are frozen to the leaves. Instances of classes —
  * `Date`, `Map`, typed arrays, `Buffer`s, streams, a client library's objects — are left as they are:
@@ -10,18 +10,19 @@
  * read-only, or turn on `encodeLocalResults` to give callers JSON-shaped values.
  */
 
-/** Frozen roots and their estimated size in bytes (see `RECORD_FROM_NODES`). */
+/** Frozen roots and their estimated size in bytes (see `RECORD_FROM_WALKED`). */
 const frozen = new WeakMap<object, number>();
 
 /**
- * A value `deepFreeze` walked at least this many nodes of is recorded, so that returning it again costs a
- * lookup instead of another walk. Smaller ones are not: an entry costs about 0.6 µs per value, the
- * scavenges' work on it included (bench/profiles/freeze-record-cost.mjs), about what walking 4 frozen nodes
- * again costs (0.13–0.15 µs per node), and most results are fresh values that are never returned again. From
- * 16 nodes up the walk costs at least 2 µs, so the entry adds at most about a quarter to a fresh value and
- * bounds the cost of a value returned again and again.
+ * A value whose walk visited at least this many nodes and properties together is recorded, so that
+ * returning it again costs a lookup instead of another walk. Smaller ones are not: an entry costs about
+ * 0.6 µs per value, the scavenges' work on it included (bench/profiles/freeze-record-cost.mjs), about what
+ * walking 8 properties of frozen nodes again costs (0.07 µs each, 0.13–0.15 µs per small node), and most
+ * results are fresh values that are never returned again. From 32 up the walk costs at least about 2 µs, so
+ * the entry adds at most about a quarter to a fresh value and bounds the cost of a value returned again and
+ * again, a flat one (a long array, an object of many keys) included.
  */
-const RECORD_FROM_NODES = 16;
+const RECORD_FROM_WALKED = 32;
 
 /** The size recorded for `value` as deep-frozen by `deepFreeze`, if any (for tests). */
 export function recordedFrozenBytes(value: object): number | undefined {
@@ -48,7 +49,7 @@ export function deepFreeze(value: unknown): number {
   if (known !== undefined) return known;
   if (!isPlain(value)) return leafBytes(value);
   let bytes = 0;
-  let nodes = 0;
+  let walked = 0;
   // The nodes visited, made at the first child object: most results are one flat object.
   let seen: Set<object> | undefined;
   const stack: object[] = [value];
@@ -63,10 +64,11 @@ export function deepFreeze(value: unknown): number {
       bytes += sub;
       continue;
     }
-    nodes++;
     bytes += 16;
     Object.freeze(node);
-    for (const key of Object.keys(node)) {
+    const keys = Object.keys(node);
+    walked += 1 + keys.length;
+    for (const key of keys) {
       bytes += 8 + key.length;
       const child = (node as Record<string, unknown>)[key];
       if (typeof child === 'object' && child !== null && isPlain(child)) {
@@ -75,7 +77,7 @@ export function deepFreeze(value: unknown): number {
       } else bytes += leafBytes(child);
     }
   }
-  if (nodes >= RECORD_FROM_NODES) frozen.set(value, bytes);
+  if (walked >= RECORD_FROM_WALKED) frozen.set(value, bytes);
   return bytes;
 }
 
