@@ -75,7 +75,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   const untouched =
     fast && setIfEqual
       ? createUntouchedComplete({
-          setIfEqual: createCompareAndSet(setIfEqual, driver),
+          compareAndSet: createCompareAndSet(setIfEqual, driver),
           serverClock,
           testClock: opts.clock,
           sent: calls.sent,

@@ -55,7 +55,7 @@ export interface UntouchedComplete {
 
 export interface UntouchedCompleteDeps {
   /** The conditional SET, or the script that does its work where the server lacks it. */
-  setIfEqual: CompareAndSet;
+  compareAndSet: CompareAndSet;
   /** The clock of the server holding `key`; undefined while that server is unknown. */
   serverClock: (key: string) => ServerClock | undefined;
   /** The test clock, when the coordinator has one: it is the clock of record, exact. */
@@ -102,12 +102,12 @@ export function succeededRecord(written: string, now: number, expireAt: number):
   );
 }
 
-export function createUntouchedComplete({ setIfEqual, serverClock, testClock, sent, mark }: UntouchedCompleteDeps): UntouchedComplete {
+export function createUntouchedComplete({ compareAndSet, serverClock, testClock, sent, mark }: UntouchedCompleteDeps): UntouchedComplete {
   const nowOf = (key: string) => recordNow(testClock, serverClock, key);
   /** The SUCCEEDED record of `written` completed at `now`, and the value that stores it with `result`. */
   const completedAt = (written: UntouchedRecord, fence: Fence, result: StoredResult, resultTtlMs: number, now: number) => {
     const { reply, next } = transitions.complete({ meta: written.meta }, fence, { result, resultTtlMs }, now);
-    if (!next || !reply.ok || next.meta.expireAt > MAX_RECORD_TIME || next.meta.updatedAt > MAX_RECORD_TIME) return undefined;
+    if (!next || !reply.ok || next.meta.expireAt > MAX_RECORD_TIME) return undefined;
     const header = succeededRecord(written.record, next.meta.updatedAt, next.meta.expireAt);
     return { reply, value: typeof result === 'string' ? header + result : Buffer.concat([Buffer.from(header), result]) };
   };
@@ -129,7 +129,7 @@ export function createUntouchedComplete({ setIfEqual, serverClock, testClock, se
       if (next === undefined) break;
       sentAt = mark();
       // The result is stored already: a restamp that fails (a lost connection) leaves it as it is.
-      if (!(await setIfEqual(key, next, resultTtlMs, value).catch(() => false))) break;
+      if (!(await compareAndSet(key, next, resultTtlMs, value).catch(() => false))) break;
       value = next;
     }
   };
@@ -148,7 +148,7 @@ export function createUntouchedComplete({ setIfEqual, serverClock, testClock, se
       if (!completed) return undefined;
       const sentAt = mark();
       // One promise chain in the common case (a reply in time); the restamp's loop only after a late one.
-      const command = setIfEqual(keys.meta, completed.value, resultTtlMs, written.record).then((set) => {
+      const command = compareAndSet(keys.meta, completed.value, resultTtlMs, written.record).then((set) => {
         if (!set) return undefined;
         if (mark() - sentAt <= SAMPLE_MAX_ROUND_TRIP_MS) return completed.reply;
         const again = (later: number) => completedAt(written, fence, result, resultTtlMs, later)?.value;
