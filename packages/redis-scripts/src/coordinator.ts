@@ -31,7 +31,7 @@ import { createFastAcquire } from './fast-acquire';
 import { createUntouchedComplete } from './untouched-complete';
 import { createCompareAndSet } from './compare-and-set';
 import { createJoinPredictor } from './join-predictor';
-import { createServerClocks } from './server-clock';
+import { createServerClocks, recordNow } from './server-clock';
 import { createRedisStreams } from './streams';
 import { acquireReply, cancelReply, expireReply, forgetReply } from './write-replies';
 
@@ -114,7 +114,11 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
    */
   function finishedReply(input: AcquireInput, keys: RunKeys, out: AcquireReply, attempt: number): AcquireReply | Promise<AcquireReply> {
     out.handle = keys;
-    if (out.outcome !== 'REPLAY_SUCCESS' || !isBytesResult(out.result)) return out;
+    if (out.outcome !== 'REPLAY_SUCCESS') return out;
+    // By the clock of the server that holds the result (just sampled when a script answered).
+    const now = recordNow(opts.clock, serverClock, keys.meta);
+    if (now !== undefined) out.storedForMs = out.meta.expireAt - now;
+    if (!isBytesResult(out.result)) return out;
     return storedResult(input, keys, out.meta.epoch, out.result).then((result) => {
       if (result !== undefined) return { ...out, result };
       if (attempt === 2) {

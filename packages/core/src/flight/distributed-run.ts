@@ -58,10 +58,10 @@ export async function runDistributed(runtime: FlightRuntime, call: FlightCall): 
 async function replaySuccess(runtime: FlightRuntime, call: FlightCall, reply: AcquireReply): Promise<Outcome> {
   const { ref, policy, note } = call;
   const { meta } = reply;
-  let value: unknown;
+  let decoded: { value: unknown; bytes: number };
   const payload = reply.result ?? '';
   try {
-    value = runtime.decode(payload, policy);
+    decoded = runtime.decode(payload, policy);
   } catch (error) {
     const action = policy.onCorruptResult;
     runtime.events.emit('corrupt', { ...ref, error: (error as Error).message, action });
@@ -69,7 +69,9 @@ async function replaySuccess(runtime: FlightRuntime, call: FlightCall, reply: Ac
     if (action === 'error') throw error;
     return await runLocal(runtime, call);
   }
-  runtime.remember(ref, value, policy, payload.length);
+  const { value } = decoded;
+  // The L1 copy lives no longer than the stored result it copies.
+  runtime.remember(call, value, decoded.bytes, reply.storedForMs ?? meta.expireAt - runtime.options.clock.now());
   const role: FlightRole = call.joinEpoch === undefined ? 'replay' : 'follower';
   if (role === 'replay' && runtime.events.wants('replay')) runtime.events.emit('replay', { ...ref, outcome: 'success' });
   runtime.emitWaited(ref, call.waitStartedAt, call.woken);

@@ -38,6 +38,8 @@ export class FlightCall {
     readonly options: ExecuteOptions,
     /** The call's trace note (telemetry on), else undefined. */
     readonly note: TraceNote | undefined,
+    /** The forget mark when the call started (`ForgetMarks`): what it reads goes to L1 only if no forget came since. */
+    readonly since: number,
   ) {
     this.ref = { stage, key };
   }

@@ -9,6 +9,7 @@ import { toFailureRecord } from '../failure/classify.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import { HeartbeatManager } from '../heartbeat/heartbeat-manager.js';
 import { flightId } from '../keys/key-builder.js';
+import { ForgetMarks } from '../cache/forget-marks.js';
 import { LocalSingleFlight } from '../local/local-single-flight.js';
 import type { StoredResult } from '../ports/codec.js';
 import type { StagePolicy } from '../policy/stage-policy.js';
@@ -64,6 +65,8 @@ export class FlightRuntime {
   readonly deadlines: DeadlineQueue;
   /** The owner runs in progress on this node, by flight id (`cancel` and `close` abort them). */
   readonly owners = new Map<string, RunScope>();
+  /** Forgets seen on this node, so that a value read before one never enters L1 after it. */
+  readonly forgets = new ForgetMarks();
   private readonly guards = new Map<string, Guard>();
   /** Hybrid mode: until when this node serves from the in-process single-flight. */
   private coordinatorDownUntil = 0;
@@ -182,16 +185,34 @@ export class FlightRuntime {
     });
   }
 
-  /** Fills L1 with a deep-frozen value; `sizeBytes` is its encoded length or estimate. */
-  remember(ref: FlightRef, value: unknown, policy: StagePolicy, sizeBytes: number): void {
-    if (policy.l1.enabled) this.options.replayCache.set(flightId(ref), value, policy.l1.ttlMs, sizeBytes);
+  /**
+   * Fills L1 with the deep-frozen value `call` got. `sizeBytes` is what the value holds in memory (the
+   * larger of its encoded length and its in-memory estimate). `storedForMs` is how long the stored result
+   * it copies still lives (the stage's `resultTtlMs` for a result just stored); the entry never outlives it.
+   * Nothing is filled when a forget of the flight came after the call started (`ForgetMarks`).
+   */
+  remember(call: FlightCall, value: unknown, sizeBytes: number, storedForMs: number = call.policy.resultTtlMs): void {
+    const { policy } = call;
+    if (!policy.l1.enabled) return;
+    const ttlMs = Math.min(policy.l1.ttlMs, storedForMs);
+    const id = flightId(call.ref);
+    if (ttlMs >= 1 && this.forgets.mayFill(id, call.since)) this.options.replayCache.set(id, value, ttlMs, sizeBytes);
   }
 
-  /** Decodes a stored or carried payload into the deep-frozen value callers share. */
-  decode(payload: StoredResult, policy: StagePolicy): unknown {
+  /** Forgets the flight on this node: its L1 entry and in-process run, and any fill of a call started before now. */
+  forgetHere(id: string): void {
+    this.forgets.forgot(id);
+    this.options.replayCache.delete(id);
+    this.local.forget(id);
+  }
+
+  /**
+   * Decodes a stored or carried payload into the deep-frozen value callers share, with what it holds in
+   * memory (for L1's byte bound).
+   */
+  decode(payload: StoredResult, policy: StagePolicy): { value: unknown; bytes: number } {
     const value = this.options.codec.decode(payload, { maxBytes: policy.maxResultBytes });
-    this.freezeDecoded(value);
-    return value;
+    return { value, bytes: Math.max(payload.length, this.freezeDecoded(value)) };
   }
 
   /** Deep-freezes a value the codec decoded (faster when it is known to be fresh from `JSON.parse`). */

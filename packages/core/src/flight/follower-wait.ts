@@ -40,16 +40,16 @@ export async function followerWait(runtime: FlightRuntime, call: FlightCall, rep
   // A small result travels with the notice: verified like a stored one, it saves the replay's round
   // trip. Only for the epoch followed; anything else (or a value that fails to decode) asks again.
   if (event?.status === 'SUCCEEDED' && event.epoch === meta.epoch && typeof event.result === 'string') {
-    let value: unknown;
-    let decoded = false;
+    let decoded: { value: unknown; bytes: number } | undefined;
     try {
-      value = runtime.decode(event.result, policy);
-      decoded = true;
+      decoded = runtime.decode(event.result, policy);
     } catch (error) {
       runtime.options.logger.warn({ ...ref, err: error }, 'result carried by the terminal event failed verification; reading it instead');
     }
     if (decoded) {
-      runtime.remember(ref, value, policy, event.result.length);
+      const { value } = decoded;
+      // Just stored by the run this call followed: it lives the stage's resultTtlMs from about now.
+      runtime.remember(call, value, decoded.bytes);
       runtime.emitWaited(ref, waitStartedAt, call.woken);
       noteWork(note, 'follower', meta.epoch, meta.traceparent, runtime.sinceMs(waitStartedAt));
       return { value, role: 'follower', epoch: meta.epoch, trace: note };

@@ -25,8 +25,7 @@ export async function runLocal(runtime: FlightRuntime, call: FlightCall): Promis
     if (runtime.options.encodeLocalResults) {
       const trip = runtime.roundTrip(value, policy);
       value = trip.value;
-      runtime.freezeDecoded(value);
-      size = trip.payload.length;
+      size = Math.max(trip.payload.length, runtime.freezeDecoded(value));
     } else {
       size = deepFreeze(value);
     }
@@ -35,6 +34,6 @@ export async function runLocal(runtime: FlightRuntime, call: FlightCall): Promis
   } finally {
     run.end(runtime.deadlines);
   }
-  runtime.remember(ref, value, policy, size);
+  runtime.remember(call, value, size);
   return { value, role: 'local', trace: note };
 }

@@ -153,6 +153,7 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
   try {
     let payload: StoredResult;
     let value: unknown;
+    let bytes: number;
     try {
       // Raced with the lease: once it is lost the run stops counting, even if the supplier ignores its signal.
       const raw = await runtime.execRun(call, run, {
@@ -165,7 +166,7 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
         fence,
       });
       ({ payload, value } = runtime.roundTrip(raw, policy));
-      runtime.freezeDecoded(value);
+      bytes = Math.max(payload.length, runtime.freezeDecoded(value));
     } catch (error) {
       // No renewal may race the write below (a late renewal refused after it is not a lost lease).
       heartbeats.stop(task.taskKey);
@@ -206,7 +207,7 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
       events.emit('coordination-error', { ...ref, error: (error as Error).message });
     }
     // A forgotten run's value goes to the callers it already has, never to later ones.
-    if (!forgotten) runtime.remember(ref, value, policy, payload.length);
+    if (!forgotten) runtime.remember(call, value, bytes);
     return { kind: 'value', value };
   } finally {
     heartbeats.stop(task.taskKey);

@@ -104,7 +104,7 @@ export class SingleFlight {
           return { value: hit.value as T, role, shared, stage, key };
         }
       }
-      const call = new FlightCall(stage, key, supplier, policy, options, note);
+      const call = new FlightCall(stage, key, supplier, policy, options, note, this.runtime.forgets.now());
       const run = this.mode === 'local' ? () => runLocal(this.runtime, call) : () => this.runFlight(call);
       const result = await this.runtime.local.do(id, span ? () => span.activate(run) : run, {
         signal,
@@ -219,14 +219,15 @@ export class SingleFlight {
     assertRequestKey(key, stage);
     const ref = { stage, key };
     const id = flightId(ref);
-    this.options.replayCache.delete(id);
-    this.runtime.local.forget(id);
+    this.runtime.forgetHere(id);
     if (this.mode === 'local') return false;
-    const reply = await this.runtime.callIdempotent('forget', () => this.options.coordinator.forget(ref), ref);
-    // A run of this node that completes from now on is not remembered in L1 (see ownerRun); clear again in
-    // case one finished while the forget was on its way.
-    this.options.replayCache.delete(id);
-    return reply.ok;
+    try {
+      return (await this.runtime.callIdempotent('forget', () => this.options.coordinator.forget(ref), ref)).ok;
+    } finally {
+      // A call that started while the forget was on its way may have read the old value before the forget
+      // landed: its fill is refused too, so once this resolves no caller on this node gets the old value.
+      this.runtime.forgetHere(id);
+    }
   }
 
   /** Stops heartbeats and closes the coordinator if this instance created it. */

@@ -150,6 +150,11 @@ export interface AcquireReply {
   meta: FlightMeta;
   result?: StoredResult | undefined;
   /**
+   * For REPLAY_SUCCESS: how long the stored result still lives, in ms by the store's own clock (an L1 copy
+   * of it lives no longer). Optional: without it core counts `meta.expireAt` against its own clock.
+   */
+  storedForMs?: number | undefined;
+  /**
    * Opaque to core: given back unchanged to the same coordinator with the calls that follow this reply —
    * as `Fence.handle` in the owner's writes of this run and as `handle` in the follower's
    * `waitForTerminal`. A coordinator may keep what it derived from the ref there (the Redis coordinator:
