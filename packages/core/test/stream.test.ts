@@ -71,6 +71,52 @@ describe('executeStream', () => {
     });
   }
 
+  for (const mode of ['local', 'distributed'] as const) {
+    it(`${mode}: a caller never sees another caller's change to a chunk (JSON frozen, bytes copied per caller)`, async () => {
+      const coordinator = mode === 'local' ? undefined : createMemoryCoordinator();
+      // Two callers on the owner's node (its run pushes the chunks) and, distributed, two on a follower's (read from the coordinator).
+      const nodes = mode === 'local' ? [node(coordinator, mode)] : [node(coordinator, mode), node(coordinator, mode)];
+      const key = randomUUID();
+      const supplier = async function* (): AsyncGenerator<StreamChunk> {
+        for (let i = 0; i < 3; i++) {
+          await sleep(20);
+          yield { n: i, tags: ['x'] };
+          yield new Uint8Array([i, i, i]);
+        }
+      };
+      const mutating = async (at: SingleFlight) => {
+        const rejected: string[] = [];
+        for await (const chunk of at.executeStream('s', key, supplier)) {
+          if (chunk instanceof Uint8Array) chunk.fill(255);
+          else {
+            try {
+              (chunk as { n: number }).n = 99;
+            } catch (error) {
+              rejected.push((error as Error).name);
+            }
+            try {
+              (chunk as { tags: string[] }).tags.push('mutated');
+            } catch (error) {
+              rejected.push((error as Error).name);
+            }
+          }
+        }
+        return rejected;
+      };
+      const perNode = await Promise.all(
+        nodes.map((at) =>
+          Promise.all([mutating(at), collect(at.executeStream('s', key, supplier)), at.executeStream('s', key, supplier).result()]),
+        ),
+      );
+      const original = [0, 1, 2].flatMap((i) => [{ n: i, tags: ['x'] }, new Uint8Array([i, i, i])]);
+      for (const [rejected, other, viaResult] of perNode) {
+        expect(rejected).toEqual(Array(6).fill('TypeError'));
+        expect(other).toEqual(original);
+        expect(viaResult.value).toEqual(original);
+      }
+    });
+  }
+
   it('is lazy: nothing runs until the stream is iterated or result() is called', async () => {
     const flight = node(undefined, 'local');
     const { supplier, runs } = tokens(3, 0);

@@ -6,7 +6,7 @@
 import { FlightStreamInterruptedError } from '../errors.js';
 import type { FlightResult } from '../flight/types.js';
 import { FlightStreamRestart } from './restart.js';
-import type { StreamLog } from './stream-log.js';
+import { chunkFor, type StreamLog } from './stream-log.js';
 import type { FlightStream, StreamChunk, StreamRestartMode } from './types.js';
 
 type Settled<C> = { ok: true; result: FlightResult<C[]> } | { ok: false; error: unknown };
@@ -95,7 +95,7 @@ export class FlightStreamCall<C extends StreamChunk, Y = C> implements FlightStr
           continue;
         }
         if (index < run.chunks.length) {
-          yield run.chunks[index++] as C;
+          yield chunkFor(run.chunks[index++]!) as C;
           continue;
         }
       }

@@ -4,7 +4,16 @@
  * `StreamReader`), and a wake-up for callers waiting for more. Each caller keeps only a cursor (an index),
  * so memory per caller is constant; the node holds one copy of the run's chunks, bounded by the caps.
  */
+import { deepFreeze } from '../results/deep-freeze.js';
 import type { StreamChunk } from './types.js';
+
+/**
+ * A chunk of a log as one caller receives it: bytes are copied (a `Uint8Array` cannot be frozen, and a
+ * caller writing into its chunk must not change what the others read); anything else is shared, frozen.
+ */
+export function chunkFor(chunk: StreamChunk): StreamChunk {
+  return chunk instanceof Uint8Array ? chunk.slice() : chunk;
+}
 
 /** One run's chunks, as this node received them. */
 export class StreamRun {
@@ -45,9 +54,14 @@ export class StreamLog {
     return run;
   }
 
-  /** Adds a chunk to `run` (ignored once another run replaced it). */
+  /**
+   * Adds a chunk to `run` (ignored once another run replaced it). Every caller of this node reads the same
+   * chunk: a JSON chunk is deep-frozen here, and bytes are copied per caller as they are read (`chunkFor`).
+   * The chunk must be the log's own copy, never the producer's object.
+   */
   push(run: StreamRun, chunk: StreamChunk): void {
     if (this.run !== run) return;
+    if (typeof chunk === 'object' && chunk !== null && !(chunk instanceof Uint8Array)) deepFreeze(chunk);
     run.chunks.push(chunk);
     this.progressedAt = this.now();
     this.notify();

@@ -67,7 +67,7 @@ export function streamedSupplier<C extends StreamChunk>(supplier: ChunkSupplier<
         }
         stored.push(form);
         appender?.add(text);
-        // Every caller gets its own decoded copy of a JSON or bytes chunk, as followers do.
+        // The log gets its own decoded copy of a JSON or bytes chunk (as a follower's node does), never the producer's.
         log.push(run, typeof form === 'string' ? form : decodeChunk(text));
         context.progress();
       }
