@@ -95,3 +95,23 @@ export function firstUnkept(prints: readonly string[], output: string): string |
   }
   return undefined;
 }
+
+/** Routes an example declares (`app.get('/path', …)`, `router.post(…)`, typed or not), in order. */
+export function declaredRoutes(code: string): string[] {
+  const routes: string[] = [];
+  for (const match of code.matchAll(/\b(?:app|router)\.(?:get|head|post|put|patch|delete|all)(?:<[^>]*>)?\(\s*['"`]([^'"`]+)['"`]/g)) {
+    routes.push(match[1]!);
+  }
+  return routes;
+}
+
+/**
+ * The routes an example declares but never requests: a route counts as requested when the static start of
+ * its path (up to its first parameter) appears in the example once more besides its declaration.
+ */
+export function unrequestedRoutes(code: string): string[] {
+  return declaredRoutes(code).filter((route) => {
+    const prefix = route.split(/[:*]/)[0]!;
+    return code.split(prefix).length - 1 < 2;
+  });
+}

@@ -7,11 +7,12 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { firstUnkept, missingFromInstall, parseReadme, type ReadmeExample } from '../src/examples.js';
+import { firstUnkept, missingFromInstall, parseReadme, unrequestedRoutes, type ReadmeExample } from '../src/examples.js';
 
 const APP = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ROOT = join(APP, '..', '..');
 const RUN_DIR = join(APP, '.examples');
+const TYPECHECK_DIR = join(APP, '.examples-typecheck');
 const READMES = [
   '.',
   'packages/core',
@@ -22,7 +23,48 @@ const READMES = [
   'packages/fastify',
 ];
 
-afterAll(() => rmSync(RUN_DIR, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(RUN_DIR, { recursive: true, force: true });
+  rmSync(TYPECHECK_DIR, { recursive: true, force: true });
+});
+
+/**
+ * Type-checks examples as a TypeScript user's project would (strict, Node ESM, the packages' published
+ * declarations from their builds): `{ ok, output }`.
+ */
+function typecheck(files: Record<string, string>): Promise<{ ok: boolean; output: string }> {
+  rmSync(TYPECHECK_DIR, { recursive: true, force: true });
+  mkdirSync(TYPECHECK_DIR, { recursive: true });
+  for (const [name, code] of Object.entries(files)) writeFileSync(join(TYPECHECK_DIR, name), code);
+  const compilerOptions = {
+    strict: true,
+    module: 'nodenext',
+    target: 'es2022',
+    lib: ['es2023'],
+    types: ['node'],
+    noEmit: true,
+    skipLibCheck: true,
+  };
+  writeFileSync(join(TYPECHECK_DIR, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.mts'] }));
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  return new Promise((resolve) => {
+    execFile(process.execPath, [tsc, '-p', TYPECHECK_DIR], { cwd: APP, timeout: 120_000 }, (error, stdout, stderr) =>
+      resolve({ ok: !error, output: `${stdout}${stderr}` }),
+    );
+  });
+}
+
+it('every README example type-checks as pasted (strict TypeScript, the published declarations)', async () => {
+  const files: Record<string, string> = {};
+  for (const dir of READMES) {
+    for (const example of parseReadme(readFileSync(join(ROOT, dir, 'README.md'), 'utf8')).examples) {
+      files[`${dir.replace(/\W+/g, '-')}-${example.line}.mts`] = example.code;
+    }
+  }
+  const { ok, output } = await typecheck(files);
+  expect(output).toBe('');
+  expect(ok).toBe(true);
+}, 150_000);
 
 function runExample(name: string, example: ReadmeExample): Promise<{ code: number | null; output: string }> {
   mkdirSync(RUN_DIR, { recursive: true });
@@ -53,6 +95,10 @@ describe.each(READMES)('%s/README.md', (dir) => {
   it('has at least one runnable example that promises its output', () => {
     expect(readme.examples.length).toBeGreaterThan(0);
     for (const example of readme.examples) expect(example.prints.length, `example at line ${example.line}`).toBeGreaterThan(0);
+  });
+
+  it('requests every route its examples declare', () => {
+    for (const example of readme.examples) expect(unrequestedRoutes(example.code), `example at line ${example.line}`).toEqual([]);
   });
 
   for (const example of readme.examples) {

@@ -3,12 +3,31 @@
  * with distributed single-flight. A thin binding of Express 4/5 over the shared HTTP handler.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { createHttpFlightHandler, NodeExchange, nodeRequestView, type HttpFlightOptions, type NodeRequest } from '@flight/http-shared';
+import {
+  createHttpFlightHandler,
+  NodeExchange,
+  nodeRequestView,
+  type FlightKeySpec,
+  type HttpFlightOptions,
+  type NodeRequest,
+} from '@flight/http-shared';
 
 export * from '@flight/http-shared/public';
 
-/** Options of the Express middleware; `key` receives the Express request. */
-export type ExpressFlightOptions = HttpFlightOptions<Request>;
+/**
+ * Options of the Express middleware. `key` receives the Express request and response, so it can read what
+ * earlier middleware put in `res.locals` (the authenticated user, a tenant).
+ */
+export type ExpressFlightOptions = Omit<HttpFlightOptions<Request>, 'key'> & {
+  key?: ((req: Request, res: Response) => FlightKeySpec | null | undefined) | undefined;
+};
+
+/** The shared handler's options: `key` called with the request and its response (`req.res`, set by Express). */
+function handlerOptions(options: ExpressFlightOptions): HttpFlightOptions<Request> {
+  const { key } = options;
+  if (typeof key !== 'function') return options as HttpFlightOptions<Request>;
+  return { ...options, key: (req: Request) => key(req, req.res as Response) };
+}
 
 /** One Express request: the Node exchange, with `next()` as the downstream handler. */
 class ExpressExchange extends NodeExchange<Request> {
@@ -51,7 +70,7 @@ export interface ExpressFlightMiddleware extends RequestHandler {
  * Throws `FlightValidationError` on invalid options.
  */
 export function createFlightMiddleware(options: ExpressFlightOptions): ExpressFlightMiddleware {
-  const handle = createHttpFlightHandler<Request>(options);
+  const handle = createHttpFlightHandler<Request>(handlerOptions(options));
   const flightMiddleware = function flightMiddleware(req: Request, res: Response, next: NextFunction): void {
     handle(new ExpressExchange(req, res, next)).catch(next);
   };

@@ -1,9 +1,10 @@
 /** Serves the shared middleware suite's routes with Fastify (4 or 5), coalesced through the plugin. */
+import type { Http2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type fastify5 from 'fastify';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Driver, NeutralRequest, Reply } from '@flight/http-shared/testing';
 import { fastifyFlight, type FastifyFlightOptions } from '../src/index.js';
 
@@ -53,10 +54,12 @@ function declareRoute(fastify: FastifyFactory, options: FastifyFlightOptions): v
 export function fastifyDriver(name: string, fastify: FastifyFactory): Driver {
   return {
     name,
+    http2: true,
     process: serverProcess,
     create: (options) => declareRoute(fastify, options),
     async start(setup) {
-      const app = fastify();
+      // An HTTP/2 instance is driven through the same API (its request and reply types differ only in the raw objects).
+      const app = (setup.http2 ? fastify({ http2: true }) : fastify()) as unknown as FastifyInstance;
       // Bodies reach the handler as bytes, as the other drivers' handlers see them.
       app.removeAllContentTypeParsers();
       app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
@@ -76,12 +79,20 @@ export function fastifyDriver(name: string, fastify: FastifyFactory): Driver {
         },
         handle,
       );
+      const sessions = new Set<Http2Session>();
+      if (setup.http2) {
+        app.server.on('session', (session: Http2Session) => {
+          sessions.add(session);
+          session.once('close', () => sessions.delete(session));
+        });
+      }
       await app.listen({ port: 0, host: '127.0.0.1' });
       const { port } = app.server.address() as AddressInfo;
       return {
         url: `http://127.0.0.1:${port}`,
         close: async () => {
-          app.server.closeAllConnections();
+          if (setup.http2) for (const session of sessions) session.destroy();
+          else app.server.closeAllConnections();
           await app.close();
         },
       };

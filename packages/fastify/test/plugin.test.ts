@@ -257,6 +257,31 @@ describe.each([
     expect(runs).toBe(1);
   });
 
+  it('answers Idempotency-Key requests made through fastify.inject() (no headersDistinct): once, then replayed', async () => {
+    const singleFlight = createSingleFlight();
+    flights.push(singleFlight);
+    const app = fastify();
+    apps.push(app);
+    await app.register(fastifyFlight, { singleFlight });
+    let runs = 0;
+    app.post('/orders', { config: { flight: { stage: 'orders', idempotency: true } } }, async (_req, reply) => {
+      void reply.code(201);
+      return { order: ++runs };
+    });
+    const post = (key: string | string[]) =>
+      app.inject({
+        method: 'POST',
+        url: '/orders',
+        headers: { 'idempotency-key': key, 'content-type': 'application/json' },
+        payload: '{}',
+      });
+    const [first, retry] = [await post('"inject-1"'), await post('"inject-1"')];
+    expect([first.statusCode, retry.statusCode]).toEqual([201, 201]);
+    expect([first.json(), retry.json()]).toEqual([{ order: 1 }, { order: 1 }]);
+    expect(runs).toBe(1);
+    expect((await post('not-a-string')).statusCode).toBe(400);
+  });
+
   it("runs the route's onSend and onResponse hooks for the owner and every follower", async () => {
     const { app, singleFlight, gate, listen } = setup(4);
     await app.register(fastifyFlight, { singleFlight, stage: 'hooks' });

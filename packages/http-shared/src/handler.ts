@@ -39,6 +39,7 @@ import {
   parsedBodyBytes,
   parseIdempotencyKey,
   requestFingerprint,
+  requestHost,
   type HttpRequestInfo,
 } from './request.js';
 import {
@@ -282,8 +283,8 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
     };
   }
 
-  /** The `Host` the request was sent to, in the key unless `shareAcrossHosts`. */
-  const hostOf = (headers: HttpRequestInfo['headers']): string | null => (options.shareAcrossHosts ? null : (headers.host ?? null));
+  /** The host the request was sent to (`:authority` or `Host`), in the key unless `shareAcrossHosts`. */
+  const hostOf = (headers: HttpRequestInfo['headers']): string | null => (options.shareAcrossHosts ? null : requestHost(headers));
 
   /**
    * One coalesced request: its state, its supplier and, as its own `ExecuteOptions`, the signal the flight

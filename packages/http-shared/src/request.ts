@@ -45,8 +45,40 @@ class NodeRequestInfo implements HttpRequestInfo {
   }
 
   headerLines(name: string): readonly string[] | undefined {
-    return this.raw.headersDistinct[name];
+    return headerLinesOf(this.raw, name, this.headers);
   }
+}
+
+/**
+ * The field lines of header `name` (lower case) as received: `headersDistinct` where Node gives it
+ * (HTTP/1.1), else the raw name/value list (HTTP/2's compatibility request, `light-my-request` behind
+ * `fastify.inject()`), else the parsed header itself.
+ */
+export function headerLinesOf(
+  raw: Pick<IncomingMessage, 'headersDistinct' | 'rawHeaders'>,
+  name: string,
+  headers: IncomingHttpHeaders,
+): readonly string[] | undefined {
+  const distinct = raw.headersDistinct as IncomingMessage['headersDistinct'] | undefined;
+  if (distinct) return distinct[name];
+  const list = raw.rawHeaders as readonly string[] | undefined;
+  if (Array.isArray(list) && list.length > 0) {
+    const lines: string[] = [];
+    for (let i = 0; i + 1 < list.length; i += 2) if (list[i]!.toLowerCase() === name) lines.push(String(list[i + 1]));
+    return lines.length > 0 ? lines : undefined;
+  }
+  const value = headers[name];
+  return value === undefined ? undefined : Array.isArray(value) ? value : [value];
+}
+
+/**
+ * The host a request was sent to, lower-cased: HTTP/2's `:authority`, else the `Host` header (HTTP/1.1),
+ * so one host is the same key on both protocols. Null when the request names none.
+ */
+export function requestHost(headers: IncomingHttpHeaders): string | null {
+  const authority = (headers as Record<string, string | string[] | undefined>)[':authority'];
+  const host = typeof authority === 'string' && authority !== '' ? authority : headers.host;
+  return typeof host === 'string' && host !== '' ? host.toLowerCase() : null;
 }
 
 /** The `HttpRequestInfo` of a Node request (`raw`), with the method and URL the framework reports. */

@@ -1,4 +1,6 @@
 /** Serves the shared middleware suite's routes with Koa (2 or 3). */
+import { once } from 'node:events';
+import { createServer as createHttp2Server, type Http2Server, type Http2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -43,9 +45,30 @@ function answer(reply: Reply, ctx: Context): void {
   }
 }
 
+/** Serves `server` (cleartext HTTP/2) on loopback; closing it ends every session. */
+async function listenHttp2(server: Http2Server) {
+  const sessions = new Set<Http2Session>();
+  server.on('session', (session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const session of sessions) session.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 export function koaDriver(name: string, Koa: KoaClass): Driver {
   return {
     name,
+    http2: true,
     process: serverProcess,
     create: (options) => createFlightMiddleware(options),
     async start(setup) {
@@ -66,6 +89,10 @@ export function koaDriver(name: string, Koa: KoaClass): Driver {
         if (ctx.path.startsWith('/r/')) return flight(ctx, () => handle(ctx));
         await next();
       });
+      if (setup.http2) {
+        const callback = app.callback();
+        return listenHttp2(createHttp2Server((req, res) => void callback(req, res)));
+      }
       const server = app.listen(0, '127.0.0.1');
       await new Promise<void>((resolve) => server.once('listening', () => resolve()));
       const { port } = server.address() as AddressInfo;

@@ -20,6 +20,7 @@ import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FlightKeySpec, HttpFlightOptions } from '../index.js';
+import { registerHttp2Cases } from './http2-cases.js';
 import { registerStreamSuite } from './stream-suite.js';
 
 export interface NeutralRequest {
@@ -57,6 +58,8 @@ export interface ServerSetup {
   /** Called for every request before the middleware. */
   onArrive?: () => void;
   handler: (req: NeutralRequest) => Promise<Reply> | Reply;
+  /** Serve cleartext HTTP/2 (h2c) instead of HTTP/1.1 (drivers with `http2: true` only). */
+  http2?: boolean;
 }
 
 export interface Driver {
@@ -66,6 +69,8 @@ export interface Driver {
    * `x-flight-purge` header, whatever its method, is answered `{ purged }` by the middleware's purge.
    */
   start(setup: ServerSetup): Promise<{ url: string; close(): Promise<void> }>;
+  /** The framework serves HTTP/2 (`ServerSetup.http2`): the suite runs its sharing cases over it too. */
+  http2?: boolean;
   /** Builds the middleware alone (for option validation). */
   create(options: HttpFlightOptions<any>): unknown;
   /**
@@ -154,6 +159,7 @@ export function registerMiddlewareSuite(driver: Driver): void {
       options: MiddlewareOptions = {},
       expected = 1,
       flightOptions?: SingleFlightOptions,
+      http2 = false,
     ): Promise<{ url: string; calls: () => number; singleFlight: SingleFlight }> {
       const singleFlight = createSingleFlight(flightOptions);
       flights.push(singleFlight);
@@ -165,6 +171,7 @@ export function registerMiddlewareSuite(driver: Driver): void {
         singleFlight,
         stage: 'http-test',
         options,
+        http2,
         onArrive: () => {
           if (++arrived >= expected) wake?.();
         },
@@ -688,6 +695,10 @@ export function registerMiddlewareSuite(driver: Driver): void {
       expect(later.body.toString()).toBe('finished');
       expect(calls()).toBe(1);
     });
+
+    if (driver.http2) {
+      registerHttp2Cases((handler, options, expected) => serve(handler, options, expected, undefined, true));
+    }
 
     it('property: a coalesced response equals the direct one', async () => {
       const reply = fc.record({
