@@ -32,7 +32,7 @@ afterAll(() => {
  * Type-checks examples as a TypeScript user's project would (strict, Node ESM, the packages' published
  * declarations from their builds): `{ ok, output }`.
  */
-function typecheck(files: Record<string, string>): Promise<{ ok: boolean; output: string }> {
+function typecheck(files: Record<string, string>, skipLibCheck = true): Promise<{ ok: boolean; output: string }> {
   rmSync(TYPECHECK_DIR, { recursive: true, force: true });
   mkdirSync(TYPECHECK_DIR, { recursive: true });
   for (const [name, code] of Object.entries(files)) writeFileSync(join(TYPECHECK_DIR, name), code);
@@ -43,9 +43,9 @@ function typecheck(files: Record<string, string>): Promise<{ ok: boolean; output
     lib: ['es2023'],
     types: ['node'],
     noEmit: true,
-    skipLibCheck: true,
+    skipLibCheck,
   };
-  writeFileSync(join(TYPECHECK_DIR, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.mts'] }));
+  writeFileSync(join(TYPECHECK_DIR, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.mts', '*.cts'] }));
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
   return new Promise((resolve) => {
     execFile(process.execPath, [tsc, '-p', TYPECHECK_DIR], { cwd: APP, timeout: 120_000 }, (error, stdout, stderr) =>
@@ -83,6 +83,34 @@ function runExample(name: string, example: ReadmeExample): Promise<{ code: numbe
     );
   });
 }
+
+it('a program with both ESM and CJS files sees one @flight/fastify augmentation of Fastify (no TS2717, library checks on)', async () => {
+  const { ok, output } = await typecheck(
+    {
+      'esm.mts': [
+        "import Fastify from 'fastify';",
+        "import { createSingleFlight } from '@flight/core';",
+        "import { fastifyFlight } from '@flight/fastify';",
+        'const app = Fastify();',
+        'await app.register(fastifyFlight, { singleFlight: createSingleFlight() });',
+        "app.get('/r', { config: { flight: 'report' } }, async () => app.singleFlight.mode);",
+        "export const purged: Promise<boolean> = app.purgeFlight({} as never, 'report');",
+      ].join('\n'),
+      'cjs.cts': [
+        "import Fastify = require('fastify');",
+        "import core = require('@flight/core');",
+        "import flight = require('@flight/fastify');",
+        'const app = Fastify.fastify();',
+        'void app.register(flight.fastifyFlight, { singleFlight: core.createSingleFlight() });',
+        'export const mode: string = app.singleFlight.mode;',
+      ].join('\n'),
+    },
+    false,
+  );
+  expect(output.split('\n').filter((line) => line.includes('@flight') || line.includes('.examples-typecheck'))).toEqual([]);
+  expect(output).not.toContain('TS2717');
+  expect(ok, output).toBe(true);
+}, 150_000);
 
 describe.each(READMES)('%s/README.md', (dir) => {
   const readme = parseReadme(readFileSync(join(ROOT, dir, 'README.md'), 'utf8'));

@@ -156,10 +156,15 @@ describe('tracing with an SDK registered', () => {
     const [followerSpan] = byRole('follower');
     expect(ownerSpan!.status.code).toBe(SpanStatusCode.ERROR);
     expect(ownerSpan!.attributes['flight.outcome']).toBe('failure');
-    expect(ownerSpan!.attributes['error.type']).toBe(errors[0]!.code);
+    // The specific code the failure carries (what the supplier threw), not the wrapper's E_FLIGHT_EXECUTION.
+    expect(errors.map((e) => [e.code, e.errorCode])).toEqual([
+      ['E_FLIGHT_EXECUTION', 'E_BAD_INPUT'],
+      ['E_FLIGHT_EXECUTION', 'E_BAD_INPUT'],
+    ]);
+    expect(ownerSpan!.attributes['error.type']).toBe('E_BAD_INPUT');
     expect(ownerSpan!.events.map((e) => e.name)).toContain('exception');
     expect(followerSpan!.status.code).toBe(SpanStatusCode.ERROR);
-    expect(followerSpan!.attributes['error.type']).toBe(errors[1]!.code);
+    expect(followerSpan!.attributes['error.type']).toBe('E_BAD_INPUT');
     expect(linkedSpanIds(followerSpan!)).toEqual([ownerSpan!.spanContext().spanId]);
     const counted = await counts();
     expect(counted['score/owner/failure']).toBe(1);

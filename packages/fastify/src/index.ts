@@ -1,3 +1,6 @@
+// One declaration of the Fastify augmentation for both formats (see augmentation.d.ts); the build ships it beside them.
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference
+/// <reference path="./augmentation.d.ts" />
 /**
  * `@flight/fastify`: a Fastify 4/5 plugin that coalesces identical concurrent requests across a cluster
  * with distributed single-flight. A thin binding of Fastify over the shared HTTP handler: routes opt in
@@ -27,25 +30,6 @@ export type FastifyFlightPluginOptions = { singleFlight: SingleFlight } & Partia
  * plugin's. `false` or absent: the route is not coalesced.
  */
 export type FastifyFlightRouteConfig = boolean | string | Partial<Omit<FastifyFlightOptions, 'singleFlight'>>;
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Coalesce this route with `@flight/fastify` (the plugin must be registered in its scope). */
-    flight?: FastifyFlightRouteConfig;
-  }
-  interface FastifyInstance {
-    /** The single-flight instance given to `@flight/fastify` (its first registration in this scope). */
-    singleFlight: SingleFlight;
-    /**
-     * Forgets, cluster-wide, the flights a request to the same URL as `request` would be coalesced under
-     * on a route with `config.flight` = `flight` (GET and HEAD by default, whatever `request`'s own method,
-     * e.g. `PURGE`), with the same key, identity and `vary` headers: the next such request runs its handler
-     * again. Options are the first registration's in this scope, as for `singleFlight`. Resolves `true` when
-     * a flight was found. @default flight `true` (the plugin's options)
-     */
-    purgeFlight(request: FastifyRequest, flight?: FastifyFlightRouteConfig): Promise<boolean>;
-  }
-}
 
 /** The options of a route, or `undefined` when it does not opt in. */
 function routeOptions(plugin: FastifyFlightPluginOptions, config: FastifyFlightRouteConfig | undefined): FastifyFlightOptions | undefined {

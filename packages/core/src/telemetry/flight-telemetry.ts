@@ -89,8 +89,17 @@ export class ExecuteSpan {
       this.span.addLink({ context: { ...owner, isRemote: true }, attributes: { 'flight.link': 'owner' } });
     }
     if (end.error !== undefined) {
-      const error = end.error as { code?: unknown; message?: unknown; name?: unknown } | null;
-      const type = typeof error?.code === 'string' ? error.code : typeof error?.name === 'string' ? error.name : '_OTHER';
+      const error = end.error as { code?: unknown; errorCode?: unknown; message?: unknown; name?: unknown } | null;
+      // A run's failure names its own code (`FlightExecutionError.errorCode`: what the supplier threw, a
+      // provider's code, E_UNEXPECTED) under the wrapper's; that is the type worth grouping by.
+      const type =
+        typeof error?.errorCode === 'string' && error.errorCode !== ''
+          ? error.errorCode
+          : typeof error?.code === 'string'
+            ? error.code
+            : typeof error?.name === 'string'
+              ? error.name
+              : '_OTHER';
       attributes['error.type'] = type;
       if (end.error instanceof Error) this.span.recordException(end.error);
       this.span.setStatus({ code: STATUS_ERROR, message: typeof error?.message === 'string' ? error.message : undefined });
