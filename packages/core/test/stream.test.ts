@@ -117,6 +117,36 @@ describe('executeStream', () => {
     });
   }
 
+  for (const mode of ['local', 'distributed'] as const) {
+    it(`${mode}: a stream of exactly its byte cap completes, and is replayed (the stored list's brackets and commas are not counted against it)`, async () => {
+      const coordinator = mode === 'local' ? undefined : createMemoryCoordinator();
+      const policy = { ...FAST, maxResultBytes: 1000, l1: { enabled: false } };
+      const nodes = [0, 1].map(() => {
+        const flight = createSingleFlight({ coordinator, mode, nodeId: randomUUID(), defaults: policy, telemetry: false });
+        instances.push(flight);
+        return flight;
+      });
+      const key = randomUUID();
+      // Ten chunks of 100 encoded bytes each (JSON strings: 98 characters and their quotes): 1000 bytes.
+      const supplier = async function* () {
+        for (let i = 0; i < 10; i++) yield String(i).repeat(98);
+      };
+      const owner = await nodes[0]!.executeStream('s', key, supplier).result();
+      expect(owner.value).toHaveLength(10);
+      expect(owner.role).toBe(mode === 'local' ? 'local' : 'owner');
+      if (mode === 'distributed') {
+        const replay = await nodes[1]!.executeStream('s', key, supplier).result();
+        expect(replay).toMatchObject({ role: 'replay', value: owner.value });
+      }
+      // One byte more is over the cap: refused while streaming, with the stream's typed error.
+      const over = async function* () {
+        yield* supplier();
+        yield 'x';
+      };
+      await expect(nodes[0]!.executeStream('s', randomUUID(), over).result()).rejects.toMatchObject({ errorCode: 'E_FLIGHT_STREAM_LIMIT' });
+    });
+  }
+
   it('is lazy: nothing runs until the stream is iterated or result() is called', async () => {
     const flight = node(undefined, 'local');
     const { supplier, runs } = tokens(3, 0);

@@ -61,7 +61,7 @@ async function replaySuccess(runtime: FlightRuntime, call: FlightCall, reply: Ac
   let decoded: { value: unknown; bytes: number };
   const payload = reply.result ?? '';
   try {
-    decoded = runtime.decode(payload, policy);
+    decoded = runtime.decode(payload, call.maxResultBytes);
   } catch (error) {
     const action = policy.onCorruptResult;
     runtime.events.emit('corrupt', { ...ref, error: (error as Error).message, action });

@@ -5,7 +5,7 @@
 import type { FlightRole } from '../events/types.js';
 import type { StagePolicy } from '../policy/stage-policy.js';
 import type { TraceNote } from '../telemetry/flight-telemetry.js';
-import type { ExecuteOptions, Supplier } from './types.js';
+import type { ExecuteOptions, StreamExecuteOptions, Supplier } from './types.js';
 
 /** What a run returns to `SingleFlight.execute` (and to the callers that joined it on this node). */
 export interface Outcome {
@@ -42,7 +42,11 @@ export class FlightCall {
     readonly since: number,
   ) {
     this.ref = { stage, key };
+    this.maxResultBytes = (options as StreamExecuteOptions).maxResultBytes ?? policy.maxResultBytes;
   }
+
+  /** The cap of the flight's stored result (encoded and decoded), in bytes. */
+  readonly maxResultBytes: number;
 }
 
 /** Records in the trace note who did the work for this call (no-op with telemetry off). */

@@ -210,8 +210,8 @@ export class FlightRuntime {
    * Decodes a stored or carried payload into the deep-frozen value callers share, with what it holds in
    * memory (for L1's byte bound).
    */
-  decode(payload: StoredResult, policy: StagePolicy): { value: unknown; bytes: number } {
-    const value = this.options.codec.decode(payload, { maxBytes: policy.maxResultBytes });
+  decode(payload: StoredResult, maxBytes: number): { value: unknown; bytes: number } {
+    const value = this.options.codec.decode(payload, { maxBytes });
     return { value, bytes: Math.max(payload.length, this.freezeDecoded(value)) };
   }
 
@@ -221,9 +221,9 @@ export class FlightRuntime {
   }
 
   /** Encodes then decodes, so every role returns the same shape of value and the size cap holds everywhere. */
-  roundTrip(value: unknown, policy: StagePolicy): { payload: StoredResult; value: unknown } {
+  roundTrip(value: unknown, maxBytes: number): { payload: StoredResult; value: unknown } {
     const { codec } = this.options;
-    const limits = { maxBytes: policy.maxResultBytes, bytes: this.storesBytes };
+    const limits = { maxBytes, bytes: this.storesBytes };
     if (codec.encodeWithCopy) return codec.encodeWithCopy(value, limits);
     const payload = codec.encode(value, limits);
     return { payload, value: codec.decode(payload, limits) };

@@ -42,7 +42,7 @@ export async function followerWait(runtime: FlightRuntime, call: FlightCall, rep
   if (event?.status === 'SUCCEEDED' && event.epoch === meta.epoch && typeof event.result === 'string') {
     let decoded: { value: unknown; bytes: number } | undefined;
     try {
-      decoded = runtime.decode(event.result, policy);
+      decoded = runtime.decode(event.result, call.maxResultBytes);
     } catch (error) {
       runtime.options.logger.warn({ ...ref, err: error }, 'result carried by the terminal event failed verification; reading it instead');
     }

@@ -23,7 +23,7 @@ export async function runLocal(runtime: FlightRuntime, call: FlightCall): Promis
   try {
     value = await runtime.execRun(call, run, LOCAL_CONTEXT);
     if (runtime.options.encodeLocalResults) {
-      const trip = runtime.roundTrip(value, policy);
+      const trip = runtime.roundTrip(value, call.maxResultBytes);
       value = trip.value;
       size = Math.max(trip.payload.length, runtime.freezeDecoded(value));
     } else {

@@ -70,6 +70,11 @@ export interface StreamExecuteOptions extends ExecuteOptions {
    * of its own.
    */
   progressedAt?: () => number;
+  /**
+   * The cap of the stored result of this call's flight, in bytes, when not the stage's `maxResultBytes`: a
+   * streamed flight stores its chunk list, which adds a bracket and a comma per chunk to the chunks' own cap.
+   */
+  maxResultBytes?: number;
 }
 
 /** What a caller gets. */

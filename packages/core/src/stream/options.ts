@@ -20,6 +20,11 @@ function count(name: string, value: number | undefined, fallback: number, min: n
   return value;
 }
 
+/** The most bytes the stored chunk list of a stream within its caps takes: the chunks, two brackets, a comma between chunks. */
+export function storedListCap(maxBytes: number, maxChunks: number): number {
+  return maxBytes + maxChunks + 1;
+}
+
 export function resolveStreamOptions(options: ExecuteStreamOptions, policy: StagePolicy): ResolvedStreamOptions {
   const onRestart = options.onRestart ?? 'error';
   if (onRestart !== 'error' && onRestart !== 'restart') {

@@ -15,7 +15,7 @@ import type { FlightLogger } from '../ports/logger.js';
 import { supportsStreams, type FlightStreamCoordinator } from '../ports/stream-coordinator.js';
 import { fromStoredChunks } from './chunk-codec.js';
 import { FlightStreamCall } from './flight-stream.js';
-import { resolveStreamOptions } from './options.js';
+import { resolveStreamOptions, storedListCap } from './options.js';
 import type { FlightStreamRestart } from './restart.js';
 import { StreamHub, type StreamLog } from './stream-log.js';
 import { demandChunks } from './stream-reader.js';
@@ -84,7 +84,11 @@ export class StreamFlights {
         keepRunWhenUnreachable: this.host.mode === 'hybrid',
       });
       // The wait for the outcome lasts as long as the run progresses (see `StreamExecuteOptions`).
-      const executeOptions: StreamExecuteOptions = { progressedAt: () => log.progressedAt };
+      // The stored chunk list holds the chunks (at most maxBytes) plus its brackets and a comma per chunk.
+      const executeOptions: StreamExecuteOptions = {
+        progressedAt: () => log.progressedAt,
+        maxResultBytes: storedListCap(resolved.maxBytes, resolved.maxChunks),
+      };
       if (options.signal) executeOptions.signal = options.signal;
       if (options.sessionId !== undefined) executeOptions.sessionId = options.sessionId;
       if (options.keepFailures !== undefined) executeOptions.keepFailures = options.keepFailures;
