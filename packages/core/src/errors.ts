@@ -26,7 +26,16 @@ export class FlightError extends Error {
 
 /** A key, stage or option is invalid. Nothing was sent anywhere. */
 export class FlightValidationError extends FlightError {
-  static override readonly code = 'E_FLIGHT_VALIDATION';
+  static override readonly code: string = 'E_FLIGHT_VALIDATION';
+}
+
+/**
+ * The library was configured wrongly: an unknown option (a typo), a missing or wrong client or coordinator,
+ * a value out of range. Thrown where it is configured (creation, `register`), never at first use; the
+ * message names the option and what to do. Context: `option`, and `fix` when there is one.
+ */
+export class FlightConfigurationError extends FlightValidationError {
+  static override readonly code = 'E_FLIGHT_CONFIGURATION';
 }
 
 /** An owner write was refused: another owner (a newer epoch) holds the flight, or it ended. */
@@ -172,9 +181,23 @@ export function isCoordinationFailure(error: unknown): boolean {
   return error instanceof FlightCoordinationError;
 }
 
-/** Wraps anything thrown by a coordinator into a FlightCoordinationError (typed errors pass through). */
+/**
+ * Wraps anything thrown by a coordinator into a FlightCoordinationError (typed errors pass through). A
+ * `TypeError` or `ReferenceError` is no failure to reach Redis but a coordinator misused or miswired (a
+ * client of another library, a method missing): it becomes a `FlightConfigurationError`, which hybrid mode
+ * never answers by running in-process.
+ */
 export function toCoordinationError(error: unknown, context: FlightErrorContext = {}): FlightError {
   if (error instanceof FlightError) return error;
+  if (error instanceof TypeError || error instanceof ReferenceError) {
+    return new FlightConfigurationError(
+      `the coordinator failed with a programming error (check its client and options): ${error.message}`,
+      {
+        cause: error,
+        context,
+      },
+    );
+  }
   const message = error instanceof Error ? error.message : String(error);
   return new FlightCoordinationError(`coordinator failed: ${message}`, { cause: error, context });
 }

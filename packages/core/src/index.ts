@@ -1,4 +1,5 @@
 export * from './errors.js';
+export { assertKnownOptions } from './config/known-options.js';
 export * from './state/types.js';
 export * as transitions from './state/transitions.js';
 export type { Transition } from './state/transitions.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FlightValidationError } from '@flight/core';
+import { FlightConfigurationError, FlightValidationError } from '@flight/core';
 import { classifyError, toFailureRecord } from '../src/failure/classify.js';
 import { createGuard } from '../src/guard/guard.js';
 import { resolveStagePolicy } from '../src/policy/stage-policy.js';
@@ -70,7 +70,9 @@ describe('guard and failure classification', () => {
   });
 
   it('validates the lease arithmetic of a policy', () => {
-    expect(resolveStagePolicy('s', { heartbeatIntervalMs: 100 }).heartbeatIntervalMs).toBe(500);
+    // Below the floor is a configuration error, never raised to it silently.
+    expect(() => resolveStagePolicy('s', { heartbeatIntervalMs: 100 })).toThrow(FlightConfigurationError);
+    expect(resolveStagePolicy('s', { heartbeatIntervalMs: 500 }).heartbeatIntervalMs).toBe(500);
     expect(() => resolveStagePolicy('s', { takeoverAfterMs: 100 })).toThrow(FlightValidationError);
     expect(() => resolveStagePolicy('s', { leaseTtlMs: 1000 })).toThrow(FlightValidationError);
     expect(() => resolveStagePolicy('s', { resultTtlMs: -1 })).toThrow(FlightValidationError);

@@ -31,14 +31,14 @@ const LEASE = { takeoverAfterMs: 800, leaseTtlMs: 1600, maxRunMs: 60_000 };
 
 const instances: SingleFlight[] = [];
 
-function cluster(n: number, options: Partial<SingleFlightOptions> & { stage?: StagePolicyInput } = {}) {
+function cluster(n: number, { stage, ...options }: Partial<SingleFlightOptions> & { stage?: StagePolicyInput } = {}) {
   const coordinator = options.coordinator ?? createMemoryCoordinator();
   const nodes = Array.from({ length: n }, (_, i) =>
     createSingleFlight({
       coordinator,
       mode: 'distributed',
       nodeId: `node-${i}`,
-      defaults: { ...FAST, ...options.stage },
+      defaults: { ...FAST, ...stage },
       ...options,
     }),
   );

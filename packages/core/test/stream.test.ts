@@ -62,7 +62,7 @@ const expected = (n: number) => Array.from({ length: n }, (_, i) => `t${i}`);
 describe('executeStream', () => {
   for (const mode of ['local', 'hybrid', 'distributed'] as const) {
     it(`${mode}: concurrent callers on one node share one run and receive the same chunks in order`, async () => {
-      const flight = node(undefined, mode);
+      const flight = node(mode === 'local' ? undefined : createMemoryCoordinator(), mode);
       const { supplier, runs } = tokens(20, 2);
       const key = randomUUID();
       const all = await Promise.all(Array.from({ length: 10 }, () => collect(flight.executeStream('s', key, supplier))));

@@ -7,10 +7,10 @@
  * through their `config.flight`; the plugin wraps their handler (an `onRoute` hook) and adds a route-level
  * `preParsing` hook that enforces the request body limit before Fastify parses the body.
  */
-import type { SingleFlight } from '@flight/core';
+import { assertKnownOptions, assertStageName, FlightConfigurationError, type SingleFlight } from '@flight/core';
 import type { FastifyInstance, FastifyPluginCallback, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import { createHttpFlightHandler, resolveHttpFlightOptions, type HttpFlightOptions } from '@flight/http-shared';
+import { createHttpFlightHandler, HTTP_OPTION_NAMES, resolveHttpFlightOptions, type HttpFlightOptions } from '@flight/http-shared';
 import { bodyLimitHook } from './body-limit.js';
 import { FastifyExchange, fastifyRequestView, type RouteHandler } from './exchange.js';
 
@@ -60,7 +60,28 @@ function withHook<T>(current: T | T[] | undefined, hook: T): T[] {
   return current === undefined ? [hook] : Array.isArray(current) ? [...current, hook] : [current, hook];
 }
 
+/** What Fastify itself passes to a plugin beside its own options (`register(plugin, { prefix })`). */
+const FASTIFY_REGISTER_OPTIONS = ['prefix', 'logLevel', 'logSerializers'];
+
+/** Checks the plugin's options when it is registered: a missing `singleFlight` or a typo fails `register`. */
+function checkPluginOptions(options: FastifyFlightPluginOptions): void {
+  assertKnownOptions('fastifyFlight', options, [...HTTP_OPTION_NAMES, ...FASTIFY_REGISTER_OPTIONS]);
+  if (!options || typeof options.singleFlight?.execute !== 'function') {
+    throw new FlightConfigurationError('fastifyFlight: register it with { singleFlight } (what createSingleFlight returns)', {
+      context: { option: 'singleFlight' },
+    });
+  }
+  if (options.stage !== undefined) assertStageName(options.stage);
+}
+
 const flightPlugin: FastifyPluginCallback<FastifyFlightPluginOptions> = (fastify, options, done) => {
+  try {
+    checkPluginOptions(options);
+  } catch (error) {
+    // Through `done`: `register` (and `ready`) rejects with it.
+    done(error as Error);
+    return;
+  }
   if (!fastify.hasDecorator('singleFlight')) fastify.decorate('singleFlight', options.singleFlight);
   if (!fastify.hasDecorator('purgeFlight')) {
     fastify.decorate('purgeFlight', async function purgeFlight(request: FastifyRequest, flight: FastifyFlightRouteConfig = true) {

@@ -46,7 +46,9 @@ function answer(reply: Reply, res: FastifyReply): unknown {
 function declareRoute(fastify: FastifyFactory, options: FastifyFlightOptions): void {
   const app = fastify();
   // The plugin function itself, called in place: its onRoute hook is then in effect synchronously.
-  fastifyFlight(app, { singleFlight: options.singleFlight }, () => {});
+  fastifyFlight(app, { singleFlight: options.singleFlight }, (error) => {
+    if (error) throw error;
+  });
   const { singleFlight: _, ...route } = options;
   app.get('/validate', { config: { flight: route } }, () => 'ok');
 }

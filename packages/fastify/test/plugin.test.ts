@@ -6,7 +6,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createSingleFlight, FlightValidationError, type SingleFlight } from '@flight/core';
+import { createSingleFlight, FlightConfigurationError, FlightValidationError, type SingleFlight } from '@flight/core';
 import fastify5, { type FastifyInstance } from 'fastify';
 import fastify4 from 'fastify4';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -280,6 +280,20 @@ describe.each([
     expect([first.json(), retry.json()]).toEqual([{ order: 1 }, { order: 1 }]);
     expect(runs).toBe(1);
     expect((await post('not-a-string')).statusCode).toBe(400);
+  });
+
+  it('refuses to register without a singleFlight, or with an option typo (it succeeded, and the first opted-in route threw)', async () => {
+    for (const options of [{}, { singleFlight: createSingleFlight(), stages: 'report' }]) {
+      const app = fastify();
+      apps.push(app);
+      await expect(app.register(fastifyFlight, options as never)).rejects.toBeInstanceOf(FlightConfigurationError);
+    }
+    // Fastify's own register options are not typos.
+    const app = fastify();
+    apps.push(app);
+    const singleFlight = createSingleFlight();
+    flights.push(singleFlight);
+    await app.register(fastifyFlight, { singleFlight, prefix: '/v1' } as never);
   });
 
   it("runs the route's onSend and onResponse hooks for the owner and every follower", async () => {

@@ -78,6 +78,19 @@ export class FlightHttpTimeoutError extends FlightHttpError {
   static override readonly status = 504;
 }
 
+/**
+ * An `Idempotency-Key` request carries credentials (an `Authorization`, a `Cookie`…) but the middleware was
+ * given no `identity` for it. Keyed by the raw credentials, a client that refreshes its token or whose
+ * cookie changes would run the request again under the same key; so it is not run at all (500), and the
+ * message says how to give the identity (`key: (req) => ({ identity })`, or `credentialHeaders: []` when
+ * the key alone identifies the client). A configuration error, answered at first use because only a
+ * request shows whether credentials come with it.
+ */
+export class FlightIdempotencyIdentityRequiredError extends FlightHttpError {
+  static override readonly code = 'E_FLIGHT_HTTP_IDEMPOTENCY_IDENTITY_REQUIRED';
+  static override readonly status = 500;
+}
+
 /** Every HTTP error class by its code. */
 export const FlightHttpErrorCodes = {
   E_FLIGHT_HTTP: FlightHttpError,
@@ -86,6 +99,7 @@ export const FlightHttpErrorCodes = {
   E_FLIGHT_HTTP_IDEMPOTENCY_KEY_INVALID: FlightIdempotencyKeyInvalidError,
   E_FLIGHT_HTTP_IDEMPOTENCY_KEY_REUSED: FlightIdempotencyKeyReusedError,
   E_FLIGHT_HTTP_IDEMPOTENCY_IN_FLIGHT: FlightIdempotencyConflictError,
+  E_FLIGHT_HTTP_IDEMPOTENCY_IDENTITY_REQUIRED: FlightIdempotencyIdentityRequiredError,
   E_FLIGHT_HTTP_SHARED_FAILURE: FlightSharedFailureError,
   E_FLIGHT_HTTP_UNAVAILABLE: FlightHttpUnavailableError,
   E_FLIGHT_HTTP_TIMEOUT: FlightHttpTimeoutError,
@@ -104,7 +118,7 @@ export function problemBody(error: FlightHttpError): Buffer {
       title: error.message,
       status: error.status,
       code: error.code,
-      ...(error instanceof FlightHttpUnavailableError ? { notRun: true } : {}),
+      ...(error instanceof FlightHttpUnavailableError || error instanceof FlightIdempotencyIdentityRequiredError ? { notRun: true } : {}),
     }),
     'utf8',
   );

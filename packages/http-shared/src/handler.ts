@@ -22,6 +22,7 @@ import {
   FlightHttpTimeoutError,
   FlightHttpUnavailableError,
   FlightIdempotencyConflictError,
+  FlightIdempotencyIdentityRequiredError,
   FlightIdempotencyKeyMissingError,
   FlightIdempotencyKeyReusedError,
   FlightSharedFailureError,
@@ -268,12 +269,18 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
           ? await exchange.readBody(options.maxRequestBodyBytes)
           : Buffer.alloc(0);
     const spec = keyOf(exchange);
-    // Keys are scoped per identity; without one, per credentials, so one client can never
-    // replay another's response by reusing its key.
-    let identity = spec?.identity;
+    // Keys are scoped per identity, so one client can never replay another's response by reusing its key.
+    // A credentialed request without one is refused, never keyed by its raw credentials: a retry with a
+    // refreshed token would run it again.
+    const identity = spec?.identity;
     if (identity === undefined) {
-      const credentials = options.credentialHeaders.map((name) => headerValue(headers, name) ?? '');
-      if (credentials.some(Boolean)) identity = `credentials:${JSON.stringify(credentials)}`;
+      const credential = options.credentialHeaders.find((name) => headers[name] !== undefined);
+      if (credential !== undefined) {
+        throw new FlightIdempotencyIdentityRequiredError(
+          `${method} ${request.path} carries ${credential} but the flight middleware has no identity for it: give key: (req) => ({ identity: <the authenticated user or client> }) so a retry with refreshed credentials finds its first run (or credentialHeaders: [] when the Idempotency-Key alone identifies the client); the request was not run`,
+          { context: { credential } },
+        );
+      }
     }
     return {
       kind: 'flight',

@@ -3,7 +3,13 @@
  * (`resolveHttpFlightOptions`). Both adapters take the same options; only the type of the request
  * given to `key` differs.
  */
-import { assertStageName, FlightValidationError, type KeyPart, type SingleFlight } from '@flight/core';
+import {
+  assertKnownOptions,
+  assertStageName,
+  FlightConfigurationError,
+  type KeyPart,
+  type SingleFlight,
+} from '@flight/core';
 
 /** What a key function returns: the parts that identify the logical request, and whose response it is. */
 export type FlightKeySpec =
@@ -175,8 +181,28 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const MIB = 1024 * 1024;
 
 function fail(message: string): never {
-  throw new FlightValidationError(`flight middleware: ${message}`);
+  throw new FlightConfigurationError(`flight middleware: ${message}`);
 }
+
+/** The option names `HttpFlightOptions` documents (anything else is a typo, refused). */
+export const HTTP_OPTION_NAMES: readonly (keyof HttpFlightOptions<unknown>)[] = [
+  'singleFlight',
+  'stage',
+  'key',
+  'methods',
+  'shareStatuses',
+  'onUnshareable',
+  'maxBodyBytes',
+  'maxRequestBodyBytes',
+  'replayHeaders',
+  'vary',
+  'idempotency',
+  'roleHeader',
+  'credentialHeaders',
+  'shareAcrossHosts',
+  'stream',
+];
+const IDEMPOTENCY_OPTION_NAMES: readonly (keyof IdempotencyOptions)[] = ['header', 'required', 'methods', 'maxKeyLength', 'inFlight'];
 
 function sizeOption(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -200,9 +226,12 @@ function methodList(name: string, values: readonly string[]): string[] {
   });
 }
 
-/** Applies every default and validates; throws `FlightValidationError` on a bad option. */
+/** Applies every default and validates; throws `FlightConfigurationError` (a `FlightValidationError`) on a bad option. */
 export function resolveHttpFlightOptions<Req>(options: HttpFlightOptions<Req>): ResolvedHttpFlightOptions<Req> {
   if (!options || typeof options !== 'object') fail('options are required');
+  assertKnownOptions('flight middleware', options, HTTP_OPTION_NAMES);
+  if (typeof options.idempotency === 'object')
+    assertKnownOptions('flight middleware: idempotency', options.idempotency, IDEMPOTENCY_OPTION_NAMES);
   const { singleFlight } = options;
   if (!singleFlight || typeof singleFlight.execute !== 'function') fail('singleFlight must be a SingleFlight instance');
   assertStageName(options.stage);

@@ -10,6 +10,7 @@ export {
   FlightHttpTimeoutError,
   FlightHttpUnavailableError,
   FlightIdempotencyConflictError,
+  FlightIdempotencyIdentityRequiredError,
   FlightIdempotencyKeyInvalidError,
   FlightIdempotencyKeyMissingError,
   FlightIdempotencyKeyReusedError,

@@ -5,7 +5,11 @@
  */
 import type { FlightCoordinator } from '@flight/core';
 import {
+  assertConnectionOptions,
   closeWithin,
+  COORDINATOR_OPTION_NAMES,
+  SESSION_LOCK_OPTION_NAMES,
+  type ClientLibrary,
   clusterKeySlot,
   createRedisCoordinator,
   createRedisSessionLock,
@@ -188,18 +192,35 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
   };
 }
 
+/** What the factories check a `client` against (see `assertConnectionOptions`). */
+const IOREDIS: ClientLibrary = {
+  name: 'ioredis',
+  clientHint: 'your ioredis Redis or Cluster',
+  problemOf(client) {
+    const methods = client as Record<string, unknown>;
+    if (typeof methods.sendCommand === 'function' && typeof methods.call !== 'function') {
+      return 'client is a node-redis client: use createNodeRedisCoordinator from @flight/redis-node, or pass an ioredis Redis or Cluster';
+    }
+    const missing = ['call', 'callBuffer', 'duplicate', 'ssubscribe', 'on', 'quit'].filter((name) => typeof methods[name] !== 'function');
+    if (missing.length > 0) return `client is not an ioredis Redis or Cluster (ioredis >= 5; it has no ${missing.join(', ')})`;
+    return undefined;
+  },
+};
+
 /**
  * The flight coordinator on Redis through ioredis. Pass your `Redis` or `Cluster` client (it is not
  * closed by `close()`; one duplicate connection is opened for notifications while followers wait —
  * one per master on a Cluster), or `redis` options. Needs Redis >= 7.0.
  */
 export function createIoredisCoordinator(options: IoredisCoordinatorOptions): RedisCoordinator & FlightCoordinator {
+  assertConnectionOptions('createIoredisCoordinator', options, IOREDIS, COORDINATOR_OPTION_NAMES);
   const { client, redis, ...rest } = options;
   return createRedisCoordinator(createIoredisDriver(client ? { client } : { redis: redis! }), rest);
 }
 
 /** The session lock on Redis through ioredis (token-checked acquire/release/renew). */
 export function createIoredisSessionLock(options: IoredisSessionLockOptions): RedisSessionLock {
+  assertConnectionOptions('createIoredisSessionLock', options, IOREDIS, SESSION_LOCK_OPTION_NAMES);
   const { client, redis, ...rest } = options;
   return createRedisSessionLock(createIoredisDriver(client ? { client } : { redis: redis! }), rest);
 }

@@ -33,7 +33,7 @@ function hybridNode(url: string, nodeId: string): SingleFlight {
     telemetry: false,
     // Short leases and polls; no guard extras (a retry would hide what the run did).
     defaults: {
-      heartbeatIntervalMs: 300,
+      heartbeatIntervalMs: 500,
       takeoverAfterMs: 1200,
       pollIntervalMs: 100,
       l1: { enabled: false },

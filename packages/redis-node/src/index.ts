@@ -5,8 +5,12 @@
  */
 import type { FlightCoordinator } from '@flight/core';
 import {
+  assertConnectionOptions,
+  COORDINATOR_OPTION_NAMES,
   DEFAULT_COMMAND_TIMEOUT_MS,
+  SESSION_LOCK_OPTION_NAMES,
   closeWithin,
+  type ClientLibrary,
   clusterKeySlot,
   createRedisCoordinator,
   createRedisSessionLock,
@@ -221,6 +225,24 @@ export function createNodeRedisDriver(
   };
 }
 
+/** What the factories check a `client` against (see `assertConnectionOptions`). */
+const NODE_REDIS: ClientLibrary = {
+  name: 'redis',
+  clientHint: 'your connected node-redis createClient() or createCluster()',
+  problemOf(client) {
+    const methods = client as Record<string, unknown>;
+    if (typeof methods.call === 'function' && typeof methods.callBuffer === 'function') {
+      return 'client is an ioredis client: use createIoredisCoordinator from @flight/redis-ioredis, or pass a node-redis client';
+    }
+    const missing = ['sendCommand', 'duplicate', 'sSubscribe', 'on'].filter((name) => typeof methods[name] !== 'function');
+    if (missing.length > 0) return `client is not a node-redis client or cluster (redis >= 5; it has no ${missing.join(', ')})`;
+    if (methods.isOpen === false) {
+      return 'client is not connected: call `await client.connect()` before creating the coordinator, or pass { redis } and it connects its own';
+    }
+    return undefined;
+  },
+};
+
 /**
  * The flight coordinator on Redis through node-redis. Pass your connected `createClient()` or
  * `createCluster()` client (it is not closed by `close()`; one duplicate connection is opened for
@@ -228,6 +250,7 @@ export function createNodeRedisDriver(
  * Needs Redis >= 7.0.
  */
 export function createNodeRedisCoordinator(options: NodeRedisCoordinatorOptions): RedisCoordinator & FlightCoordinator {
+  assertConnectionOptions('createNodeRedisCoordinator', options, NODE_REDIS, COORDINATOR_OPTION_NAMES);
   const { client, redis, ...rest } = options;
   const driver = createNodeRedisDriver(client ? { client } : { redis: redis! }, rest.commandTimeoutMs);
   return createRedisCoordinator(driver, rest);
@@ -235,6 +258,7 @@ export function createNodeRedisCoordinator(options: NodeRedisCoordinatorOptions)
 
 /** The session lock on Redis through node-redis (token-checked acquire/release/renew). */
 export function createNodeRedisSessionLock(options: NodeRedisSessionLockOptions): RedisSessionLock {
+  assertConnectionOptions('createNodeRedisSessionLock', options, NODE_REDIS, SESSION_LOCK_OPTION_NAMES);
   const { client, redis, ...rest } = options;
   return createRedisSessionLock(createNodeRedisDriver(client ? { client } : { redis: redis! }, rest.commandTimeoutMs), rest);
 }

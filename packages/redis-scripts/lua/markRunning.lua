@@ -8,6 +8,7 @@
   ARGV[2] the flight's notice channel
   ARGV[3] ownerId   ARGV[4] ownerToken   ARGV[5] epoch
   ARGV[6] leaseTtlMs
+  ARGV[7] '1' to restamp a run the fast acquire created late (see includes/renew.lua), else absent
 
   Returns { 'OK' | 'FENCED' | 'FORGOTTEN', the record as stored ('' when there is no live record), false }.
   Past the deadline: writes EXPIRED, publishes the terminal notice and answers FENCED.

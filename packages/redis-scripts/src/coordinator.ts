@@ -27,7 +27,7 @@ import type { LuaScriptName } from './lua.generated';
 import { isBytesResult, resultBytesOf, type ScriptReply } from './reply';
 import { acquireArgs, checkEpoch, checkResultSize, MAX_ERROR_MESSAGE_LENGTH, ms } from './script-args';
 import { createScriptCalls } from './script-calls';
-import { createFastAcquire } from './fast-acquire';
+import { createFastAcquire, FAST_ACQUIRE_SLACK_MS } from './fast-acquire';
 import { createUntouchedComplete } from './untouched-complete';
 import { createCompareAndSet } from './compare-and-set';
 import { createJoinPredictor } from './join-predictor';
@@ -47,6 +47,11 @@ export interface RedisCoordinator extends StreamingFlightCoordinator, Inspectabl
  * (its wait then re-reads the flight once the subscription is confirmed, as any other).
  */
 export const SUBSCRIBE_FIRST_WAIT_MS = 250;
+
+/** How late a fast acquire's reply may come back before its run is confirmed (ms; see `confirmLateOwner`). */
+function lateAfterMs(input: AcquireInput): number {
+  return Math.min(FAST_ACQUIRE_SLACK_MS, input.takeoverAfterMs / 3);
+}
 
 export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordinatorOptions = {}): RedisCoordinator {
   const opts = resolveRedisOptions(options);
@@ -132,11 +137,46 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
   /** `acquire`: the fast path when it decides, else the script; a result stored as bytes read back as bytes. */
   async function acquire(input: AcquireInput, keys: RunKeys, attempt: number): Promise<AcquireReply> {
+    const sentAt = serverClocks.mark();
     const quick = calls.checked ? fast?.attempt(input, keys) : undefined;
     if (quick) {
       const decided = await calls.sent('acquire', input, quick);
+      if (decided?.outcome === 'OWNER_NEW' && !opts.clock && serverClocks.mark() - sentAt > lateAfterMs(input)) {
+        return confirmLateOwner(input, keys, decided, attempt);
+      }
       if (decided) return finishedReply(input, keys, decided, attempt);
     }
+    return scriptAcquire(input, keys, attempt);
+  }
+
+  /**
+   * A reply to the fast acquire's SET that came back late: the SET may have run late too, and its record,
+   * stamped when it was sent, may have landed stale (another caller may have taken it over already), past its
+   * lease, or with an epoch not above an earlier run's (FAST_ACQUIRE_SLACK_MS). Before its run starts, the
+   * run is confirmed by the server clock: markRunning renews its lease and restamps it (fast-acquire.ts).
+   * Refused, the run is not this caller's: it asks again through the script, and follows whoever holds it.
+   */
+  async function confirmLateOwner(input: AcquireInput, keys: RunKeys, decided: AcquireReply, attempt: number): Promise<AcquireReply> {
+    const fence: Fence = {
+      stage: input.stage,
+      key: input.key,
+      ownerId: input.ownerId,
+      ownerToken: input.ownerToken,
+      epoch: decided.meta.epoch,
+    };
+    const confirmed = await ownerWrite(
+      'markRunning',
+      fence,
+      [...fenceArgs(fence, keys), ms('leaseTtlMs', input.leaseTtlMs), '1'],
+      false,
+      keys,
+    );
+    if (confirmed.ok) return finishedReply(input, keys, { outcome: 'OWNER_NEW', meta: confirmed.meta }, attempt);
+    return scriptAcquire(input, keys, attempt);
+  }
+
+  /** The acquire script (the rules on the server clock), with its subscribe-first ticket. */
+  async function scriptAcquire(input: AcquireInput, keys: RunKeys, attempt: number): Promise<AcquireReply> {
     const args = acquireArgs(nowArg(), input);
     // Taken before the command is sent: see `Ticket` in notifications.ts. A herd's follower subscribes
     // first, so that its wait needs no re-read (join-predictor.ts).

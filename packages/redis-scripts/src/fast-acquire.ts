@@ -29,6 +29,20 @@ import { recordNow, type ServerClock } from './server-clock';
  */
 export const FAST_ACQUIRE_EXPIRY_MARGIN_MS = 1000;
 
+/**
+ * The fast acquire stamps a new record (its lease and its epoch) with this process's estimate of the server
+ * clock at the time the SET was sent, where the script stamps the time it runs. The two may differ by the
+ * estimate's lag plus the time the SET took to run; each is kept within this bound (ms): an estimate that
+ * may trail by more is not used (the script runs), and a SET whose reply took longer is confirmed by the
+ * server clock before its run starts (coordinator.ts, `confirmLateOwner`).
+ *
+ * So an epoch the fast acquire gives is above every earlier run's of the key (epochs only grow): an earlier
+ * run with an epoch at or above it would have been created less than twice the bound before this SET ran,
+ * and be gone already (the SET found no key) — which a key that lives at least twice the bound (the
+ * stage's shortest TTL, `AcquireInput.minRecordTtlMs`) cannot be. A stage with a shorter TTL uses the script.
+ */
+export const FAST_ACQUIRE_SLACK_MS = 250;
+
 export interface FastAcquire {
   /**
    * The acquire of `input` on `keys` by SET NX GET, or undefined when it is not for the fast path (then
@@ -54,6 +68,10 @@ export function createFastAcquire({ setIfAbsent, serverClock, testClock, predict
       const key = keys.meta;
       // A poll of a run already joined, or a stage that mostly joins: the script's one round trip.
       if (input.joinEpoch !== undefined || predictor.joins(input.stage)) return undefined;
+      // Epochs only grow (see FAST_ACQUIRE_SLACK_MS): a stage whose records may live shorter than the slack,
+      // or an estimate that may trail by more than it, is left to the script.
+      if (!testClock && (input.minRecordTtlMs ?? Infinity) < 2 * FAST_ACQUIRE_SLACK_MS) return undefined;
+      if (!testClock && !((serverClock(key)?.lagBoundMs() ?? Infinity) <= FAST_ACQUIRE_SLACK_MS)) return undefined;
       const now = recordNow(testClock, serverClock, key);
       // Terms the script would refuse are refused by it, with its error.
       if (now === undefined || !(input.leaseTtlMs >= 1 && input.maxRunMs >= 0 && input.takeoverAfterMs >= 0)) return undefined;

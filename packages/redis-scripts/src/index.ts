@@ -18,3 +18,4 @@ export { toFlightRedisError, withDeadline, closeWithin, DeadlineExceeded, Flight
 export { runScript } from './scripts';
 export { LUA_SCRIPTS, type LuaScript, type LuaScriptName } from './lua.generated';
 export { clusterKeySlot } from './slot';
+export { assertConnectionOptions, COORDINATOR_OPTION_NAMES, SESSION_LOCK_OPTION_NAMES, type ClientLibrary } from './connection-options';

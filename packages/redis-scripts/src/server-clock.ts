@@ -25,6 +25,11 @@ export interface ServerClock {
   /** The server's time now in whole ms, or undefined when no recent sample vouches for it. */
   now(): number | undefined;
   /**
+   * How far `now()` may trail the server (ms): the round trip of the sample it rests on (the server
+   * stamped its reply at most that long before it was read). Infinity without a sample.
+   */
+  lagBoundMs(): number;
+  /**
    * A time the server stamped a reply with (epoch ms), read just now, for a request sent at `sentAt` (the
    * local monotonic time, `ServerClocks.mark()`): ignored when that round trip took longer than
    * `SAMPLE_MAX_ROUND_TRIP_MS`.
@@ -52,7 +57,11 @@ const localMonotonic = (): number => performance.now();
 export function createServerClock(monotonic: () => number = localMonotonic): ServerClock {
   let offset = 0;
   let sampledAt = Number.NEGATIVE_INFINITY;
+  let lagBound = Number.POSITIVE_INFINITY;
   return {
+    lagBoundMs() {
+      return lagBound;
+    },
     now() {
       const local = monotonic();
       if (local - sampledAt > SAMPLE_MAX_AGE_MS) return undefined;
@@ -68,6 +77,7 @@ export function createServerClock(monotonic: () => number = localMonotonic): Ser
       if (next >= offset || local - sampledAt > SAMPLE_MAX_AGE_MS / 2) {
         offset = next;
         sampledAt = local;
+        lagBound = sentAt === undefined ? SAMPLE_MAX_ROUND_TRIP_MS : local - sentAt;
       }
     },
   };

@@ -34,6 +34,7 @@ export async function runDistributed(runtime: FlightRuntime, call: FlightCall): 
       joinEpoch: call.joinEpoch,
       startRunning,
       traceparent: note?.traceparent,
+      minRecordTtlMs: Math.min(lease.leaseTtlMs, policy.resultTtlMs, policy.failureTtlMs, policy.terminalTtlMs),
     };
     const reply = await runtime.callIdempotent('acquire', () => runtime.options.coordinator.acquire(input), ref);
     let outcome: Outcome | undefined;

@@ -5,7 +5,8 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { createLruReplayCache } from '../cache/lru-replay-cache.js';
 import { createEnvelopeCodec } from '../codec/envelope-codec.js';
-import { FlightValidationError } from '../errors.js';
+import { assertKnownOptions } from '../config/known-options.js';
+import { FlightConfigurationError } from '../errors.js';
 import { createMemoryCoordinator } from '../memory/memory-coordinator.js';
 import { createMemorySessionLock } from '../memory/memory-session-lock.js';
 import { systemClock, type Clock } from '../ports/clock.js';
@@ -21,7 +22,10 @@ export type FlightMode = 'distributed' | 'local' | 'hybrid';
 export const FLIGHT_MODES: readonly FlightMode[] = ['distributed', 'local', 'hybrid'];
 
 export interface SingleFlightOptions {
-  /** Where flights are coordinated. @default an in-memory coordinator (one process) */
+  /**
+   * Where flights are coordinated. @default an in-memory coordinator (one process) — only when `mode` is
+   * not set: an explicit `'distributed'` or `'hybrid'` without a coordinator is a `FlightConfigurationError`.
+   */
   coordinator?: FlightCoordinator;
   /** @default 'hybrid' */
   mode?: FlightMode;
@@ -77,13 +81,73 @@ export interface ResolvedOptions {
   telemetry: boolean;
 }
 
+const OPTIONS: readonly (keyof SingleFlightOptions)[] = [
+  'coordinator',
+  'mode',
+  'nodeId',
+  'stages',
+  'defaults',
+  'codec',
+  'replayCache',
+  'encodeLocalResults',
+  'sessionLock',
+  'clock',
+  'logger',
+  'fallbackCooldownMs',
+  'telemetry',
+];
+
+/** The methods a coordinator has (a Redis client or its options passed as `coordinator` has not). */
+const COORDINATOR_METHODS = [
+  'acquire',
+  'markRunning',
+  'heartbeat',
+  'complete',
+  'fail',
+  'cancel',
+  'expire',
+  'forget',
+  'waitForTerminal',
+  'close',
+];
+
+/**
+ * The coordinator: the one given, checked; or, when none is, an in-memory one for a single process — unless
+ * `mode` asks for coordination across processes, which an in-memory coordinator cannot give.
+ */
+function coordinatorOf(options: SingleFlightOptions, mode: FlightMode, clock: Clock): FlightCoordinator {
+  const { coordinator } = options;
+  if (coordinator === undefined) {
+    if (options.mode === 'distributed' || options.mode === 'hybrid') {
+      throw new FlightConfigurationError(
+        `createSingleFlight: mode '${mode}' coordinates across processes and needs a coordinator; pass one (createIoredisCoordinator or createNodeRedisCoordinator), or use mode 'local'`,
+        { context: { option: 'coordinator', fix: 'coordinator' } },
+      );
+    }
+    return createMemoryCoordinator({ clock });
+  }
+  const missing = COORDINATOR_METHODS.filter((name) => typeof (coordinator as unknown as Record<string, unknown>)?.[name] !== 'function');
+  if (missing.length > 0) {
+    throw new FlightConfigurationError(
+      `createSingleFlight: coordinator is not a flight coordinator (no ${missing.join(', ')}); pass what createIoredisCoordinator or createNodeRedisCoordinator returns, not a Redis client`,
+      { context: { option: 'coordinator' } },
+    );
+  }
+  return coordinator;
+}
+
 export function resolveOptions(options: SingleFlightOptions = {}): ResolvedOptions {
+  assertKnownOptions('createSingleFlight', options, OPTIONS);
   const mode = options.mode ?? 'hybrid';
-  if (!FLIGHT_MODES.includes(mode)) throw new FlightValidationError(`mode must be one of ${FLIGHT_MODES.join(', ')}, got ${mode}`);
+  if (!FLIGHT_MODES.includes(mode)) {
+    throw new FlightConfigurationError(`createSingleFlight: mode must be one of ${FLIGHT_MODES.join(', ')}, got ${String(mode)}`, {
+      context: { option: 'mode' },
+    });
+  }
   const clock = options.clock ?? systemClock;
   const localSessionLock = createMemorySessionLock({ clock });
   return {
-    coordinator: options.coordinator ?? createMemoryCoordinator({ clock }),
+    coordinator: coordinatorOf(options, mode, clock),
     ownsCoordinator: !options.coordinator,
     mode,
     nodeId: options.nodeId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,

@@ -47,6 +47,8 @@ export class SingleFlight {
     this.runtime = new FlightRuntime(this.options);
     this.events = this.runtime.events;
     this.telemetry = FlightTelemetry.create(this.options.telemetry, this.options.logger);
+    // Every policy is checked now, not at first use: the shared defaults alone, then each stage over them.
+    resolveStagePolicy('defaults', this.options.defaults);
     for (const stage of Object.keys(this.options.stages)) this.policy(stage);
   }
 

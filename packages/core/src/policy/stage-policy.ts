@@ -2,7 +2,8 @@
  * Stage policies: every knob of a stage's configuration, documented with its default,
  * and resolved in exactly one place (`resolveStagePolicy`).
  */
-import { FlightValidationError } from '../errors.js';
+import { assertKnownOptions } from '../config/known-options.js';
+import { FlightConfigurationError, FlightValidationError } from '../errors.js';
 import type { FailureType } from '../state/types.js';
 
 export interface GuardPolicy {
@@ -18,7 +19,7 @@ export interface GuardPolicy {
 
 /** What a user may set per stage (or as defaults for all stages). Every field is optional. */
 export interface StagePolicyInput {
-  /** Heartbeat cadence of an owner; never below 500 ms. @default 3000 */
+  /** Heartbeat cadence of an owner; at least 500 ms (less is a `FlightConfigurationError`). @default 3000 */
   heartbeatIntervalMs?: number;
   /** A run whose last heartbeat is older than this may be taken over. @default 3 × heartbeatIntervalMs */
   takeoverAfterMs?: number;
@@ -122,9 +123,54 @@ function positive(name: string, value: number, stage: string): number {
   return Math.floor(value);
 }
 
+const STAGE_OPTIONS: readonly (keyof StagePolicyInput)[] = [
+  'heartbeatIntervalMs',
+  'takeoverAfterMs',
+  'leaseTtlMs',
+  'maxRunMs',
+  'stallTimeoutMs',
+  'resultTtlMs',
+  'failureTtlMs',
+  'terminalTtlMs',
+  'l1',
+  'waitTimeoutMs',
+  'pollIntervalMs',
+  'maxResultBytes',
+  'retryableFailures',
+  'classify',
+  'guard',
+  'sessionLock',
+  'maxAttempts',
+  'onCorruptResult',
+];
+
+/** Checks one stage input's option names, nested ones included (`where`: which input, for the message). */
+export function assertStageOptions(where: string, input: StagePolicyInput | undefined): void {
+  assertKnownOptions(where, input, STAGE_OPTIONS);
+  if (!input) return;
+  assertKnownOptions(`${where}.l1`, input.l1, ['enabled', 'ttlMs']);
+  assertKnownOptions(`${where}.sessionLock`, input.sessionLock, ['enabled', 'ttlMs', 'waitMs']);
+  const guard = input.guard;
+  assertKnownOptions(`${where}.guard`, guard, ['timeoutMs', 'bulkhead', 'circuitBreaker', 'retry']);
+  if (guard?.bulkhead) assertKnownOptions(`${where}.guard.bulkhead`, guard.bulkhead, ['limit', 'queue']);
+  if (guard?.circuitBreaker)
+    assertKnownOptions(`${where}.guard.circuitBreaker`, guard.circuitBreaker, ['consecutiveFailures', 'halfOpenAfterMs']);
+  if (guard?.retry) assertKnownOptions(`${where}.guard.retry`, guard.retry, ['maxAttempts', 'initialDelayMs', 'maxDelayMs']);
+  if (input.onCorruptResult !== undefined && input.onCorruptResult !== 'rerun' && input.onCorruptResult !== 'error') {
+    throw new FlightConfigurationError(
+      `${where}: onCorruptResult must be 'rerun' or 'error', got ${JSON.stringify(input.onCorruptResult)}`,
+      {
+        context: { option: 'onCorruptResult' },
+      },
+    );
+  }
+}
+
 /** Applies defaults (stage overrides over shared defaults over built-ins) and checks the lease arithmetic. */
 export function resolveStagePolicy(stage: string, defaults: StagePolicyInput = {}, override: StagePolicyInput = {}): StagePolicy {
   assertStageName(stage);
+  assertStageOptions('defaults', defaults);
+  assertStageOptions(`stages.${stage}`, override);
   const input: StagePolicyInput = {
     ...defaults,
     ...override,
@@ -132,10 +178,13 @@ export function resolveStagePolicy(stage: string, defaults: StagePolicyInput = {
     guard: { ...defaults.guard, ...override.guard },
     sessionLock: { ...defaults.sessionLock, ...override.sessionLock },
   };
-  const heartbeatIntervalMs = Math.max(
-    MIN_HEARTBEAT_INTERVAL_MS,
-    positive('heartbeatIntervalMs', input.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS, stage),
-  );
+  const heartbeatIntervalMs = positive('heartbeatIntervalMs', input.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS, stage);
+  if (heartbeatIntervalMs < MIN_HEARTBEAT_INTERVAL_MS) {
+    throw new FlightConfigurationError(
+      `stage ${stage}: heartbeatIntervalMs must be at least ${MIN_HEARTBEAT_INTERVAL_MS} ms, got ${heartbeatIntervalMs} (a lease renewed faster than that is load on Redis, not safety: shorten takeoverAfterMs instead)`,
+      { context: { stage, option: 'heartbeatIntervalMs', fix: MIN_HEARTBEAT_INTERVAL_MS } },
+    );
+  }
   const takeoverAfterMs = positive('takeoverAfterMs', input.takeoverAfterMs ?? 3 * heartbeatIntervalMs, stage);
   if (takeoverAfterMs <= heartbeatIntervalMs) {
     throw new FlightValidationError(

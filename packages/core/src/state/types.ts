@@ -123,6 +123,12 @@ export interface AcquireInput extends FlightRef, LeaseTerms {
    * PENDING and `markRunning` moves it on. @default false
    */
   startRunning?: boolean | undefined;
+  /**
+   * The shortest time any record of this flight is kept (the stage's shortest of lease, result, failure and
+   * terminal TTLs). A coordinator that stamps new records with an estimate of its store's clock (the Redis
+   * fast acquire) needs it to keep epochs growing; others ignore it. @default unknown
+   */
+  minRecordTtlMs?: number | undefined;
 }
 
 /** Input of `cancel`. */

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   createMemoryCoordinator,
   createSingleFlight,
+  FlightConfigurationError,
   FlightValidationError,
   type FlightCoordinator,
   type SingleFlight,
@@ -504,6 +505,18 @@ export function registerMiddlewareSuite(driver: Driver): void {
       expect(() => driver.create({ singleFlight: createSingleFlight(), stage: 'bad stage' })).toThrow(FlightValidationError);
     });
 
+    it('refuses option typos and a missing singleFlight when created, naming the option meant', () => {
+      const singleFlight = createSingleFlight();
+      flights.push(singleFlight);
+      const typo = () => driver.create({ singleFlight, stage: 's', replayHeader: ['etag'] } as never);
+      expect(typo).toThrow(FlightConfigurationError);
+      expect(typo).toThrow('unknown option "replayHeader" (did you mean "replayHeaders"?)');
+      expect(() => driver.create({ singleFlight, stage: 's', idempotency: { inflight: 'conflict' } } as never)).toThrow(
+        'did you mean "inFlight"?',
+      );
+      expect(() => driver.create({ stage: 's' } as never)).toThrow(FlightConfigurationError);
+    });
+
     describe('Idempotency-Key', () => {
       const post = (url: string, key: string | undefined, body: string, headers: Record<string, string> = {}) =>
         send(url, {
@@ -608,15 +621,46 @@ export function registerMiddlewareSuite(driver: Driver): void {
         expect(JSON.parse(answers.find((a) => a.status === 409)!.body.toString()).code).toBe('E_FLIGHT_HTTP_IDEMPOTENCY_IN_FLIGHT');
       });
 
-      it('scopes keys per credentials: another client reusing a key never gets the first response', async () => {
+      it('scopes keys per identity: another client reusing a key never gets the first response', async () => {
         const { url, calls } = await serve((req) => ({ kind: 'text', status: 201, body: `for ${req.headers.authorization}` }), {
           idempotency: true,
+          key: (req) => ({ identity: String(req.headers.authorization).split(' ')[1] }),
         });
         const a = await post(`${url}/r/s`, '"same"', '{}', { authorization: 'Bearer a' });
         const b = await post(`${url}/r/s`, '"same"', '{}', { authorization: 'Bearer b' });
         expect(calls()).toBe(2);
         expect(a.body.toString()).toBe('for Bearer a');
         expect(b.body.toString()).toBe('for Bearer b');
+      });
+
+      it('one client retrying with refreshed credentials (a new token, a new cookie) runs once under its identity', async () => {
+        let charged = 0;
+        const { url, calls } = await serve(() => ({ kind: 'json', status: 201, body: { charge: ++charged } }), {
+          idempotency: true,
+          // The application's own notion of who is calling (here: the user named in the token), not the token itself.
+          key: (req) => ({ identity: String(req.headers.authorization ?? req.headers.cookie).split(':')[0]! }),
+        });
+        const attempts = [{ authorization: 'ada:token-1' }, { authorization: 'ada:token-2' }, { cookie: 'ada:session-3' }];
+        const answers = [];
+        for (const headers of attempts) answers.push(await post(`${url}/r/charge`, '"charge-1"', '{"amount":5}', headers));
+        expect(calls()).toBe(1);
+        expect(answers.map((a) => [a.status, a.body.toString()])).toEqual(Array(3).fill([201, '{"charge":1}']));
+      });
+
+      it('refuses a credentialed request without an identity (500, typed, not run): raw credentials would run a refreshed retry again', async () => {
+        const { url, calls } = await serve(() => ({ kind: 'json', status: 201, body: { ok: true } }), { idempotency: true });
+        for (const headers of [{ authorization: 'Bearer t1' }, { authorization: 'Bearer t2' }, { cookie: 'sid=1' }]) {
+          const answer = await post(`${url}/r/no-identity`, '"k-9"', '{}', headers);
+          expect(answer.status).toBe(500);
+          const problem = JSON.parse(answer.body.toString()) as { code: string; title: string; notRun: boolean };
+          expect(problem).toMatchObject({ code: 'E_FLIGHT_HTTP_IDEMPOTENCY_IDENTITY_REQUIRED', notRun: true });
+          expect(problem.title).toContain('key: (req) => ({ identity');
+        }
+        expect(calls()).toBe(0);
+        // Without credentials, or with the credential list emptied on purpose, the key alone identifies the client.
+        expect((await post(`${url}/r/no-identity`, '"k-9"', '{}')).status).toBe(201);
+        const open = await serve(() => ({ kind: 'json', status: 201, body: { ok: true } }), { idempotency: true, credentialHeaders: [] });
+        expect((await post(`${open.url}/r/open`, '"k-10"', '{}', { authorization: 'Bearer t1' })).status).toBe(201);
       });
     });
 

@@ -1,5 +1,8 @@
 -- Lease renewal shared by markRunning and heartbeat (transitions.ts `renew`).
 -- ARGV[1] now   ARGV[2] channel   ARGV[3] ownerId   ARGV[4] ownerToken   ARGV[5] epoch   ARGV[6] leaseTtlMs
+-- ARGV[7] '1' to restamp (markRunning only): the confirmation of a run the fast acquire created by a SET that
+-- ran late (coordinator.ts). A run nobody joined, watched or took over yet also gets its epoch from this
+-- server's clock, so it is above every earlier run's of the key even if the late SET's was not.
 local function renew(allow_pending)
   local now = clock_now(ARGV[1])
   local epoch = int_arg(ARGV[5])
@@ -18,10 +21,11 @@ local function renew(allow_pending)
     publish_terminal(ARGV[2], rec.v)
     return reply('FENCED', rec)
   end
-  if rec.status == 'RUNNING' then
-    update(KEYS[1], rec, { HEARTBEAT, at, UPDATED, at, EXPIRE, expire_at }, now)
-  else
-    update(KEYS[1], rec, { STATUS, 'RUNNING', HEARTBEAT, at, UPDATED, at, EXPIRE, expire_at }, now)
+  local changes = { STATUS, 'RUNNING', HEARTBEAT, at, UPDATED, at, EXPIRE, expire_at }
+  if allow_pending and ARGV[7] == '1' and not has_listeners_at(rec.rec) and (tonumber(rec.v[TAKEOVERS]) or 0) == 0 then
+    changes[#changes + 1] = EPOCH
+    changes[#changes + 1] = fmt(math.max(epoch, now * 1000))
   end
+  update(KEYS[1], rec, changes, now)
   return reply('OK', rec)
 end

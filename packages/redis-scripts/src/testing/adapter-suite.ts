@@ -637,6 +637,78 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         }
       });
 
+      it('a fast-acquired run whose SET ran late (a pause of writes past takeoverAfterMs) is confirmed before it runs: one owner, never two', async () => {
+        const [a, b] = [adapter.coordinator(server.url, { prefix: 'late-set' }), adapter.coordinator(server.url, { prefix: 'late-set' })];
+        const lease = { takeoverAfterMs: 1500, leaseTtlMs: 3000, maxRunMs: 20_000 };
+        const input = (key: string, ownerId: string) => ({
+          stage: 'late',
+          key,
+          ...lease,
+          ownerId,
+          ownerToken: randomUUID(),
+          startRunning: true,
+        });
+        try {
+          // A's estimate of the server clock is warm, so its next new flight is a plain SET NX GET.
+          await a.acquire(input('warm', 'node-a'));
+          await server.command('CLIENT', 'PAUSE', 1700, 'WRITE');
+          const first = a.acquire(input('k', 'node-a'));
+          // The pause is over: A's SET ran 1.7 s after it was sent, stamped with the time it was sent.
+          await sleep(1850);
+          const second = await b.acquire(input('k', 'node-b'));
+          const replies = [await first, second];
+          const owners = replies.filter((reply) => reply.outcome === 'OWNER_NEW' || reply.outcome === 'OWNER_TAKEOVER');
+          expect(replies.map((reply) => reply.outcome)).toEqual(['OWNER_NEW', 'FOLLOWER_WAIT']);
+          expect(owners).toHaveLength(1);
+          // Confirmed by the server clock: its lease is fresh, its epoch above the warm flight's.
+          expect((await serverTimeMs(server.port)) - replies[0]!.meta.heartbeatAt).toBeLessThan(1000);
+          expect(second.meta.epoch).toBe(replies[0]!.meta.epoch);
+        } finally {
+          await a.close();
+          await b.close();
+        }
+      });
+
+      it('epochs only grow: a new run of a key gets an epoch above the last run of it, even from a process whose clock estimate lags', async () => {
+        // A's replies to scripts are read 300 ms after Redis sent them, so its estimate of the server clock trails by 300 ms.
+        const base = adapter.driver(server.url);
+        const lagging: RedisDriver = Object.assign(Object.create(base) as RedisDriver, {
+          evalsha: (...args: Parameters<RedisDriver['evalsha']>) => base.evalsha(...args).then(async (reply) => (await sleep(300), reply)),
+          eval: (...args: Parameters<RedisDriver['eval']>) => base.eval(...args).then(async (reply) => (await sleep(300), reply)),
+        });
+        const a = createRedisCoordinator(lagging, { prefix: 'epoch-lag' });
+        const b = adapter.coordinator(server.url, { prefix: 'epoch-lag' });
+        const input = (key: string, ownerId: string) => ({
+          stage: 'ep',
+          key,
+          ...LEASE,
+          ownerId,
+          ownerToken: randomUUID(),
+          startRunning: true,
+        });
+        try {
+          await a.acquire(input('warm', 'node-a'));
+          const epochs: number[] = [];
+          for (let i = 0; i < 3; i++) {
+            // B runs the key and keeps its result 50 ms; A starts the next run 120 ms later, once the key is gone.
+            const run = await b.acquire(input('k', 'node-b'));
+            const fence = { stage: 'ep', key: 'k', ownerId: 'node-b', ownerToken: run.meta.ownerToken, epoch: run.meta.epoch };
+            expect(await b.complete(fence, { result: 'v', resultTtlMs: 50 })).toMatchObject({ ok: true });
+            await sleep(120);
+            const next = await a.acquire(input('k', 'node-a'));
+            expect(next.outcome).toBe('OWNER_NEW');
+            epochs.push(run.meta.epoch, next.meta.epoch);
+            const nextFence = { stage: 'ep', key: 'k', ownerId: 'node-a', ownerToken: next.meta.ownerToken, epoch: next.meta.epoch };
+            expect(await a.complete(nextFence, { result: 'w', resultTtlMs: 50 })).toMatchObject({ ok: true });
+            await sleep(120);
+          }
+          for (let i = 1; i < epochs.length; i++) expect(epochs[i]!, `run ${i} after ${epochs[i - 1]}`).toBeGreaterThan(epochs[i - 1]!);
+        } finally {
+          await a.close();
+          await b.close();
+        }
+      });
+
       it("takes no server-clock sample from a repeated complete (its record holds the first write's time): new flights keep the server's now", async () => {
         const c = adapter.coordinator(server.url, { prefix: 'clock-repeat' });
         const input = (key: string) => ({ stage: 'clk', key, ...LEASE, ownerId: 'node-a', ownerToken: randomUUID(), startRunning: true });

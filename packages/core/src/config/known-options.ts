@@ -1,0 +1,55 @@
+/**
+ * Options objects are checked against the names they document: a typo (`resultTTLMs`, `stage` for
+ * `stages`) is a `FlightConfigurationError` naming the closest known option, never silently ignored.
+ */
+import { FlightConfigurationError } from '../errors.js';
+
+/** Edit distance between two short names (insertions, deletions, substitutions). */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/** The known name `name` was most likely meant to be, if any is close. */
+export function closestOption(name: string, known: readonly string[]): string | undefined {
+  const lower = name.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const d = candidate.toLowerCase() === lower ? 0 : distance(lower, candidate.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return bestDistance <= Math.max(2, Math.floor(name.length / 4)) ? best : undefined;
+}
+
+/**
+ * Throws `FlightConfigurationError` when `input` is not a plain options object, or has a property that is
+ * not one of `known` (own enumerable properties whose value is not `undefined`). `where` names the options
+ * in the message (`createSingleFlight`, `stage "score"`).
+ */
+export function assertKnownOptions(where: string, input: unknown, known: readonly string[]): void {
+  if (input === undefined) return;
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new FlightConfigurationError(
+      `${where}: options must be an object, got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input}`,
+      {
+        context: { option: where },
+      },
+    );
+  }
+  for (const name of Object.keys(input)) {
+    if (known.includes(name) || (input as Record<string, unknown>)[name] === undefined) continue;
+    const meant = closestOption(name, known);
+    throw new FlightConfigurationError(
+      `${where}: unknown option "${name}"${meant ? ` (did you mean "${meant}"?)` : ''}; known options: ${known.join(', ')}`,
+      { context: { option: name, ...(meant ? { fix: meant } : {}) } },
+    );
+  }
+}
