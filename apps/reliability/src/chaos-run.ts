@@ -43,7 +43,11 @@ export interface ChaosSummary {
   answered: number;
   typedErrors: Record<string, number>;
   wrong: number;
+  /** Each wrong answer: what kind of request, what was wrong, when, and the faults just before it. */
+  wrongAnswers: { kind: string; detail: string; atMs: number; recentFaults: string[] }[];
   unhandled: number;
+  /** Each unhandled rejection or exception a node reported. */
+  unhandledErrors: string[];
   /** Requests in flight on a node when it was SIGKILLed (the node died; not a library answer). */
   lostWithKilledNode: number;
   /** Requests that got no answer at all within the drain deadline from a live node (must be 0). */
@@ -95,7 +99,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     answered: 0,
     typedErrors: {},
     wrong: 0,
+    wrongAnswers: [],
     unhandled: 0,
+    unhandledErrors: [],
     lostWithKilledNode: 0,
     unanswered: 0,
     requestsByKind: {},
@@ -106,6 +112,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     faultsByKind: {},
     durationMs: 0,
   };
+  /** The latest faults (kind, target, time), for the detail of a wrong answer. */
+  const recentFaults: string[] = [];
+  const wrongAnswer = (kind: string, detail: string) => {
+    const atMs = Date.now() - started;
+    summary.wrong++;
+    summary.wrongAnswers.push({ kind, detail, atMs, recentFaults: recentFaults.slice(-3) });
+    log(`WRONG (${kind}) at ${atMs} ms: ${detail}`);
+  };
   const requestedKeys = new Set<string>();
   const upstreamKeys = new Map<string, number>();
   let seq = 0;
@@ -114,6 +128,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   /** The last run of each idempotent key: when it started and on which node. */
   const idempotentRuns = new Map<string, { at: number; node: string }>();
   const proxies = new Map<string, TcpProxy>();
+  /** The kind of each request in flight, by id. */
+  const kindOf = new Map<number, string>();
   const nodesByName = new Map<string, Node>();
 
   const idempotentRun = (node: Node, key: string) => {
@@ -124,10 +140,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     const lost = Math.max(nodesByName.get(earlier.node)?.lostAt ?? 0, redisLostAt);
     if (lost >= earlier.at) summary.idempotentRerunsAfterOwnerLoss++;
     else {
-      summary.wrong++;
-      log(
-        `WRONG: idempotent POST ${key} ran again on ${node.name} (earlier on ${earlier.node}, ${now - earlier.at} ms before) at ${now - started} ms`,
-      );
+      wrongAnswer('post', `idempotent POST ${key} ran again on ${node.name} (earlier on ${earlier.node}, ${now - earlier.at} ms before)`);
     }
   };
 
@@ -168,17 +181,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
           upstreamKeys.set(m.key!, (upstreamKeys.get(m.key!) ?? 0) + 1);
         } else if (m.event === 'unhandled') {
           summary.unhandled++;
+          summary.unhandledErrors.push(`${name}: ${m.error}`);
           log(`unhandled in ${name}: ${m.error}`);
         } else if (m.id !== undefined) {
           const key = node.pending.get(m.id);
           if (key === undefined) return;
           node.pending.delete(m.id);
+          const kind = kindOf.get(m.id);
+          kindOf.delete(m.id);
           if (m.ok) {
             summary.answered++;
-            if (m.value !== `v:${key}`) {
-              summary.wrong++;
-              log(`WRONG for ${key}: ${m.value}`);
-            }
+            if (m.value !== `v:${key}`) wrongAnswer(kind ?? 'call', `${key} answered ${JSON.stringify(m.value)} by ${name}`);
           } else {
             summary.typedErrors[m.code!] = (summary.typedErrors[m.code!] ?? 0) + 1;
             if (m.code!.startsWith('untyped')) log(`untyped error in ${name}: ${m.code}`);
@@ -196,6 +209,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     summary.requestsByKind[kind] = (summary.requestsByKind[kind] ?? 0) + 1;
     requestedKeys.add(`${kind}:${key}`);
     node.pending.set(id, key);
+    kindOf.set(id, kind);
     node.child.stdin!.write(`${JSON.stringify({ op: 'request', id, key, workMs, kind })}\n`);
   };
 
@@ -224,7 +238,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     summary.faultsByKind[kind] = (summary.faultsByKind[kind] ?? 0) + 1;
     const index = Math.floor(random() * nodes.length);
     const node = nodes[index]!;
-    log(`fault ${kind}${kind.endsWith('node') ? ` ${node.name}` : ''} at ${Date.now() - started} ms`);
+    const fault = `${kind}${kind.endsWith('node') ? ` ${node.name}` : ''} at ${Date.now() - started} ms`;
+    recentFaults.push(fault);
+    log(`fault ${fault}`);
     switch (kind) {
       case 'kill-node': {
         if (!node.alive || node.paused) return;
@@ -305,6 +321,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   summary.distinctKeys = requestedKeys.size;
   summary.durationMs = Date.now() - started;
   return summary;
+}
+
+/** Each wrong answer and unhandled error, a line each (none when the run was clean). */
+export function formatProblems(s: ChaosSummary): string[] {
+  return [
+    ...s.wrongAnswers.map((w) => `chaos WRONG kind=${w.kind} at=${w.atMs}ms ${w.detail} (recent faults: ${w.recentFaults.join('; ') || 'none'})`),
+    ...s.unhandledErrors.map((e) => `chaos UNHANDLED ${e}`),
+  ];
 }
 
 /** The one summary line. */

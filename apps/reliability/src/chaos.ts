@@ -2,11 +2,12 @@
  * `pnpm chaos` (about 2 minutes of faults) and `pnpm chaos --quick` (30 s, under 2 minutes in all).
  * Options: --quick, --duration <ms>, --seed <n>, --verbose, --server valkey (the run's server is a
  * valkey-server >= 8.1 instead of redis-server: there runs nobody touched complete with `SET … IFEQ`; the
- * binary is the one `npm test` builds, or FLIGHT_VALKEY_SERVER). Prints ONE summary line; exits 1 when
+ * binary is the one `npm test` builds, or FLIGHT_VALKEY_SERVER). Prints one summary line, then one line
+ * per wrong answer (its kind, detail and the faults just before it) and per unhandled error; exits 1 when
  * wrong, unhandled or unanswered is not 0.
  */
 import { valkeyServerBinary } from '@flight/redis-scripts/valkey';
-import { formatSummary, runChaos } from './chaos-run.js';
+import { formatProblems, formatSummary, runChaos } from './chaos-run.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
@@ -32,4 +33,5 @@ const summary = await runChaos({
   log: flag('verbose') ? (line) => console.error(`[chaos] ${line}`) : undefined,
 });
 console.log(`${formatSummary(summary)} seed=${seed}${server === 'valkey' ? ' server=valkey' : ''}`);
+for (const line of formatProblems(summary)) console.log(line);
 process.exit(summary.wrong === 0 && summary.unhandled === 0 && summary.unanswered === 0 ? 0 : 1);

@@ -57,6 +57,7 @@ export function fastifyDriver(name: string, fastify: FastifyFactory): Driver {
   return {
     name,
     http2: true,
+    livePiped: true,
     process: serverProcess,
     create: (options) => declareRoute(fastify, options),
     async start(setup) {

@@ -9,7 +9,11 @@
  * into the response (`stream.pipe(res)`; Koa and Fastify send a stream body so) would stop: the pipe ends
  * when its destination closes and Koa and Fastify then destroy the body. So the tee keeps reading such a
  * body to its end — through the tee, into the closed response — and refuses to let it be destroyed meanwhile.
+ * Only while the flight needs it: once the tee detaches (the run ended or was given up: lease lost, past
+ * maxRunMs, cancelled, its single-flight closed) or the server closes, a body read for the flight alone is
+ * destroyed, so an endless source is never read for nobody.
  */
+import type { EventEmitter } from 'node:events';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import { applyHeaders, toPiece, type OwnerRun, type Piece, type RecordResult } from './recorder.js';
@@ -49,6 +53,8 @@ class ResponseTee implements StreamedOwnerRun {
   /** The body piped into the response, if any. */
   private source: Readable | undefined;
   private forwarding = false;
+  /** The server the response belongs to: its closing ends the tee. */
+  private readonly server: EventEmitter | undefined;
 
   constructor(private readonly res: ServerResponse) {
     const target = res as unknown as Methods;
@@ -90,7 +96,11 @@ class ResponseTee implements StreamedOwnerRun {
     };
     res.on('pipe', this.onPipe);
     res.once('close', this.onClose);
+    this.server = (res.socket as { server?: EventEmitter } | null)?.server;
+    this.server?.once('close', this.onServerClose);
   }
+
+  private readonly onServerClose = (): void => this.detach();
 
   private readonly onPipe = (source: Readable): void => {
     this.source = source;
@@ -157,6 +167,10 @@ class ResponseTee implements StreamedOwnerRun {
     for (const name of TEED) target[name] = this.original[name];
     this.res.off('pipe', this.onPipe);
     this.res.off('close', this.onClose);
+    this.server?.off('close', this.onServerClose);
+    // A body read only for the flight (its client is gone) is needed by nobody now.
+    const { source } = this;
+    if (this.forwarding && source && !source.readableEnded && !source.destroyed) source.destroy();
     if (!this.channel.destroyed) this.channel.end();
     this.finished();
   }

@@ -69,6 +69,7 @@ export function koaDriver(name: string, Koa: KoaClass): Driver {
   return {
     name,
     http2: true,
+    livePiped: true,
     process: serverProcess,
     create: (options) => createFlightMiddleware(options),
     async start(setup) {

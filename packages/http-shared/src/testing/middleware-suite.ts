@@ -70,6 +70,8 @@ export interface Driver {
    * `x-flight-purge` header, whatever its method, is answered `{ purged }` by the middleware's purge.
    */
   start(setup: ServerSetup): Promise<{ url: string; close(): Promise<void> }>;
+  /** A `live` reply is a stream piped into the response (Koa, Fastify), not written by the handler itself. */
+  livePiped?: boolean;
   /** The framework serves HTTP/2 (`ServerSetup.http2`): the suite runs its sharing cases over it too. */
   http2?: boolean;
   /** Builds the middleware alone (for option validation). */
@@ -640,7 +642,11 @@ export function registerMiddlewareSuite(driver: Driver): void {
           // The application's own notion of who is calling (here: the user named in the token), not the token itself.
           key: (req) => ({ identity: String(req.headers.authorization ?? req.headers.cookie).split(':')[0]! }),
         });
-        const attempts = [{ authorization: 'ada:token-1' }, { authorization: 'ada:token-2' }, { cookie: 'ada:session-3' }];
+        const attempts: Record<string, string>[] = [
+          { authorization: 'ada:token-1' },
+          { authorization: 'ada:token-2' },
+          { cookie: 'ada:session-3' },
+        ];
         const answers = [];
         for (const headers of attempts) answers.push(await post(`${url}/r/charge`, '"charge-1"', '{"amount":5}', headers));
         expect(calls()).toBe(1);
@@ -649,7 +655,10 @@ export function registerMiddlewareSuite(driver: Driver): void {
 
       it('refuses a credentialed request without an identity (500, typed, not run): raw credentials would run a refreshed retry again', async () => {
         const { url, calls } = await serve(() => ({ kind: 'json', status: 201, body: { ok: true } }), { idempotency: true });
-        for (const headers of [{ authorization: 'Bearer t1' }, { authorization: 'Bearer t2' }, { cookie: 'sid=1' }]) {
+        for (const headers of [{ authorization: 'Bearer t1' }, { authorization: 'Bearer t2' }, { cookie: 'sid=1' }] as Record<
+          string,
+          string
+        >[]) {
           const answer = await post(`${url}/r/no-identity`, '"k-9"', '{}', headers);
           expect(answer.status).toBe(500);
           const problem = JSON.parse(answer.body.toString()) as { code: string; title: string; notRun: boolean };
@@ -742,6 +751,62 @@ export function registerMiddlewareSuite(driver: Driver): void {
 
     if (driver.http2) {
       registerHttp2Cases((handler, options, expected) => serve(handler, options, expected, undefined, true));
+    }
+
+    if (driver.livePiped) {
+      /** An endless live body that counts what it produced and whether it was stopped. */
+      const endless = () => {
+        const state = { produced: 0, stopped: false };
+        const live = async function* () {
+          try {
+            for (;;) {
+              await sleep(10);
+              yield `piece ${++state.produced}\n`;
+            }
+          } finally {
+            state.stopped = true;
+          }
+        };
+        return { state, live };
+      };
+      /** Reads the first piece of `url`, then goes away. */
+      const readOneAndLeave = (url: string) =>
+        new Promise<void>((resolve, reject) => {
+          const req = httpRequest(url, (res) => res.once('data', () => (req.destroy(), resolve())));
+          req.on('error', (error) => (req.destroyed ? resolve() : reject(error)));
+          req.end();
+        });
+
+      it('an endless streamed body whose client left is destroyed when its run is given up (maxRunMs), not read for nobody', async () => {
+        const { state, live } = endless();
+        const { url } = await serve(() => ({ kind: 'live', live }), { stream: true }, 1, {
+          defaults: { maxRunMs: 700, heartbeatIntervalMs: 500, takeoverAfterMs: 1500, l1: { enabled: false } },
+        });
+        await readOneAndLeave(`${url}/r/endless`);
+        await sleep(1500);
+        expect(state.stopped).toBe(true);
+        const produced = state.produced;
+        await sleep(200);
+        expect(state.produced).toBe(produced);
+      });
+
+      it('an endless streamed body whose client left is destroyed when the server closes', async () => {
+        const { state, live } = endless();
+        const singleFlight = createSingleFlight({ defaults: { l1: { enabled: false } } });
+        flights.push(singleFlight);
+        const server = await driver.start({
+          singleFlight,
+          stage: 'http-test',
+          options: { stream: true },
+          handler: () => ({ kind: 'live', live }),
+        });
+        await readOneAndLeave(`${server.url}/r/endless-close`);
+        await sleep(100);
+        expect(state.stopped).toBe(false);
+        await server.close();
+        await sleep(100);
+        expect(state.stopped).toBe(true);
+      });
     }
 
     it('property: a coalesced response equals the direct one', async () => {
