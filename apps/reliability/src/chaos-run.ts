@@ -128,6 +128,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   /** The last run of each idempotent key: when it started and on which node. */
   const idempotentRuns = new Map<string, { at: number; node: string }>();
   const proxies = new Map<string, TcpProxy>();
+  /** Each node's cuts from Redis (`to` unset while one lasts). */
+  const cuts = new Map<string, { from: number; to?: number }[]>();
   /** The kind of each request in flight, by id. */
   const kindOf = new Map<number, string>();
   const nodesByName = new Map<string, Node>();
@@ -138,7 +140,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     idempotentRuns.set(key, { at: now, node: node.name });
     if (!earlier) return;
     const lost = Math.max(nodesByName.get(earlier.node)?.lostAt ?? 0, redisLostAt);
-    if (lost >= earlier.at) summary.idempotentRerunsAfterOwnerLoss++;
+    // A run whose start is read while its node is cut off acquired its lease before the cut (an idempotent
+    // request never runs without Redis, and nothing passes a cut): the node lost Redis during that run, even
+    // though the line saying it started came in a few ms after the cut began.
+    const cutDuringRun = (cuts.get(earlier.node) ?? []).some((cut) => earlier.at >= cut.from && earlier.at <= (cut.to ?? Infinity));
+    if (lost >= earlier.at || cutDuringRun) summary.idempotentRerunsAfterOwnerLoss++;
     else {
       wrongAnswer('post', `idempotent POST ${key} ran again on ${node.name} (earlier on ${earlier.node}, ${now - earlier.at} ms before)`);
     }
@@ -265,9 +271,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
         // The node stays up and keeps taking requests; every byte to and from Redis is swallowed.
         if (!node.alive || node.proxy.mode !== 'pass') return;
         node.lostAt = Date.now();
+        const cut: { from: number; to?: number } = { from: node.lostAt };
+        cuts.set(node.name, [...(cuts.get(node.name) ?? []), cut]);
         node.proxy.mode = 'blackhole';
         await sleep(2000 + Math.floor(random() * 1000));
         node.lostAt = Date.now();
+        cut.to = node.lostAt;
         node.proxy.mode = 'pass';
         node.proxy.resetAll();
         return;
@@ -326,7 +335,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
 /** Each wrong answer and unhandled error, a line each (none when the run was clean). */
 export function formatProblems(s: ChaosSummary): string[] {
   return [
-    ...s.wrongAnswers.map((w) => `chaos WRONG kind=${w.kind} at=${w.atMs}ms ${w.detail} (recent faults: ${w.recentFaults.join('; ') || 'none'})`),
+    ...s.wrongAnswers.map(
+      (w) => `chaos WRONG kind=${w.kind} at=${w.atMs}ms ${w.detail} (recent faults: ${w.recentFaults.join('; ') || 'none'})`,
+    ),
     ...s.unhandledErrors.map((e) => `chaos UNHANDLED ${e}`),
   ];
 }

@@ -2,13 +2,15 @@
  * One node of the chaos run: createSingleFlight (hybrid) over the ioredis coordinator, with an upstream
  * whose only right answer is `v:<key>`, called directly (`call`) and through two Express routes behind
  * `@flight/express`: a slow route whose stage times out before the handler answers (`slow`), and an
- * idempotent POST under `Idempotency-Key` (`post`). JSON lines in (requests) and out (replies, upstream
+ * idempotent POST under `Idempotency-Key` (`post`), each attempt with a freshly refreshed bearer token (the
+ * middleware keys it by the client the token names). JSON lines in (requests) and out (replies, upstream
  * calls, idempotent runs, unhandled rejections). Started by chaos-run.ts with `node --import tsx`.
  */
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
 import { createSingleFlight, FlightError } from '@flight/core';
+import { randomUUID } from 'node:crypto';
 import { createFlightMiddleware } from '@flight/express';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import express from 'express';
@@ -84,7 +86,14 @@ app.get('/slow/:key', createFlightMiddleware({ singleFlight: flight, stage: SLOW
 });
 app.post(
   '/order/:key',
-  createFlightMiddleware({ singleFlight: flight, stage: 'chaos-order', idempotency: { required: true }, shareAcrossHosts: true }),
+  createFlightMiddleware({
+    singleFlight: flight,
+    stage: 'chaos-order',
+    idempotency: { required: true },
+    shareAcrossHosts: true,
+    // Who the client is (the token's subject), not the token: every attempt carries a freshly refreshed one.
+    key: (req) => ({ identity: String(req.headers.authorization).split(':')[0] }),
+  }),
   async (req, res) => {
     send({ event: 'idempotent-run', key: req.params.key });
     await sleep(Number(req.query.workMs ?? 0));
@@ -103,7 +112,8 @@ async function handleHttp(request: { id: number; key: string; workMs: number; ki
         ? await fetch(`${base}/slow/${request.key}?workMs=${request.workMs}`)
         : await fetch(`${base}/order/${request.key}?workMs=${request.workMs}`, {
             method: 'POST',
-            headers: { 'idempotency-key': `"${request.key}"` },
+            // One client's retries, each with a token refreshed since the last (401 → refresh → retry).
+            headers: { 'idempotency-key': `"${request.key}"`, authorization: `Bearer client-${request.key}:${randomUUID()}` },
           });
     const body = await response.text();
     if (response.ok) return send({ id: request.id, ok: true, value: body, role: response.headers.get('x-flight-role') });
