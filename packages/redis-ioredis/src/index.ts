@@ -140,9 +140,11 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
       // it: that connection may have confirmed subscriptions that are gone now.
       let readyOnce = false;
       let closedBeforeReady = false;
-      sub.on('error', () => undefined); // reconnects on its own; waiters fall back to polling
+      // Reconnects on its own; waiters fall back to polling, and forget listeners stop trusting what they hold.
+      sub.on('error', () => handlers.onDisconnect?.());
       sub.on('close', () => {
         closedBeforeReady = !readyOnce;
+        handlers.onDisconnect?.();
       });
       sub.on(isCluster ? 'subscribersReady' : 'ready', () => {
         if (readyOnce || closedBeforeReady) handlers.onReconnect();

@@ -167,7 +167,9 @@ export function createNodeRedisDriver(
       // duplicate speaks RESP3, so it also runs the re-read a follower sends right behind its SSUBSCRIBE.
       const sub = cluster ? client.duplicate() : (client as NodeRedisClient).duplicate({ RESP: 3 });
       let readyOnce = false;
-      sub.on('error', () => undefined); // reconnects on its own; waiters fall back to polling
+      // Reconnects on its own; waiters fall back to polling, and forget listeners stop trusting what they hold.
+      sub.on('error', () => handlers.onDisconnect?.());
+      sub.on('end', () => handlers.onDisconnect?.());
       sub.on('ready', () => {
         if (readyOnce) handlers.onReconnect();
         readyOnce = true;

@@ -293,7 +293,12 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     },
 
     async forget(ref) {
-      return forgetReply(await script('forget', ref, [nowArg()], true, keysOf(ref)));
+      const keys = keysOf(ref);
+      return forgetReply(await script('forget', ref, [nowArg(), keys.channel], true, keys));
+    },
+
+    listenForgets(ref, listener) {
+      return notifications.listenForgets(keysOf(ref).channel, listener);
     },
 
     async readMeta(ref) {

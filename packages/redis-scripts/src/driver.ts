@@ -37,6 +37,11 @@ export interface RedisSubscriberHandlers {
    * server holds the subscription).
    */
   onReconnect(): void;
+  /**
+   * Called when the subscriber connection broke (or reported an error): messages may be missed from now
+   * on, until `onReconnect`. May be called more than once per break.
+   */
+  onDisconnect?(): void;
 }
 
 /** A script argument: text, or bytes (a result stored as bytes: `RedisDriver.getBuffer`). */

@@ -10,7 +10,7 @@
  * A notice wakes a waiter only when it proves it belongs to the run the waiter joined (same epoch and
  * nonce; a newer epoch only wakes it to ask again, without its result).
  */
-import type { Clock, FlightMeta, FlightRef, FlightStatus, TerminalEvent, TimerHandle } from '@flight/core';
+import type { Clock, FlightMeta, FlightRef, FlightStatus, ForgetListener, TerminalEvent, TimerHandle } from '@flight/core';
 import type { RedisDriver, RedisSubscriber, ScriptRunner } from './driver';
 import { withDeadline } from './errors';
 import { isBytesResult } from './reply';
@@ -61,6 +61,10 @@ export function parseNotice(message: string): Notice | null {
 }
 
 type Listener = ((notice: Notice) => void) & {
+  /** A forget notice of the channel's flight (`forget <epoch>`, lua/forget.lua) came. */
+  forgotten?: () => void;
+  /** The subscriber connection broke: notices may be missed until the channel is confirmed again. */
+  lost?: () => void;
   /** Re-reads the flight, through `via` when given (the subscriber connection), else the command connection. */
   recheck?: (via?: ScriptRunner) => void;
   /** Its re-read goes out right behind its channel's SSUBSCRIBE, on the subscriber connection (see `flush`). */
@@ -71,6 +75,8 @@ type Listener = ((notice: Notice) => void) & {
 const isProgress = (notice: Notice): boolean => notice.status === 'RUNNING' || notice.status === 'PENDING';
 
 const CONFIRMED = Promise.resolve(true);
+/** How a forget notice starts (lua/forget.lua): `forget <epoch>`, which `parseNotice` refuses. */
+const FORGET_NOTICE = 'forget ';
 const noop = () => undefined;
 
 interface Channel {
@@ -151,6 +157,12 @@ export interface Notifications {
    * after a reconnect: what was published before it is to be read, not waited for.
    */
   listen(channel: string, onNotice: (notice: Notice) => void, onCovered: () => void): () => void;
+  /**
+   * Hears the forgets of the flight on `channel` (`FlightCoordinator.listenForgets`): `covered(true)` once
+   * its subscription is confirmed (again after a reconnect), `covered(false)` when the subscriber
+   * connection breaks. Returns the function that stops listening.
+   */
+  listenForgets(channel: string, listener: ForgetListener): () => void;
   close(): Promise<void>;
 }
 
@@ -192,6 +204,10 @@ export function createNotifications(
       counters.foreign++;
       return;
     }
+    if (message.startsWith(FORGET_NOTICE)) {
+      for (const listener of [...channel.listeners]) listener.forgotten?.();
+      return;
+    }
     const notice = parseNotice(message);
     if (!notice) return;
     for (const listener of [...channel.listeners]) listener(notice);
@@ -212,8 +228,13 @@ export function createNotifications(
     for (const ticket of [...parked]) dropTicket(ticket);
   }
 
+  /** The connection broke: whoever must not miss a notice learns it now, not at the reconnect. */
+  function onDisconnect(): void {
+    for (const channel of channels.values()) for (const listener of [...channel.listeners]) listener.lost?.();
+  }
+
   function sub(): RedisSubscriber {
-    subscriber ??= driver.createSubscriber({ onMessage, onReconnect });
+    subscriber ??= driver.createSubscriber({ onMessage, onReconnect, onDisconnect });
     return subscriber;
   }
 
@@ -541,6 +562,32 @@ export function createNotifications(
       listener.recheck = recheck;
       const channel = watch(name, listener);
       void channel.confirmed.then(recheck);
+      return () => {
+        active = false;
+        unwatch(channel, listener);
+      };
+    },
+
+    listenForgets(name, handlers) {
+      if (closed) return noop;
+      let active = true;
+      const listener: Listener = () => undefined; // terminal notices are the waiters' business
+      listener.forgotten = () => {
+        if (active) handlers.forgotten();
+      };
+      listener.lost = () => {
+        if (active) handlers.covered(false);
+      };
+      const channel = watch(name, listener);
+      // Confirmed again (late, or after a reconnect): heard from now on.
+      listener.recheck = () => {
+        if (active && channel.liveAt >= 0) handlers.covered(true);
+      };
+      if (channel.liveAt >= 0) handlers.covered(true);
+      else
+        void channel.confirmed.then((ok) => {
+          if (active && ok && channel.liveAt >= 0) handlers.covered(true);
+        });
       return () => {
         active = false;
         unwatch(channel, listener);

@@ -20,9 +20,14 @@ export class ForgetMarks {
     return this.mark;
   }
 
+  /** A new mark: calls that start from now on have one at or above it, calls started before one below. */
+  next(): number {
+    return ++this.mark;
+  }
+
   /** Records a forget of `id`: fills of calls started before now are refused from here on. */
   forgot(id: string): void {
-    const mark = ++this.mark;
+    const mark = this.next();
     this.stamps.delete(id);
     this.stamps.set(id, mark);
     if (this.stamps.size > this.maxFlights) {

@@ -22,6 +22,12 @@ export interface FlightEventMap {
   corrupt: Base & { error: string; action: 'rerun' | 'error' };
   /** Served from the node-local L1 replay cache. */
   l1: Base;
+  /**
+   * A forget of this flight reached this node through the coordinator (made here or on another node): its
+   * L1 copy and in-process run were dropped. Only with a coordinator that has `listenForgets`, for flights
+   * this node keeps an L1 copy of.
+   */
+  forgotten: Base;
   /** The supplier is about to run on this node (an upstream call). */
   run: Base & { role: FlightRole; attempt: number };
   /** An owner write was refused: a newer epoch holds the flight. */

@@ -10,6 +10,7 @@ import { createGuard, type Guard } from '../guard/guard.js';
 import { HeartbeatManager } from '../heartbeat/heartbeat-manager.js';
 import { flightId } from '../keys/key-builder.js';
 import { ForgetMarks } from '../cache/forget-marks.js';
+import { L1Watches } from '../cache/l1-watches.js';
 import { LocalSingleFlight } from '../local/local-single-flight.js';
 import type { StoredResult } from '../ports/codec.js';
 import type { StagePolicy } from '../policy/stage-policy.js';
@@ -67,6 +68,8 @@ export class FlightRuntime {
   readonly owners = new Map<string, RunScope>();
   /** Forgets seen on this node, so that a value read before one never enters L1 after it. */
   readonly forgets = new ForgetMarks();
+  /** L1 copies kept only while their flights' forgets are heard (a coordinator with `listenForgets`). */
+  readonly watches: L1Watches | undefined;
   private readonly guards = new Map<string, Guard>();
   /** Hybrid mode: until when this node serves from the in-process single-flight. */
   private coordinatorDownUntil = 0;
@@ -80,6 +83,21 @@ export class FlightRuntime {
     this.deadlines = new DeadlineQueue(options.clock, options.logger);
     this.heartbeats = new HeartbeatManager(options.clock, options.logger, this.deadlines);
     this.local = new LocalSingleFlight(this.deadlines);
+    const { coordinator } = options;
+    const listen = coordinator.listenForgets?.bind(coordinator);
+    this.watches =
+      listen && options.mode !== 'local'
+        ? new L1Watches({
+            listen,
+            marks: this.forgets,
+            now: () => options.clock.now(),
+            forgotten: (id, ref) => {
+              this.forgetHere(id);
+              if (this.events.wants('forgotten')) this.events.emit('forgotten', { ...ref });
+            },
+            drop: (id) => options.replayCache.delete(id),
+          })
+        : undefined;
   }
 
   /** True while hybrid mode is serving from the local fallback. */
@@ -196,7 +214,9 @@ export class FlightRuntime {
     if (!policy.l1.enabled) return;
     const ttlMs = Math.min(policy.l1.ttlMs, storedForMs);
     const id = flightId(call.ref);
-    if (ttlMs >= 1 && this.forgets.mayFill(id, call.since)) this.options.replayCache.set(id, value, ttlMs, sizeBytes);
+    if (ttlMs < 1 || !this.forgets.mayFill(id, call.since)) return;
+    if (this.watches && !this.watches.mayFill(id, call.ref, call.since, ttlMs)) return;
+    this.options.replayCache.set(id, value, ttlMs, sizeBytes);
   }
 
   /** Forgets the flight on this node: its L1 entry and in-process run, and any fill of a call started before now. */

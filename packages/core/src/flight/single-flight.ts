@@ -235,6 +235,7 @@ export class SingleFlight {
   /** Stops heartbeats and closes the coordinator if this instance created it. */
   async close(): Promise<void> {
     for (const run of this.runtime.owners.values()) run.abort(new FlightLeaseLostError('single-flight closed'));
+    this.runtime.watches?.close();
     if (this.options.ownsCoordinator) await this.options.coordinator.close();
   }
 

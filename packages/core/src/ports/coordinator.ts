@@ -15,6 +15,18 @@ import type {
   WriteReply,
 } from '../state/types.js';
 
+/** What `FlightCoordinator.listenForgets` calls. Never throws into the coordinator. */
+export interface ForgetListener {
+  /** The flight was forgotten (on any node, this one included). */
+  forgotten(): void;
+  /**
+   * `true`: from now on every forget of the flight is heard (the listening was confirmed, or confirmed
+   * again after a break). `false`: forgets may be missed from now on (the connection broke), until the
+   * next `true`.
+   */
+  covered(heard: boolean): void;
+}
+
 /**
  * Where flights are coordinated across processes (Redis) or inside one (memory).
  *
@@ -67,6 +79,13 @@ export interface FlightCoordinator {
     ref: FlightRef,
     options: { epoch: number; timeoutMs: number; signal?: AbortSignal; handle?: unknown },
   ): Promise<TerminalEvent | null>;
+  /**
+   * Optional: tells this node about every forget of `ref` made on any node, so it can drop its L1 copy
+   * (see `ForgetListener`). A coordinator that has it must reach only the nodes that listen on the flight
+   * (no broadcast) and say when it cannot hear (its connection broke) and when it hears again. Returns
+   * the function that stops listening. Without it, L1 copies of other nodes live out their TTL.
+   */
+  listenForgets?(ref: FlightRef, listener: ForgetListener): () => void;
   /** Releases connections and timers owned by the coordinator (not the user's own client). */
   close(): Promise<void>;
   /**

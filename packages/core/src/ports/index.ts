@@ -1,4 +1,4 @@
-export type { FlightCoordinator, InspectableCoordinator } from './coordinator.js';
+export type { FlightCoordinator, ForgetListener, InspectableCoordinator } from './coordinator.js';
 export type { Clock, TimerHandle } from './clock.js';
 export { systemClock, sleep } from './clock.js';
 export type { FlightLogger } from './logger.js';

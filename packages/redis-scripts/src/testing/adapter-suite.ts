@@ -637,6 +637,37 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         }
       });
 
+      it('keeps no L1 copy while its subscriber connection is down (CLIENT KILL TYPE pubsub), and keeps them again once re-subscribed', async () => {
+        const coordinator = adapter.coordinator(server.url, { prefix: 'l1-down' });
+        const sf = createSingleFlight({
+          coordinator,
+          mode: 'distributed',
+          telemetry: false,
+          defaults: { l1: { enabled: true, ttlMs: 60_000 }, guard: { retry: false, circuitBreaker: false, timeoutMs: 0 } },
+        });
+        const read = async () => (await sf.execute('l1d', 'k', () => 'v')).role;
+        /** Reads until L1 serves it (the first reads note the flight, listen to it, and fill once covered). */
+        const untilL1 = async () => {
+          const roles: string[] = [];
+          for (let i = 0; i < 20 && roles.at(-1) !== 'l1'; i++) {
+            roles.push(await read());
+            await sleep(25);
+          }
+          return roles;
+        };
+        try {
+          expect((await untilL1()).at(-1)).toBe('l1');
+          await server.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
+          await sleep(20);
+          // The copy is gone the moment the connection broke; it comes back only once the channel is confirmed again.
+          expect(await read()).toBe('replay');
+          expect((await untilL1()).at(-1)).toBe('l1');
+        } finally {
+          await sf.close();
+          await coordinator.close();
+        }
+      });
+
       it('a fast-acquired run whose SET ran late (a pause of writes past takeoverAfterMs) is confirmed before it runs: one owner, never two', async () => {
         const [a, b] = [adapter.coordinator(server.url, { prefix: 'late-set' }), adapter.coordinator(server.url, { prefix: 'late-set' })];
         const lease = { takeoverAfterMs: 1500, leaseTtlMs: 3000, maxRunMs: 20_000 };

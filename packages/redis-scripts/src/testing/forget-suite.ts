@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { RedisAdapterUnderTest } from './adapter-suite';
 import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from './keys';
 import { startWorker } from './multiprocess';
+import { sleep } from './servers';
 
 export function registerForgetSuite(adapter: Pick<RedisAdapterUnderTest, 'name' | 'kind' | 'module'>): void {
   const url = sharedRedisUrl();
@@ -71,6 +72,52 @@ export function registerForgetSuite(adapter: Pick<RedisAdapterUnderTest, 'name' 
         expect(rerun.outcomes[0]!.epoch).toBeGreaterThan(secondEpoch);
         // Nothing to forget: false.
         expect(await a.forget('forget', 'never-ran')).toBe(false);
+      } finally {
+        await Promise.all(workers.map((w) => w.stop()));
+      }
+    });
+
+    it('reaches every node that keeps an L1 copy: after forget resolves, no process serves the old value (3 processes)', async () => {
+      const workers = await Promise.all(
+        ['l1-a', 'l1-b', 'l1-c'].map((nodeId) =>
+          startWorker({ adapter: adapter.kind, module: adapter.module, url, prefix, nodeId, l1TtlMs: 60_000 }),
+        ),
+      );
+      const [a, b, c] = workers as [(typeof workers)[0], (typeof workers)[0], (typeof workers)[0]];
+      const read = (w: typeof a, key: string, value: string) =>
+        w.burst({ stage: 'forget-l1', key, callers: 1, behavior: 'value', delayMs: 5, value });
+      const delays: number[] = [];
+      try {
+        for (let round = 0; round < 5; round++) {
+          const key = `l1-${round}`;
+          const first = await read(a, key, 'old');
+          // B and C read it until they serve it from L1 (a flight read twice on a node is listened to).
+          for (const w of [b, c]) {
+            let role = '';
+            for (let i = 0; i < 10 && role !== 'l1'; i++) {
+              role = (await read(w, key, 'new')).outcomes[0]!.role!;
+              if (role !== 'l1') await sleep(20);
+            }
+            expect(role, `${key} on ${w === b ? 'B' : 'C'}`).toBe('l1');
+          }
+          // A forgets it; B and C hear it, and from then on never serve the old value.
+          expect(await a.forget('forget-l1', key)).toBe(true);
+          const resolvedAt = Date.now();
+          await sleep(10);
+          for (const w of [b, c]) {
+            const after = await read(w, key, 'new');
+            expect(after.outcomes[0]!.value, `${key} after the forget`).not.toBe(first.outcomes[0]!.value);
+            expect(after.outcomes[0]!.role).not.toBe('l1');
+            const heard = w.forgottenAt(key);
+            expect(heard.length).toBeGreaterThan(0);
+            delays.push(Math.max(0, heard[0]! - resolvedAt));
+          }
+        }
+        delays.sort((x, y) => x - y);
+        console.log(
+          `[forget] ${JSON.stringify({ name: 'l1-invalidation-delay', adapter: adapter.kind, samples: delays.length, maxMs: delays.at(-1) })}`,
+        );
+        expect(delays.at(-1)!).toBeLessThanOrEqual(10);
       } finally {
         await Promise.all(workers.map((w) => w.stop()));
       }

@@ -22,6 +22,8 @@ export interface WorkerOptions {
   tracing?: boolean;
   /** Connect to this Redis Cluster (its masters) instead of `url`. */
   cluster?: { host: string; port: number }[];
+  /** Turn L1 on with this `l1.ttlMs` (off by default). */
+  l1TtlMs?: number;
 }
 
 export interface StreamBurstResult {
@@ -50,6 +52,8 @@ export interface Worker {
   spans(): Promise<SpanSummary[]>;
   /** Resolves with the epoch of the next supplier start. */
   nextRunning(): Promise<number>;
+  /** When (epoch ms, this host's clock) the worker heard forgets of `key` (its `forgotten` events), so far. */
+  forgottenAt(key: string): number[];
   stop(): Promise<void>;
 }
 
@@ -64,6 +68,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   });
   const pending = new Map<number, (result: BurstResult & { forgotten?: boolean; error?: string; spans?: SpanSummary[] }) => void>();
   const runningWaiters: ((epoch: number) => void)[] = [];
+  const forgotten = new Map<string, number[]>();
   const emittedWaiters = new Set<{ key: string; n: number; resolve: (epoch: number) => void }>();
   let seq = 0;
   const ready = new Promise<void>((resolve, reject) => {
@@ -78,6 +83,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         forgotten?: boolean;
         error?: string;
         spans?: SpanSummary[];
+        at?: number;
       } & BurstResult;
       try {
         message = JSON.parse(line);
@@ -85,6 +91,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         return;
       }
       if (message.event === 'ready') resolve();
+      else if (message.event === 'forgotten') forgotten.set(message.key!, [...(forgotten.get(message.key!) ?? []), message.at!]);
       else if (message.event === 'running') runningWaiters.shift()?.(message.epoch ?? 0);
       else if (message.event === 'emitted') {
         for (const waiter of emittedWaiters) {
@@ -98,6 +105,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   await ready;
   return {
     pid: child.pid!,
+    forgottenAt: (key) => forgotten.get(key) ?? [],
     child,
     burst(command) {
       const id = ++seq;

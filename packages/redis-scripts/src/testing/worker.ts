@@ -19,6 +19,8 @@ interface WorkerConfig {
   tracing?: boolean;
   /** Connect to this Redis Cluster (its masters) instead of `url`. */
   cluster?: { host: string; port: number }[];
+  /** L1 on with this TTL (off when unset). */
+  l1TtlMs?: number;
 }
 
 /** A finished `flight.execute` span, as the `spans` op reports it. */
@@ -141,10 +143,12 @@ const flight = createSingleFlight({
     heartbeatIntervalMs: 500,
     takeoverAfterMs: 1200,
     pollIntervalMs: 200,
-    l1: { enabled: false },
+    l1: config.l1TtlMs ? { enabled: true, ttlMs: config.l1TtlMs } : { enabled: false },
     guard: { retry: false, timeoutMs: 0, circuitBreaker: false, bulkhead: false },
   },
 });
+// A forget heard through the coordinator, with this host's clock (the test compares it with its own).
+flight.on('forgotten', (event) => process.stdout.write(`${JSON.stringify({ event: 'forgotten', key: event.key, at: Date.now() })}\n`));
 
 let runs = 0;
 const send = (message: object) => process.stdout.write(`${JSON.stringify(message)}\n`);
