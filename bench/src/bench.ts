@@ -15,6 +15,7 @@ import { footprintOptions, runFootprint } from './scenarios/footprint.js';
 import { fanoutOptions, runFanout } from './scenarios/fanout.js';
 import { httpOptions, runHttp } from './scenarios/http.js';
 import { runStream, streamOptions, type StreamOptions } from './scenarios/stream.js';
+import { forgetReachOptions, runForgetReach } from './scenarios/forget-reach.js';
 import { nowMs } from './stats.js';
 import { compareRows } from './targets.js';
 
@@ -28,6 +29,7 @@ export const SCENARIOS = [
   'fan-out',
   'http',
   'stream',
+  'forget-reach',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -109,6 +111,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
         if (scenario === 'footprint') rows.push(...(await runFootprint(ctx, contenders, footprintOptions(quick))));
         if (scenario === 'fan-out') rows.push(...(await runFanout(ctx, contenders, fanoutOptions(quick))));
         if (scenario === 'http') rows.push(...(await runHttp(ctx, httpOptions(quick))));
+        if (scenario === 'forget-reach') rows.push(...(await runForgetReach(ctx, contenders, forgetReachOptions(quick))));
         if (scenario === 'stream') rows.push(...(await runStream(ctx, contenders, { ...streamOptions(quick), ...options.stream })));
         for (const r of rows.filter((x) => x.scenario === scenario && x.kind === 'failed'))
           failed.push({ scenario, reason: `${r.contender}: ${String(r.reason)}` });

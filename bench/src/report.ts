@@ -143,6 +143,18 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
       ['errors', (r) => r.errors],
     ],
   },
+  'forget-reach': {
+    title: "10. Forget reaching other nodes' L1 — 4 nodes; B and C hold L1 copies, D none; A forgets each flight",
+    cols: [
+      ['contender', (r) => r.contender],
+      ['flights', (r) => r.flights],
+      ['samples', (r) => r.samples],
+      ['forget resolved → copy dropped p50 / p99 / max ms', (r) => [r.p50Ms, r.p99Ms, r.maxMs]],
+      ['stale reads after it', (r) => r.staleReads],
+      ['copies not reached', (r) => r.notHeard],
+      ['notices at the node without a copy', (r) => r.noticesAtNodeWithoutCopy],
+    ],
+  },
   stream: {
     title: '8. Streaming herd — 3 processes × 100 callers of one streamed key, upstream 50 chunks over 1 s',
     cols: [

@@ -38,6 +38,8 @@ export const LIMITS = {
    * follower's wake-up is (the in-process hop, whose receiver is never asleep, is reported beside it).
    */
   wakeupVsHop: 2,
+  /** Forget reaching other nodes' L1 (issue 28 item 3). */
+  forgetReachP99Ms: 10,
   /** Fan-out: the largest subscriber bytes per own flight ≤ this × the smallest, across processes. */
   fanoutBytesSpread: 1.5,
   /** Connections held by a process with 10,000 waiters (standalone: 1 command + 1 subscriber). */
@@ -313,6 +315,19 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
         );
       behind('follower first chunk', st.followerFirstChunkVsOwnerP50Ms, st.followerFirstChunkVsOwnerP99Ms);
       behind('per-chunk lag', st.chunkLagP50Ms, st.chunkLagP99Ms);
+    }
+
+    const reach = pick(all, 'forget-reach', name);
+    if (reach) {
+      add(
+        `Forget: every node's L1 copy dropped within p99 ≤ ${LIMITS.forgetReachP99Ms} ms of forget resolving, no stale read, no notice to a node without a copy`,
+        name,
+        `p99 ${fmt(reach.p99Ms)} ms (max ${fmt(reach.maxMs)}), ${fmt(reach.staleReads)} stale reads, ${fmt(reach.notHeard)} copies not reached, ${fmt(reach.noticesAtNodeWithoutCopy)} notices at the node without a copy`,
+        reach.staleReads === 0 && reach.notHeard === 0 && reach.noticesAtNodeWithoutCopy === 0
+          ? le(num(reach.p99Ms), LIMITS.forgetReachP99Ms)
+          : false,
+        'four nodes share the harness process and its event loop.',
+      );
     }
 
     const wake = pick(all, 'wakeup', name);
