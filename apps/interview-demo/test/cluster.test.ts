@@ -122,7 +122,7 @@ describe('heavy stages: the session lock', () => {
     const extraction = { fileUrl: `https://files.example/${sid}/resume.pdf` };
     /** The roles of `n` requests in a row (a node keeps an L1 copy of a flight once it listens for its forgets). */
     const roles = async (path: string, body: object, n: number) => {
-      const out: { role: string; result: unknown }[] = [];
+      const out: { role: string | null; result: unknown }[] = [];
       for (let i = 0; i < n; i++) {
         const response = await post(`${node}${path}`, body);
         out.push({ role: response.role, result: response.body.result });
