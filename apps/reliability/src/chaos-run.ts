@@ -19,6 +19,13 @@ import { startTcpProxy, type TcpProxy } from './proxy.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
+/**
+ * How long before a forget a fault on the answering node (or Redis) excuses a stale answer after it: the
+ * node's subscriber is PINGed every 500 ms with a 500 ms deadline (redis-scripts notifications.ts), and a
+ * paused or cut node learns of its state only when it runs again.
+ */
+const FORGET_FAULT_MARGIN_MS = 1500;
+
 export interface ChaosOptions {
   /** How long faults and requests run. */
   durationMs: number;
@@ -56,6 +63,13 @@ export interface ChaosSummary {
   requestsByKind: Record<string, number>;
   /** Idempotent POSTs run again after the node of their earlier run was lost to a fault (see above). */
   idempotentRerunsAfterOwnerLoss: number;
+  /** Forgets of direct calls' keys acknowledged by a node (L1 on in every node). */
+  forgets: number;
+  /**
+   * Answers to calls sent after a forget resolved that came from a run started before it, on a node that a
+   * fault cut off from hearing it (its node or Redis lost, paused or restarted around it): see `staleAfterForget`.
+   */
+  staleAfterForgetDuringFault: number;
   upstreamCalls: number;
   distinctKeys: number;
   faults: number;
@@ -106,6 +120,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     unanswered: 0,
     requestsByKind: {},
     idempotentRerunsAfterOwnerLoss: 0,
+    forgets: 0,
+    staleAfterForgetDuringFault: 0,
     upstreamCalls: 0,
     distinctKeys: 0,
     faults: 0,
@@ -132,6 +148,33 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   const cuts = new Map<string, { from: number; to?: number }[]>();
   /** The kind of each request in flight, by id. */
   const kindOf = new Map<number, string>();
+  /** When each request in flight was sent. */
+  const sentAt = new Map<number, number>();
+  /** The acknowledged forgets of each key: when sent, when acknowledged. */
+  const forgetsOf = new Map<string, { sent: number; acked: number }[]>();
+  /** Forgets in flight, by id: key and when sent. */
+  const forgetting = new Map<number, { key: string; sent: number }>();
+  /** When Redis was last paused (CLIENT PAUSE): a node then may hear a forget late. */
+  let redisPausedAt = 0;
+  /**
+   * A call's answer after a forget: `value` is `v:<key>|<run start ms>|<run node>`. Wrong when the call was
+   * sent after a forget of its key resolved and its run started before that forget was sent — unless a fault
+   * may have kept the answering node from hearing it (its node or Redis lost or paused since shortly before
+   * the forget, bounded by the subscriber's liveness check), or the call joined, on the run's own node, the
+   * forgotten run before the owner learnt of the forget (documented: until its next heartbeat).
+   */
+  const staleAfterForget = (node: Node, key: string, sent: number, value: string, role: string | undefined): string | undefined => {
+    const [, started, runNode] = value.split('|');
+    const forget = (forgetsOf.get(key) ?? []).filter((f) => f.acked <= sent).at(-1);
+    if (!forget || Number(started) >= forget.sent) return undefined;
+    const faultSince = Math.max(node.lostAt, redisLostAt, redisPausedAt);
+    if (faultSince >= forget.sent - FORGET_FAULT_MARGIN_MS) {
+      summary.staleAfterForgetDuringFault++;
+      return undefined;
+    }
+    if (runNode === node.name && role === 'follower' && sent - forget.acked < FORGET_FAULT_MARGIN_MS) return undefined;
+    return `${key} sent ${sent - forget.acked} ms after a forget resolved got a run started ${forget.sent - Number(started)} ms before it (role ${role}, run on ${runNode}) from ${node.name}`;
+  };
   const nodesByName = new Map<string, Node>();
 
   const idempotentRun = (node: Node, key: string) => {
@@ -174,7 +217,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
         reject(new Error(`${name} exited before ready`));
       });
       createInterface({ input: child.stdout! }).on('line', (line) => {
-        let m: { event?: string; id?: number; ok?: boolean; value?: string; code?: string; key?: string; error?: string };
+        let m: {
+          event?: string;
+          id?: number;
+          ok?: boolean;
+          value?: string;
+          role?: string;
+          code?: string;
+          key?: string;
+          error?: string;
+          forgot?: boolean;
+        };
         try {
           m = JSON.parse(line);
         } catch {
@@ -189,15 +242,29 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
           summary.unhandled++;
           summary.unhandledErrors.push(`${name}: ${m.error}`);
           log(`unhandled in ${name}: ${m.error}`);
+        } else if (m.id !== undefined && forgetting.has(m.id)) {
+          const f = forgetting.get(m.id)!;
+          forgetting.delete(m.id);
+          if (m.forgot) {
+            summary.forgets++;
+            forgetsOf.set(f.key, [...(forgetsOf.get(f.key) ?? []), { sent: f.sent, acked: Date.now() }]);
+          }
         } else if (m.id !== undefined) {
           const key = node.pending.get(m.id);
           if (key === undefined) return;
           node.pending.delete(m.id);
           const kind = kindOf.get(m.id);
+          const requestSentAt = sentAt.get(m.id) ?? 0;
           kindOf.delete(m.id);
+          sentAt.delete(m.id);
           if (m.ok) {
             summary.answered++;
-            if (m.value !== `v:${key}`) wrongAnswer(kind ?? 'call', `${key} answered ${JSON.stringify(m.value)} by ${name}`);
+            const expected = kind === 'call' ? m.value?.startsWith(`v:${key}|`) : m.value === `v:${key}`;
+            if (!expected) wrongAnswer(kind ?? 'call', `${key} answered ${JSON.stringify(m.value)} by ${name}`);
+            else if (kind === 'call') {
+              const stale = staleAfterForget(node, key, requestSentAt, m.value!, m.role);
+              if (stale) wrongAnswer('forget', stale);
+            }
           } else {
             summary.typedErrors[m.code!] = (summary.typedErrors[m.code!] ?? 0) + 1;
             if (m.code!.startsWith('untyped')) log(`untyped error in ${name}: ${m.code}`);
@@ -216,6 +283,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     requestedKeys.add(`${kind}:${key}`);
     node.pending.set(id, key);
     kindOf.set(id, kind);
+    sentAt.set(id, Date.now());
     node.child.stdin!.write(`${JSON.stringify({ op: 'request', id, key, workMs, kind })}\n`);
   };
 
@@ -231,6 +299,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       return;
     }
     const key = `k${Math.floor(random() * options.keys)}`;
+    if (pick > 0.97) {
+      // A forget of a direct call's key, on any node, while the others read it (from L1 too).
+      const id = ++seq;
+      forgetting.set(id, { key, sent: Date.now() });
+      live[Math.floor(random() * live.length)]!.child.stdin!.write(`${JSON.stringify({ op: 'forget', id, key })}\n`);
+      return;
+    }
     request(live[Math.floor(random() * live.length)]!, key, pick < 0.2 ? 'slow' : 'call', workMs);
   };
 
@@ -264,6 +339,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
         process.kill(node.child.pid!, 'SIGSTOP');
         await sleep(2000 + Math.floor(random() * 1000));
         process.kill(node.child.pid!, 'SIGCONT');
+        // Its runs and its L1 copies went unheard for the pause: counted as lost until it runs again.
+        node.lostAt = Date.now();
         node.paused = false;
         return;
       }
@@ -287,6 +364,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
         redisLostAt = Date.now();
         return;
       case 'pause-redis':
+        redisPausedAt = Date.now() + 2000;
         await redis.command('CLIENT', 'PAUSE', String(1000 + Math.floor(random() * 1000)), 'ALL').catch(() => '');
         return;
     }
@@ -355,7 +433,8 @@ export function formatSummary(s: ChaosSummary): string {
     .join(',');
   return (
     `chaos requests=${s.requests} {${kinds}} answered=${s.answered} typedErrors={${errors}} wrong=${s.wrong} unhandled=${s.unhandled} ` +
-    `unanswered=${s.unanswered} lostWithKilledNode=${s.lostWithKilledNode} idempotentRerunsAfterOwnerLoss=${s.idempotentRerunsAfterOwnerLoss} upstreamCalls=${s.upstreamCalls} ` +
+    `unanswered=${s.unanswered} lostWithKilledNode=${s.lostWithKilledNode} idempotentRerunsAfterOwnerLoss=${s.idempotentRerunsAfterOwnerLoss} ` +
+    `forgets=${s.forgets} staleAfterForgetDuringFault=${s.staleAfterForgetDuringFault} upstreamCalls=${s.upstreamCalls} ` +
     `distinctKeys+faults=${s.distinctKeys}+${s.faults} faults={${faults}} durationMs=${s.durationMs}`
   );
 }

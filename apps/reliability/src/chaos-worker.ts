@@ -3,7 +3,7 @@
  * whose only right answer is `v:<key>`, called directly (`call`) and through two Express routes behind
  * `@flight/express`: a slow route whose stage times out before the handler answers (`slow`), and an
  * idempotent POST under `Idempotency-Key` (`post`), each attempt with a freshly refreshed bearer token (the
- * middleware keys it by the client the token names). JSON lines in (requests) and out (replies, upstream
+ * middleware keys it by the client the token names); and `forget` of a direct call's key (L1 is on). JSON lines in (requests) and out (replies, upstream
  * calls, idempotent runs, unhandled rejections). Started by chaos-run.ts with `node --import tsx`.
  */
 import type { AddressInfo } from 'node:net';
@@ -60,6 +60,7 @@ function parse(url: string) {
 async function handle(request: { id: number; key: string; workMs: number }) {
   try {
     const result = await flight.execute('chaos', request.key, async (ctx) => {
+      const startedAt = Date.now();
       send({ event: 'upstream', key: request.key });
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, request.workMs);
@@ -69,7 +70,8 @@ async function handle(request: { id: number; key: string; workMs: number }) {
         });
       });
       if (ctx.signal.aborted) throw ctx.signal.reason;
-      return `v:${request.key}`;
+      // When and where this run started: the runner checks that no caller after a forget gets an older run.
+      return `v:${request.key}|${startedAt}|${config.nodeId}`;
     });
     send({ id: request.id, ok: true, value: result.value, role: result.role });
   } catch (error) {
@@ -125,10 +127,18 @@ async function handleHttp(request: { id: number; key: string; workMs: number; ki
 }
 
 type Request = { op: 'request'; id: number; key: string; workMs: number; kind?: 'call' | 'slow' | 'post' };
+type Forget = { op: 'forget'; id: number; key: string };
 send({ event: 'ready' });
 for await (const line of createInterface({ input: process.stdin })) {
-  const message = JSON.parse(line) as Request | { op: 'exit' };
+  const message = JSON.parse(line) as Request | Forget | { op: 'exit' };
   if (message.op === 'exit') break;
+  if (message.op === 'forget') {
+    flight.forget('chaos', message.key).then(
+      (found) => send({ id: message.id, forgot: true, found }),
+      (error: unknown) => send({ id: message.id, forgot: false, code: error instanceof FlightError ? error.code : String(error) }),
+    );
+    continue;
+  }
   if (message.kind === 'slow' || message.kind === 'post') void handleHttp({ ...message, kind: message.kind });
   else void handle(message);
 }

@@ -158,6 +158,8 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
         async unsubscribe(channels) {
           await Promise.all(bySlot(channels).map((group) => sub.sunsubscribe(...group)));
         },
+        // Standalone: PING is allowed on a subscribed connection and answered after every message before it.
+        ...(isCluster ? {} : { ping: () => sub.call('PING') }),
         async close() {
           if (subscriber === sub) subscriber = undefined;
           await closeWithin(

@@ -208,6 +208,7 @@ export function createNodeRedisDriver(
                 evalsha: (sha, keys, args) => runScriptCommand(scriptCommand('EVALSHA', sha, keys, args)),
                 eval: (source, keys, args) => runScriptCommand(scriptCommand('EVAL', source, keys, args)),
               },
+              ping: () => runScriptCommand(['PING']),
             }),
         async close() {
           closing = true;

@@ -24,6 +24,11 @@ export interface RedisSubscriber {
   readonly scripts?: ScriptRunner;
   /** SUNSUBSCRIBE `channels`. */
   unsubscribe(channels: readonly string[]): Promise<void>;
+  /**
+   * PING on the subscriber connection (standalone only): resolves once the server answered, after every
+   * message it sent before. Lets the coordinator notice a connection that went silent without breaking.
+   */
+  ping?(): Promise<unknown>;
   /** Closes the subscriber connection(s). */
   close(): Promise<void>;
 }

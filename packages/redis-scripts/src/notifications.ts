@@ -75,6 +75,8 @@ type Listener = ((notice: Notice) => void) & {
 const isProgress = (notice: Notice): boolean => notice.status === 'RUNNING' || notice.status === 'PENDING';
 
 const CONFIRMED = Promise.resolve(true);
+/** How often the subscriber connection is PINGed while forgets are listened for (see `schedulePing`). */
+export const LIVENESS_PING_MS = 500;
 /** How a forget notice starts (lua/forget.lua): `forget <epoch>`, which `parseNotice` refuses. */
 const FORGET_NOTICE = 'forget ';
 const noop = () => undefined;
@@ -215,6 +217,7 @@ export function createNotifications(
 
   function onReconnect(): void {
     generation++;
+    silent = false;
     for (const channel of channels.values()) {
       if (channel.liveAt >= 0) {
         counters.channels--;
@@ -231,6 +234,45 @@ export function createNotifications(
   /** The connection broke: whoever must not miss a notice learns it now, not at the reconnect. */
   function onDisconnect(): void {
     for (const channel of channels.values()) for (const listener of [...channel.listeners]) listener.lost?.();
+  }
+
+  /**
+   * While forgets are listened for, the subscriber connection is PINGed every `LIVENESS_PING_MS`: one that
+   * goes silent without breaking (a half-open connection, a blackholed network) is noticed within
+   * `LIVENESS_PING_MS` plus the ping's deadline, and its forget listeners told at once. A PONG after that
+   * re-covers them: every message the server sent before it has been read by then.
+   */
+  let forgetListeners = 0;
+  let pinging: TimerHandle | undefined;
+  let silent = false;
+  function schedulePing(): void {
+    if (pinging !== undefined || closed || forgetListeners === 0) return;
+    pinging = clock.setTimeout(() => void ping(), LIVENESS_PING_MS);
+  }
+  async function ping(): Promise<void> {
+    const s = subscriber;
+    let answered = false;
+    try {
+      if (s?.ping) {
+        await withDeadline(s.ping(), Math.min(options.commandTimeoutMs, LIVENESS_PING_MS));
+        answered = true;
+      }
+    } catch {
+      answered = false;
+    }
+    pinging = undefined;
+    if (closed) return;
+    if (s?.ping && !answered && !silent) {
+      silent = true;
+      onDisconnect();
+    } else if (answered && silent) {
+      silent = false;
+      for (const channel of channels.values()) {
+        if (channel.liveAt < 0) continue;
+        for (const listener of [...channel.listeners]) if (listener.forgotten) listener.recheck?.();
+      }
+    }
+    schedulePing();
   }
 
   function sub(): RedisSubscriber {
@@ -579,17 +621,21 @@ export function createNotifications(
         if (active) handlers.covered(false);
       };
       const channel = watch(name, listener);
+      forgetListeners++;
+      schedulePing();
       // Confirmed again (late, or after a reconnect): heard from now on.
       listener.recheck = () => {
-        if (active && channel.liveAt >= 0) handlers.covered(true);
+        if (active && channel.liveAt >= 0 && !silent) handlers.covered(true);
       };
-      if (channel.liveAt >= 0) handlers.covered(true);
+      if (channel.liveAt >= 0 && !silent) handlers.covered(true);
       else
         void channel.confirmed.then((ok) => {
-          if (active && ok && channel.liveAt >= 0) handlers.covered(true);
+          if (active && ok && channel.liveAt >= 0 && !silent) handlers.covered(true);
         });
       return () => {
+        if (!active) return;
         active = false;
+        forgetListeners--;
         unwatch(channel, listener);
       };
     },
@@ -601,6 +647,8 @@ export function createNotifications(
       for (const finish of [...finishers]) finish();
       for (const channel of channels.values()) channel.settle(false);
       channels.clear();
+      if (pinging !== undefined) clock.clearTimeout(pinging);
+      pinging = undefined;
       if (sweeper !== undefined) clock.clearTimeout(sweeper);
       sweeper = undefined;
       const s = subscriber;
