@@ -211,8 +211,10 @@ export class SingleFlight {
    * The forgotten run goes on: its owner's callers on the owner node still get its value, but nothing it
    * completes is stored or put in L1, and its followers on other nodes ask again and join the new run.
    * A stored SUCCEEDED/FAILED outcome is dropped the same way (an `invalidate`), so the next caller re-runs.
-   * This node's L1 entry and in-process run are forgotten at once; other nodes' L1 entries (when L1 is on)
-   * live out their `l1.ttlMs`. Resolves `true` when the coordinator held a record of the flight, `false`
+   * This node's L1 entry and in-process run are forgotten at once, and no value read before the forget is
+   * put in L1 after it; other nodes drop their L1 copies when the coordinator's forget notice reaches them
+   * (a coordinator with `listenForgets`: the Redis ones; see the README section "Forget"). Resolves `true`
+   * when the coordinator held a record of the flight, `false`
    * when there was none. In `local` mode only this node is affected (resolves `false`). Rejects with
    * `FlightCoordinationError` when the coordinator fails (this node's entries are forgotten anyway).
    */
