@@ -7,6 +7,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
+  drainRefusedBody,
   eachSharedHeader,
   errorHeaders,
   NodeExchange,
@@ -128,7 +129,7 @@ export class FastifyExchange extends NodeExchange<FastifyRequest> {
     if (reply.raw.headersSent) return void reply.raw.end();
     void reply.code(error.status).header('content-type', PROBLEM_CONTENT_TYPE);
     for (const [name, value] of errorHeaders(error)) void reply.header(name, value);
-    if (error.status === 413) void reply.header('connection', 'close');
+    if (error.status === 413 && drainRefusedBody(reply.request.raw)) void reply.header('connection', 'close');
     void reply.send(problemBody(error));
   }
 }

@@ -11,7 +11,7 @@ import { errorHeaders, PROBLEM_CONTENT_TYPE, problemBody, type FlightHttpError }
 import type { HttpExchange, HttpRequestView } from './handler.js';
 import { recordResponse, type OwnerRun } from './recorder.js';
 import { eachSharedHeader } from './replay.js';
-import { disconnectSignal, nodeRequestInfo, readBody, type HttpRequestInfo } from './request.js';
+import { disconnectSignal, drainRefusedBody, nodeRequestInfo, readBody, type HttpRequestInfo } from './request.js';
 import { sharedPayload, type SharedResponse } from './response.js';
 import { teeResponse, type StreamedOwnerRun } from './stream-tee.js';
 
@@ -117,7 +117,7 @@ export abstract class NodeExchange<Req> implements HttpExchange<Req> {
     res.statusCode = error.status;
     res.setHeader('content-type', PROBLEM_CONTENT_TYPE);
     for (const [name, value] of errorHeaders(error)) res.setHeader(name, value);
-    if (error.status === 413) res.setHeader('connection', 'close');
+    if (error.status === 413 && drainRefusedBody(this.req)) res.setHeader('connection', 'close');
     res.end(problemBody(error));
   }
 }

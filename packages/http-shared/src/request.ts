@@ -221,6 +221,29 @@ export function parseIdempotencyKey(lines: string | readonly string[], maxLength
   return item;
 }
 
+/** Most bytes of a refused request body read and thrown away so that its client can read the 413. */
+export const MAX_DRAIN_BYTES = 16 * 1024 * 1024;
+
+/**
+ * After refusing a request body as too large (413): reads and throws away what the client is still
+ * sending, up to `MAX_DRAIN_BYTES`, as HTTP servers do before they close ("lingering close"). Closing the
+ * connection while the client is still writing its body resets it, and the client then fails on its next
+ * write (EPIPE, ECONNRESET) before it reads the answer. Returns true when the connection must close at
+ * once instead (the client declared more than the bound); a body that goes on past the bound closes it then.
+ */
+export function drainRefusedBody(req: IncomingMessage): boolean {
+  const declared = declaredLength(req.headers);
+  if (declared !== undefined && declared > MAX_DRAIN_BYTES) return true;
+  if (req.readableEnded || req.destroyed) return false;
+  let drained = 0;
+  req.on('data', (chunk: Buffer | string) => {
+    drained += chunk.length;
+    if (drained > MAX_DRAIN_BYTES) req.socket?.destroy();
+  });
+  req.resume();
+  return false;
+}
+
 /** One disconnect signal per HTTP/1 connection (see `disconnectSignal`). */
 const connectionSignals = new WeakMap<Socket, AbortSignal>();
 

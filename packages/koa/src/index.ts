@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import type { Context, Middleware, Next } from 'koa';
 import {
   createHttpFlightHandler,
+  drainRefusedBody,
   errorHeaders,
   errorStatus,
   groupedHeaders,
@@ -207,7 +208,7 @@ class KoaExchange extends NodeExchange<Context> {
     for (const [name, value] of errorHeaders(error)) ctx.set(name, value);
     ctx.body = problemBody(error);
     ctx.type = PROBLEM_CONTENT_TYPE;
-    if (error.status === 413) ctx.set('connection', 'close');
+    if (error.status === 413 && drainRefusedBody(ctx.req)) ctx.set('connection', 'close');
   }
 }
 

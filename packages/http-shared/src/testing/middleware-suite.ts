@@ -7,6 +7,7 @@
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   createMemoryCoordinator,
@@ -698,6 +699,38 @@ export function registerMiddlewareSuite(driver: Driver): void {
       } as RequestInit);
       expect(streamed.status).toBe(413);
       expect(calls()).toBe(0);
+    });
+
+    it('after a 413 on a declared 10 MB body it reads the rest the client sends instead of resetting it mid-upload (the connection lives on)', async () => {
+      const { url, calls } = await serve(() => ({ kind: 'text', body: 'fine' }), { idempotency: true });
+      const { port } = new URL(url);
+      const socket = connect(Number(port), '127.0.0.1');
+      let received = '';
+      let closedByServer = false;
+      socket.setEncoding('utf8');
+      socket.on('data', (piece: string) => (received += piece));
+      socket.on('end', () => (closedByServer = true));
+      socket.on('error', () => (closedByServer = true));
+      await once(socket, 'connect');
+      const length = 10 * 1024 * 1024;
+      socket.write(`POST /r/upload HTTP/1.1\r\nHost: app.example\r\nIdempotency-Key: "u3"\r\nContent-Length: ${length}\r\n\r\n`);
+      // The answer comes from the declared length, before the body.
+      for (let i = 0; i < 100 && !received.includes('\r\n\r\n'); i++) await sleep(10);
+      expect(received).toMatch(/^HTTP\/1\.1 413 /);
+      // The client, which cannot know yet, goes on sending its body a MiB at a time.
+      const piece = Buffer.alloc(1024 * 1024, 3);
+      for (let sent = 0; sent < length && !closedByServer; sent += piece.length) {
+        await new Promise<void>((resolve) => socket.write(piece, () => resolve()));
+        await sleep(5);
+      }
+      expect(closedByServer).toBe(false);
+      // The same connection then carries the next request.
+      received = '';
+      socket.write('GET /direct/after HTTP/1.1\r\nHost: app.example\r\nConnection: close\r\n\r\n');
+      await once(socket, 'end');
+      expect(received).toMatch(/^HTTP\/1\.1 200 /);
+      expect(calls()).toBe(1);
+      socket.destroy();
     });
 
     it('a follower whose client goes away stops waiting; the owner and other followers are not disturbed', async () => {
