@@ -199,14 +199,12 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
 /** What the factories check a `client` against (see `assertConnectionOptions`). */
 const IOREDIS: ClientLibrary = {
   name: 'ioredis',
-  clientHint: 'your ioredis Redis or Cluster',
-  problemOf(client) {
-    const methods = client as Record<string, unknown>;
-    if (typeof methods.sendCommand === 'function' && typeof methods.call !== 'function') {
+  clientHint: 'your ioredis (>= 5) Redis or Cluster',
+  methods: ['call', 'callBuffer', 'duplicate', 'ssubscribe', 'on', 'quit'],
+  problemOf(client, missing) {
+    if (missing.length > 0 && typeof client.sendCommand === 'function') {
       return 'client is a node-redis client: use createNodeRedisCoordinator from @flight/redis-node, or pass an ioredis Redis or Cluster';
     }
-    const missing = ['call', 'callBuffer', 'duplicate', 'ssubscribe', 'on', 'quit'].filter((name) => typeof methods[name] !== 'function');
-    if (missing.length > 0) return `client is not an ioredis Redis or Cluster (ioredis >= 5; it has no ${missing.join(', ')})`;
     return undefined;
   },
 };

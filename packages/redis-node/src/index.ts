@@ -232,14 +232,12 @@ export function createNodeRedisDriver(
 const NODE_REDIS: ClientLibrary = {
   name: 'redis',
   clientHint: 'your connected node-redis createClient() or createCluster()',
-  problemOf(client) {
-    const methods = client as Record<string, unknown>;
-    if (typeof methods.call === 'function' && typeof methods.callBuffer === 'function') {
+  methods: ['sendCommand', 'duplicate', 'sSubscribe', 'on'],
+  problemOf(client, missing) {
+    if (missing.length > 0 && typeof client.call === 'function' && typeof client.callBuffer === 'function') {
       return 'client is an ioredis client: use createIoredisCoordinator from @flight/redis-ioredis, or pass a node-redis client';
     }
-    const missing = ['sendCommand', 'duplicate', 'sSubscribe', 'on'].filter((name) => typeof methods[name] !== 'function');
-    if (missing.length > 0) return `client is not a node-redis client or cluster (redis >= 5; it has no ${missing.join(', ')})`;
-    if (methods.isOpen === false) {
+    if (missing.length === 0 && client.isOpen === false) {
       return 'client is not connected: call `await client.connect()` before creating the coordinator, or pass { redis } and it connects its own';
     }
     return undefined;

@@ -27,11 +27,13 @@ export interface ClientLibrary {
   name: string;
   /** What to pass as `client`, for the messages (`your ioredis Redis or Cluster`). */
   clientHint: string;
+  /** The methods this library's client has and the adapter calls. */
+  methods: readonly string[];
   /**
-   * Why `client` cannot be used (a string to show), or undefined when it can: not this library's client,
-   * the other library's, not connected.
+   * Why a client that has them all still cannot be used (not connected), or why one that lacks some is the
+   * other library's (and which adapter to use); undefined otherwise.
    */
-  problemOf(client: object): string | undefined;
+  problemOf(client: Record<string, unknown>, missing: readonly string[]): string | undefined;
 }
 
 /**
@@ -66,6 +68,10 @@ export function assertConnectionOptions(factory: string, options: unknown, libra
       },
     );
   }
-  const problem = library.problemOf(client);
+  const methods = client as Record<string, unknown>;
+  const missing = library.methods.filter((name) => typeof methods[name] !== 'function');
+  const problem =
+    library.problemOf(methods, missing) ??
+    (missing.length > 0 ? `client is not ${library.clientHint} (it has no ${missing.join(', ')})` : undefined);
   if (problem) throw new FlightConfigurationError(`${factory}: ${problem}`, { context: { option: 'client' } });
 }

@@ -137,11 +137,11 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
 
   /** `acquire`: the fast path when it decides, else the script; a result stored as bytes read back as bytes. */
   async function acquire(input: AcquireInput, keys: RunKeys, attempt: number): Promise<AcquireReply> {
-    const sentAt = serverClocks.mark();
-    const quick = calls.checked ? fast?.attempt(input, keys) : undefined;
-    if (quick) {
-      const decided = await calls.sent('acquire', input, quick);
-      if (decided?.outcome === 'OWNER_NEW' && !opts.clock && serverClocks.mark() - sentAt > lateAfterMs(input)) {
+    if (calls.checked && fast) {
+      const sentAt = serverClocks.mark();
+      const quick = fast.attempt(input, keys);
+      const decided = quick && (await calls.sent('acquire', input, quick));
+      if (decided && decided.outcome === 'OWNER_NEW' && !opts.clock && serverClocks.mark() - sentAt > lateAfterMs(input)) {
         return confirmLateOwner(input, keys, decided, attempt);
       }
       if (decided) return finishedReply(input, keys, decided, attempt);

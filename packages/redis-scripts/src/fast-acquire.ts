@@ -69,10 +69,9 @@ export function createFastAcquire({ setIfAbsent, serverClock, testClock, predict
       // A poll of a run already joined, or a stage that mostly joins: the script's one round trip.
       if (input.joinEpoch !== undefined || predictor.joins(input.stage)) return undefined;
       // Epochs only grow (see FAST_ACQUIRE_SLACK_MS): a stage whose records may live shorter than the slack,
-      // or an estimate that may trail by more than it, is left to the script.
+      // or an estimate that may trail by more than it (no `now` then), is left to the script.
       if (!testClock && (input.minRecordTtlMs ?? Infinity) < 2 * FAST_ACQUIRE_SLACK_MS) return undefined;
-      if (!testClock && !((serverClock(key)?.lagBoundMs() ?? Infinity) <= FAST_ACQUIRE_SLACK_MS)) return undefined;
-      const now = recordNow(testClock, serverClock, key);
+      const now = recordNow(testClock, serverClock, key, FAST_ACQUIRE_SLACK_MS);
       // Terms the script would refuse are refused by it, with its error.
       if (now === undefined || !(input.leaseTtlMs >= 1 && input.maxRunMs >= 0 && input.takeoverAfterMs >= 0)) return undefined;
       if (!Number.isFinite(input.leaseTtlMs + input.maxRunMs + input.takeoverAfterMs)) return undefined;

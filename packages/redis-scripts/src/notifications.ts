@@ -258,7 +258,7 @@ export function createNotifications(
         answered = true;
       }
     } catch {
-      answered = false;
+      // No answer by the deadline: the connection went silent.
     }
     pinging = undefined;
     if (closed) return;

@@ -22,13 +22,12 @@ export const SAMPLE_MAX_AGE_MS = 5000;
 export const SAMPLE_MAX_ROUND_TRIP_MS = 1000;
 
 export interface ServerClock {
-  /** The server's time now in whole ms, or undefined when no recent sample vouches for it. */
-  now(): number | undefined;
   /**
-   * How far `now()` may trail the server (ms): the round trip of the sample it rests on (the server
-   * stamped its reply at most that long before it was read). Infinity without a sample.
+   * The server's time now in whole ms, or undefined when no recent sample vouches for it — or, with
+   * `maxLagMs`, when the estimate may trail the server by more than that: the round trip of the sample it
+   * rests on (the server stamped its reply at most that long before it was read).
    */
-  lagBoundMs(): number;
+  now(maxLagMs?: number): number | undefined;
   /**
    * A time the server stamped a reply with (epoch ms), read just now, for a request sent at `sentAt` (the
    * local monotonic time, `ServerClocks.mark()`): ignored when that round trip took longer than
@@ -46,8 +45,9 @@ export function recordNow(
   testClock: (() => number) | undefined,
   serverClock: (key: string) => ServerClock | undefined,
   key: string,
+  maxLagMs?: number,
 ): number | undefined {
-  return testClock ? Math.trunc(testClock()) : serverClock(key)?.now();
+  return testClock ? Math.trunc(testClock()) : serverClock(key)?.now(maxLagMs);
 }
 
 /** The local monotonic clock in ms: the default of `createServerClock` and `createServerClocks`. */
@@ -59,12 +59,9 @@ export function createServerClock(monotonic: () => number = localMonotonic): Ser
   let sampledAt = Number.NEGATIVE_INFINITY;
   let lagBound = Number.POSITIVE_INFINITY;
   return {
-    lagBoundMs() {
-      return lagBound;
-    },
-    now() {
+    now(maxLagMs = Number.POSITIVE_INFINITY) {
       const local = monotonic();
-      if (local - sampledAt > SAMPLE_MAX_AGE_MS) return undefined;
+      if (local - sampledAt > SAMPLE_MAX_AGE_MS || lagBound > maxLagMs) return undefined;
       return Math.trunc(local + offset);
     },
     sample(serverNow, sentAt) {

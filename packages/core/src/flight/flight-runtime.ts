@@ -232,12 +232,16 @@ export class FlightRuntime {
    */
   decode(payload: StoredResult, maxBytes: number): { value: unknown; bytes: number } {
     const value = this.options.codec.decode(payload, { maxBytes });
-    return { value, bytes: Math.max(payload.length, this.freezeDecoded(value)) };
+    return { value, bytes: this.freezeDecoded(value, payload) };
   }
 
-  /** Deep-freezes a value the codec decoded (faster when it is known to be fresh from `JSON.parse`). */
-  freezeDecoded(value: unknown): number {
-    return this.options.decodesFreshJson ? deepFreezeParsedJson(value) : deepFreeze(value);
+  /**
+   * Deep-freezes a value the codec decoded from `payload` (faster when it is known to be fresh from
+   * `JSON.parse`) and returns what it holds in memory: the larger of the payload's length and the value's
+   * estimated size (L1's byte bound).
+   */
+  freezeDecoded(value: unknown, payload: StoredResult): number {
+    return Math.max(payload.length, this.options.decodesFreshJson ? deepFreezeParsedJson(value) : deepFreeze(value));
   }
 
   /** Encodes then decodes, so every role returns the same shape of value and the size cap holds everywhere. */

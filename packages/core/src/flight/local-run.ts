@@ -25,7 +25,7 @@ export async function runLocal(runtime: FlightRuntime, call: FlightCall): Promis
     if (runtime.options.encodeLocalResults) {
       const trip = runtime.roundTrip(value, call.maxResultBytes);
       value = trip.value;
-      size = Math.max(trip.payload.length, runtime.freezeDecoded(value));
+      size = runtime.freezeDecoded(value, trip.payload);
     } else {
       size = deepFreeze(value);
     }

@@ -166,7 +166,7 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
         fence,
       });
       ({ payload, value } = runtime.roundTrip(raw, call.maxResultBytes));
-      bytes = Math.max(payload.length, runtime.freezeDecoded(value));
+      bytes = runtime.freezeDecoded(value, payload);
     } catch (error) {
       // No renewal may race the write below (a late renewal refused after it is not a lost lease).
       heartbeats.stop(task.taskKey);
