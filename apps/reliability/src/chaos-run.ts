@@ -1,7 +1,7 @@
 /**
  * The bounded chaos run: 3 node processes (chaos-worker.ts), a stream of requests over many keys — direct
- * calls, a slow HTTP route that runs past its guard timeout, and idempotent POSTs (each key sent to every
- * node at once, as a client's retries) — and random faults — kill and restart a node, pause a node
+ * calls, a slow HTTP route that runs past its guard timeout, idempotent POSTs (each key sent to every
+ * node at once, as a client's retries), and HTTP/2 GETs of one path by two tenants (`:authority`) — and random faults — kill and restart a node, pause a node
  * (SIGSTOP/SIGCONT), cut a node off from Redis (its proxy swallows everything), restart Redis (empty),
  * pause Redis (CLIENT PAUSE) — for a fixed time, on a Redis of its own. Ends by itself and returns one
  * summary; `wrong` and `unhandled` must be 0. An idempotent POST run twice is wrong, unless the node of
@@ -59,7 +59,7 @@ export interface ChaosSummary {
   lostWithKilledNode: number;
   /** Requests that got no answer at all within the drain deadline from a live node (must be 0). */
   unanswered: number;
-  /** Requests by kind: direct `call`, `slow` HTTP route, idempotent `post`. */
+  /** Requests by kind: direct `call`, `slow` HTTP route, idempotent `post`, HTTP/2 `h2`. */
   requestsByKind: Record<string, number>;
   /** Idempotent POSTs run again after the node of their earlier run was lost to a fault (see above). */
   idempotentRerunsAfterOwnerLoss: number;
@@ -146,6 +146,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   const proxies = new Map<string, TcpProxy>();
   /** Each node's cuts from Redis (`to` unset while one lasts). */
   const cuts = new Map<string, { from: number; to?: number }[]>();
+  /** The tenant (`:authority`) of each HTTP/2 request in flight, by id. */
+  const tenantOf = new Map<number, string>();
   /** The kind of each request in flight, by id. */
   const kindOf = new Map<number, string>();
   /** When each request in flight was sent. */
@@ -255,12 +257,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
           node.pending.delete(m.id);
           const kind = kindOf.get(m.id);
           const requestSentAt = sentAt.get(m.id) ?? 0;
+          const tenant = tenantOf.get(m.id);
           kindOf.delete(m.id);
           sentAt.delete(m.id);
+          tenantOf.delete(m.id);
           if (m.ok) {
             summary.answered++;
-            const expected = kind === 'call' ? m.value?.startsWith(`v:${key}|`) : m.value === `v:${key}`;
-            if (!expected) wrongAnswer(kind ?? 'call', `${key} answered ${JSON.stringify(m.value)} by ${name}`);
+            const expected = kind === 'call' ? m.value?.startsWith(`v:${key}|`) : m.value === (tenant ? `v:${key}@${tenant}` : `v:${key}`);
+            if (!expected)
+              wrongAnswer(kind ?? 'call', `${key}${tenant ? ` for ${tenant}` : ''} answered ${JSON.stringify(m.value)} by ${name}`);
             else if (kind === 'call') {
               const stale = staleAfterForget(node, key, requestSentAt, m.value!, m.role);
               if (stale) wrongAnswer('forget', stale);
@@ -275,8 +280,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
 
   const nodes: Node[] = await Promise.all(['n1', 'n2', 'n3'].map(startNode));
 
-  type Kind = 'call' | 'slow' | 'post';
-  const request = (node: Node, key: string, kind: Kind, workMs: number) => {
+  type Kind = 'call' | 'slow' | 'post' | 'h2';
+  const request = (node: Node, key: string, kind: Kind, workMs: number, tenant?: string) => {
     const id = ++seq;
     summary.requests++;
     summary.requestsByKind[kind] = (summary.requestsByKind[kind] ?? 0) + 1;
@@ -284,7 +289,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     node.pending.set(id, key);
     kindOf.set(id, kind);
     sentAt.set(id, Date.now());
-    node.child.stdin!.write(`${JSON.stringify({ op: 'request', id, key, workMs, kind })}\n`);
+    if (tenant) tenantOf.set(id, tenant);
+    node.child.stdin!.write(`${JSON.stringify({ op: 'request', id, key, workMs, kind, tenant })}\n`);
   };
 
   let posts = 0;
@@ -306,6 +312,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       live[Math.floor(random() * live.length)]!.child.stdin!.write(`${JSON.stringify({ op: 'forget', id, key })}\n`);
       return;
     }
+    // Over HTTP/2, two tenants (`:authority`) ask for the same paths: each must get its own answer.
+    if (pick >= 0.2 && pick < 0.3)
+      return request(live[Math.floor(random() * live.length)]!, key, 'h2', workMs, `t${Math.floor(random() * 2)}.example`);
     request(live[Math.floor(random() * live.length)]!, key, pick < 0.2 ? 'slow' : 'call', workMs);
   };
 

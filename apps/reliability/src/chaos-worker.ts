@@ -3,17 +3,23 @@
  * whose only right answer is `v:<key>`, called directly (`call`) and through two Express routes behind
  * `@flight/express`: a slow route whose stage times out before the handler answers (`slow`), and an
  * idempotent POST under `Idempotency-Key` (`post`), each attempt with a freshly refreshed bearer token (the
- * middleware keys it by the client the token names); and `forget` of a direct call's key (L1 is on). JSON lines in (requests) and out (replies, upstream
- * calls, idempotent runs, unhandled rejections). Started by chaos-run.ts with `node --import tsx`.
+ * middleware keys it by the client the token names); a Koa route behind `@flight/koa` on an HTTP/2 (h2c)
+ * server, asked over one multiplexed HTTP/2 session with a tenant in `:authority` (`h2`: the answer names the
+ * tenant, so a response shared across tenants is wrong); and `forget` of a direct call's key (L1 is on). JSON
+ * lines in (requests) and out (replies, upstream calls, idempotent runs, unhandled rejections). Started by
+ * chaos-run.ts with `node --import tsx`.
  */
+import { connect as connectHttp2, createServer as createHttp2Server, type ClientHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
 import { createSingleFlight, FlightError } from '@flight/core';
 import { randomUUID } from 'node:crypto';
 import { createFlightMiddleware } from '@flight/express';
+import { createFlightMiddleware as createKoaFlightMiddleware } from '@flight/koa';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import express from 'express';
+import Koa from 'koa';
 
 const SLOW_STAGE = 'chaos-slow';
 /** The slow stage's guard timeout: the slow route's handler takes longer than this. */
@@ -106,6 +112,67 @@ const server = app.listen(0, '127.0.0.1');
 await new Promise((resolve) => server.once('listening', resolve));
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
+// The HTTP/2 route: the tenant is the request's `:authority`, which the key holds (no shareAcrossHosts).
+const koa = new Koa();
+koa.use(createKoaFlightMiddleware({ singleFlight: flight, stage: 'chaos-h2' }));
+koa.use(async (ctx) => {
+  const key = ctx.path.slice('/h2/'.length);
+  send({ event: 'upstream', key: `h2:${key}` });
+  await sleep(Number(ctx.get('x-work-ms') || 0));
+  ctx.type = 'text';
+  ctx.body = `v:${key}@${ctx.get(':authority') || ctx.host}`;
+});
+const koaCallback = koa.callback();
+const h2Server = createHttp2Server((req, res) => void koaCallback(req, res));
+h2Server.listen(0, '127.0.0.1');
+await new Promise((resolve) => h2Server.once('listening', resolve));
+const h2Base = `http://127.0.0.1:${(h2Server.address() as AddressInfo).port}`;
+let h2Session: ClientHttp2Session | undefined;
+
+/** A GET over this node's one HTTP/2 session (opened again when it broke), for `tenant`. */
+function h2Get(
+  path: string,
+  tenant: string,
+  workMs: number,
+): Promise<{ status: number; body: string; role: string | undefined; type: string }> {
+  if (!h2Session || h2Session.closed || h2Session.destroyed) {
+    h2Session = connectHttp2(h2Base);
+    h2Session.on('error', () => {});
+  }
+  const session = h2Session;
+  return new Promise((resolve, reject) => {
+    // The work time rides in a header, outside the key: requests of one path by one tenant share a run.
+    const stream = session.request({ ':path': path, ':authority': tenant, 'x-work-ms': String(workMs) });
+    let head: Record<string, unknown> = {};
+    let body = '';
+    stream.setEncoding('utf8');
+    stream.on('response', (headers) => (head = headers));
+    stream.on('data', (piece: string) => (body += piece));
+    stream.on('end', () =>
+      resolve({
+        status: Number(head[':status']),
+        body,
+        role: head['x-flight-role'] as string | undefined,
+        type: String(head['content-type'] ?? ''),
+      }),
+    );
+    stream.on('error', reject);
+  });
+}
+
+/** An HTTP/2 request; a 2xx must carry `v:<key>@<tenant>`, anything else a typed error code. */
+async function handleH2(request: { id: number; key: string; workMs: number; tenant: string }) {
+  try {
+    const response = await h2Get(`/h2/${request.key}`, request.tenant, request.workMs);
+    if (response.status >= 200 && response.status < 300)
+      return send({ id: request.id, ok: true, value: response.body, role: response.role });
+    const code = response.type.includes('problem+json') ? (JSON.parse(response.body) as { code?: string }).code : undefined;
+    send({ id: request.id, ok: false, code: code ?? `untyped:http2 ${response.status}` });
+  } catch (error) {
+    send({ id: request.id, ok: false, code: `untyped:${String(error)}` });
+  }
+}
+
 /** An HTTP request to this node's own routes; a 2xx must carry `v:<key>`, anything else a typed error code. */
 async function handleHttp(request: { id: number; key: string; workMs: number; kind: 'slow' | 'post' }) {
   try {
@@ -126,7 +193,7 @@ async function handleHttp(request: { id: number; key: string; workMs: number; ki
   }
 }
 
-type Request = { op: 'request'; id: number; key: string; workMs: number; kind?: 'call' | 'slow' | 'post' };
+type Request = { op: 'request'; id: number; key: string; workMs: number; kind?: 'call' | 'slow' | 'post' | 'h2'; tenant?: string };
 type Forget = { op: 'forget'; id: number; key: string };
 send({ event: 'ready' });
 for await (const line of createInterface({ input: process.stdin })) {
@@ -140,12 +207,15 @@ for await (const line of createInterface({ input: process.stdin })) {
     continue;
   }
   if (message.kind === 'slow' || message.kind === 'post') void handleHttp({ ...message, kind: message.kind });
+  else if (message.kind === 'h2') void handleH2({ ...message, tenant: message.tenant ?? 'a.example' });
   else void handle(message);
 }
 // Input ended (the run is over, or the runner is gone): exit even if closing hangs on an unreachable Redis.
 setTimeout(() => process.exit(0), 3000).unref();
 server.closeAllConnections();
 server.close();
+h2Session?.destroy();
+h2Server.close();
 await flight.close();
 await coordinator.close();
 process.exit(0);

@@ -5,6 +5,7 @@
  * the request may be coalesced, computes its flight key, runs the flight and answers every caller.
  */
 import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   buildFlightKey,
   FlightExecutionError,
@@ -30,6 +31,7 @@ import {
   UnshareableResponse,
   type UnshareableOutcome,
 } from './errors.js';
+import { ageOf, keepFor, staleFor } from './freshness.js';
 import { resolveHttpFlightOptions, type FlightKeySpec, type HttpFlightOptions } from './options.js';
 import type { OwnerRun, RecordResult } from './recorder.js';
 import {
@@ -110,6 +112,11 @@ export interface HttpFlightHandler<Req> {
 type Plan = { kind: 'bypass' } | { kind: 'flight'; key: string; fingerprint: string | undefined; conflict: boolean; stream?: boolean };
 
 const BYPASS: Plan = { kind: 'bypass' };
+
+/** How much longer than its computed end a request waits for a stale stored copy to go (ms). */
+const STALE_MARGIN_MS = 25;
+/** How many stale stored copies a request waits out before it runs the handler itself. */
+const MAX_STALE_ROUNDS = 3;
 
 /** The key of a middleware without a `key` function: path and query, no identity (one object for every request). */
 const DEFAULT_SPEC: { parts?: readonly KeyPart[]; identity?: string } = Object.freeze({});
@@ -316,6 +323,8 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
      * only: the next request starts a new run instead of having it replayed, and the guard never retries it.
      */
     readonly keepFailures: boolean;
+    /** A coalesced response is reused after its run only while fresh (freshness.ts); an idempotent one for the stage's time. */
+    readonly resultTtlMs: typeof keepFor | undefined;
     readonly supplier: (context: FlightContext) => Promise<HttpFlightValue>;
     private signalOf: { signal: AbortSignal; dispose(): void } | AbortSignal | undefined;
 
@@ -327,6 +336,7 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
       this.localFallback = !this.idempotent;
       this.atMostOnce = this.idempotent;
       this.keepFailures = this.idempotent;
+      this.resultTtlMs = this.idempotent ? undefined : keepFor;
       this.detach = flight.conflict ? new AbortController() : undefined;
       this.supplier = this.supply.bind(this);
     }
@@ -402,9 +412,15 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
 
   /**
    * Runs the flight of one request. `rejoined`: this is the request's second flight, after the run it joined
-   * on this node turned out to be one no handler could run (see `joinedRefusedRun`).
+   * on this node turned out to be one no handler could run (see `joinedRefusedRun`). `staleRounds`: how many
+   * stored responses it met that were no longer fresh (see `afterStale`).
    */
-  async function runFlight(exchange: HttpExchange<Req>, flight: Extract<Plan, { kind: 'flight' }>, rejoined = false): Promise<void> {
+  async function runFlight(
+    exchange: HttpExchange<Req>,
+    flight: Extract<Plan, { kind: 'flight' }>,
+    rejoined = false,
+    staleRounds = 0,
+  ): Promise<void> {
     const call = new FlightCall(exchange, flight);
     const { idempotent } = call;
     let unsubscribe: (() => void) | undefined;
@@ -424,7 +440,10 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
     }
 
     try {
-      if (flight.stream) return await streamFlight(call, flight.key, options, setRole);
+      if (flight.stream) {
+        const stale = await streamFlight(call, flight.key, options, setRole);
+        return stale ? await afterStale(call, flight, stale, staleRounds) : undefined;
+      }
       const result = await singleFlight.execute(stage, flight.key, call.supplier, call);
       if (call.run) {
         const answering = call.answerOwner(call.run);
@@ -439,6 +458,12 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
         return call.reject(new FlightIdempotencyKeyReusedError('this Idempotency-Key was used with a different request'), role);
       }
       if (unshared) return answerUnshared(call, value.unshared);
+      if (role === 'replay' || role === 'l1') {
+        const stale = idempotent ? 0 : staleFor(value);
+        if (stale) return await afterStale(call, flight, stale, staleRounds);
+        const age = ageOf(value);
+        if (age !== undefined) exchange.setHeader('age', String(age));
+      }
       call.answered = true;
       setRole(exchange, role);
       return exchange.replay(value);
@@ -485,6 +510,24 @@ export function createHttpFlightHandler<Req>(input: HttpFlightOptions<Req>): Htt
       unsubscribe?.();
       if (flight.conflict) inFlightHere.delete(flight.key);
     }
+  }
+
+  /**
+   * A request met a stored response that may no longer be replayed (its freshness is over, its copy kept
+   * only for the callers that joined its run): it waits the `waitMs` until the copy is gone (plus
+   * `STALE_MARGIN_MS`: the copy was stored a round trip after its time was computed) and asks again,
+   * joining the next run with every other such request. After `MAX_STALE_ROUNDS` such rounds it runs the
+   * handler itself.
+   */
+  async function afterStale(call: FlightCall, flight: Extract<Plan, { kind: 'flight' }>, waitMs: number, rounds: number): Promise<void> {
+    if (rounds >= MAX_STALE_ROUNDS) return runHere(call);
+    try {
+      await sleep(waitMs + STALE_MARGIN_MS, undefined, { signal: call.exchange.signal });
+    } catch {
+      call.answered = true;
+      return; // the client went away: nobody to answer
+    }
+    return runFlight(call.exchange, flight, false, rounds + 1);
   }
 
   /** Answers a caller of a run whose response was not shared: with the owner's failure, or by running the handler itself. */

@@ -168,6 +168,7 @@ export const NEVER_REPLAYED = new Set([
   'trailer',
   'content-length',
   'date',
+  'age',
 ]);
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'QUERY']);

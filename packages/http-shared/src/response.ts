@@ -6,6 +6,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { UnshareableResponse, type UnshareableOutcome, type UnshareableReason } from './errors.js';
+import { freshnessOf } from './freshness.js';
+import { header, headerValues, tokens } from './response-headers.js';
 import type { ResolvedHttpFlightOptions } from './options.js';
 
 type SharingOptionKeys = 'shareStatus' | 'vary' | 'maxBodyBytes' | 'replayHeaders';
@@ -38,23 +40,12 @@ export interface SharedResponse {
   length?: number;
   /** Idempotency mode: fingerprint of the method, path and body that produced it. */
   fp?: string;
-}
-
-function headerValues(value: OutgoingHttpHeaders[string]): string[] {
-  if (value === undefined) return [];
-  return Array.isArray(value) ? value.map(String) : [String(value)];
-}
-
-function header(headers: OutgoingHttpHeaders, name: string): string {
-  return headerValues(headers[name]).join(', ');
-}
-
-/** Comma-separated tokens of a header, lower-case, without parameters. */
-function tokens(value: string): string[] {
-  return value
-    .split(',')
-    .map((token) => token.split('=')[0]!.trim().toLowerCase())
-    .filter(Boolean);
+  /** Coalesced requests: when the owner's handler produced it (epoch ms), for the `Age` of replays (freshness.ts). */
+  at?: number;
+  /** Its age then, in seconds, when above 0. */
+  age?: number;
+  /** How long after `at` it may be replayed (ms); absent when the response states no freshness. */
+  fresh?: number;
 }
 
 function refuse(reason: UnshareableReason, response: CapturedResponse): UnshareableResponse {
@@ -109,6 +100,8 @@ export function toShared(
     shared.b64 = 1;
   }
   if (fingerprint !== undefined) shared.fp = fingerprint;
+  // Replays of an idempotent request are its record, not a cache's copy: freshness does not apply.
+  else Object.assign(shared, freshnessOf(response));
   return shared;
 }
 

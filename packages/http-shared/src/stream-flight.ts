@@ -14,6 +14,7 @@ import { UnshareableResponse } from './errors.js';
 import type { HttpExchange, HttpFlightRole } from './handler.js';
 import type { ResolvedHttpFlightOptions } from './options.js';
 import type { OwnerRun, Piece } from './recorder.js';
+import { ageOf, keepFor, staleFor } from './freshness.js';
 import { isSharedResponse, toShared, unshareableReason, type SharedResponse } from './response.js';
 import type { StreamedHead } from './stream-tee.js';
 
@@ -90,22 +91,28 @@ async function* bodyPieces(chunks: AsyncIterator<StreamChunk>): AsyncGenerator<P
   }
 }
 
+/** How long the stored chunks of a run may be reused: by its head's freshness (freshness.ts). */
+const keepChunksFor = (chunks: readonly StreamChunk[]) => keepFor(chunks[0]);
+
 /**
  * Runs the streamed flight of one request and answers it: the owner's client is answered by its handler
  * (teed), any other caller with the shared head, then the body as it comes. Resolves once the caller's
- * answer has started (the owner's: once the flight settled); rejects, before anything was sent, with what
- * the handler answers as for a buffered flight (an unshareable response, a timeout, a coordination error).
+ * answer has started (the owner's: once the flight settled), or, without answering, with how long to wait
+ * (ms) when it met a stored response that may no longer be replayed (`staleFor`); rejects, before anything
+ * was sent, with what the handler answers as for a buffered flight (an unshareable response, a timeout, a
+ * coordination error).
  */
 export async function streamFlight<Req>(
   call: StreamedCall<Req>,
   key: string,
   options: StreamOptions,
   setRole: (exchange: HttpExchange<Req>, role: HttpFlightRole) => void,
-): Promise<void> {
+): Promise<number | undefined> {
   const stream = options.singleFlight.executeStream(options.stage, key, (context) => ownerChunks(call, context, options), {
     signal: call.signal,
     keepFailures: false,
     maxBytes: options.maxBodyBytes,
+    resultTtlMs: keepChunksFor,
   });
   let settledRole: FlightRole | undefined;
   const outcome = stream.result();
@@ -125,13 +132,25 @@ export async function streamFlight<Req>(
   if (call.run) {
     await chunks.return?.();
     await outcome;
-    return;
+    return undefined;
   }
   if (first.done || !isSharedResponse(first.value)) {
     await chunks.return?.();
     throw new TypeError('the shared value is not a streamed HTTP response');
   }
+  const head = first.value as SharedResponse;
+  const stored = settledRole === 'replay' || settledRole === 'l1';
+  if (stored) {
+    const stale = staleFor(head);
+    if (stale) {
+      await chunks.return?.();
+      return stale;
+    }
+    const age = ageOf(head);
+    if (age !== undefined) call.exchange.setHeader('age', String(age));
+  }
   call.answered = true;
-  setRole(call.exchange, settledRole === 'replay' || settledRole === 'l1' ? settledRole : 'follower');
-  call.exchange.replayStream!(first.value as SharedResponse, Readable.from(bodyPieces(chunks)));
+  setRole(call.exchange, stored ? settledRole! : 'follower');
+  call.exchange.replayStream!(head, Readable.from(bodyPieces(chunks)));
+  return undefined;
 }

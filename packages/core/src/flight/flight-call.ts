@@ -47,6 +47,24 @@ export class FlightCall {
 
   /** The cap of the flight's stored result (encoded and decoded), in bytes. */
   readonly maxResultBytes: number;
+
+  /**
+   * How long, from now, later callers may reuse `value` (ms, 1 to the stage's `resultTtlMs`): the stage's
+   * `resultTtlMs`, or less when this call's `resultTtlMs` option says so (see `ExecuteOptions`).
+   */
+  reuseFor(value: unknown): number {
+    const limit = this.policy.resultTtlMs;
+    const option = this.options.resultTtlMs;
+    if (option === undefined) return limit;
+    let ms: number | undefined;
+    try {
+      ms = typeof option === 'number' ? option : option(value);
+    } catch {
+      return 1;
+    }
+    if (ms === undefined) return limit;
+    return typeof ms === 'number' && !Number.isNaN(ms) ? Math.min(limit, Math.max(1, Math.floor(ms))) : 1;
+  }
 }
 
 /** Records in the trace note who did the work for this call (no-op with telemetry off). */

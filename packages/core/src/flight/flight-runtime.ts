@@ -206,13 +206,14 @@ export class FlightRuntime {
   /**
    * Fills L1 with the deep-frozen value `call` got. `sizeBytes` is what the value holds in memory (the
    * larger of its encoded length and its in-memory estimate). `storedForMs` is how long the stored result
-   * it copies still lives (the stage's `resultTtlMs` for a result just stored); the entry never outlives it.
-   * Nothing is filled when a forget of the flight came after the call started (`ForgetMarks`).
+   * it copies still lives (what the run stored it for, for a result just stored); the entry never outlives
+   * it, nor how long the call's options let the value be reused (`FlightCall.reuseFor`). Nothing is filled
+   * when a forget of the flight came after the call started (`ForgetMarks`).
    */
   remember(call: FlightCall, value: unknown, sizeBytes: number, storedForMs: number = call.policy.resultTtlMs): void {
     const { policy } = call;
     if (!policy.l1.enabled) return;
-    const ttlMs = Math.min(policy.l1.ttlMs, storedForMs);
+    const ttlMs = Math.min(policy.l1.ttlMs, storedForMs, call.reuseFor(value));
     const id = flightId(call.ref);
     if (ttlMs < 1 || !this.forgets.mayFill(id, call.since)) return;
     if (this.watches && !this.watches.mayFill(id, call.ref, call.since, ttlMs)) return;

@@ -189,12 +189,9 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
       throw toExecutionError(failure, { ...ref, replayed: false, cause: error });
     }
     heartbeats.stop(task.taskKey);
+    const resultTtlMs = call.reuseFor(value);
     try {
-      const written = await runtime.callIdempotent(
-        'complete',
-        () => coordinator.complete(fence, { result: payload, resultTtlMs: policy.resultTtlMs }),
-        ref,
-      );
+      const written = await runtime.callIdempotent('complete', () => coordinator.complete(fence, { result: payload, resultTtlMs }), ref);
       if (!written.ok && written.code === 'FORGOTTEN') forgotten = true;
       if (!written.ok && !degraded && !forgotten) return fencedResult(runtime, ref, meta.epoch, 'complete');
       if (written.ok) {
@@ -207,7 +204,7 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
       events.emit('coordination-error', { ...ref, error: (error as Error).message });
     }
     // A forgotten run's value goes to the callers it already has, never to later ones.
-    if (!forgotten) runtime.remember(call, value, bytes);
+    if (!forgotten) runtime.remember(call, value, bytes, resultTtlMs);
     return { kind: 'value', value };
   } finally {
     heartbeats.stop(task.taskKey);

@@ -92,7 +92,11 @@ export class SingleFlight {
       assertStageName(stage);
       assertRequestKey(key, stage);
       if (typeof supplier !== 'function') throw new FlightValidationError('supplier must be a function', { context: { stage, key } });
-      const { signal } = options;
+      const { signal, resultTtlMs } = options;
+      if (resultTtlMs !== undefined && typeof resultTtlMs !== 'function' && !(Number.isSafeInteger(resultTtlMs) && resultTtlMs > 0))
+        throw new FlightValidationError(`resultTtlMs must be a positive integer or a function, got ${String(resultTtlMs)}`, {
+          context: { stage, key },
+        });
       if (signal?.aborted)
         throw new FlightAbortedError('the caller aborted before the call', { cause: signal.reason, context: { stage, key } });
       const policy = this.policy(stage);

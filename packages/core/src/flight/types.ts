@@ -59,6 +59,17 @@ export interface ExecuteOptions {
    * @default true
    */
   keepFailures?: boolean;
+  /**
+   * How long later callers may reuse this call's run's result, when less than the stage's `resultTtlMs`:
+   * milliseconds, or a function of the value saying how long, from now, it may still be reused (an HTTP
+   * response's freshness, for example). Read when this call's run stores its result (kept that long: at
+   * least 1 ms, at most `resultTtlMs`) and whenever a copy of the value goes into L1 (it never lives
+   * longer there). Callers that joined the run get its value whatever this says. A function returns
+   * `undefined` for the stage's `resultTtlMs`; one that throws or returns anything else than a number
+   * (`NaN` included) counts as 1 ms (the value is not reused).
+   * @default the stage's `resultTtlMs`
+   */
+  resultTtlMs?: number | ((value: unknown) => number | undefined);
 }
 
 /** `ExecuteOptions` plus what `executeStream` passes to its `execute` calls (not part of the public API). */

@@ -92,6 +92,9 @@ export class StreamFlights {
       if (options.signal) executeOptions.signal = options.signal;
       if (options.sessionId !== undefined) executeOptions.sessionId = options.sessionId;
       if (options.keepFailures !== undefined) executeOptions.keepFailures = options.keepFailures;
+      const { resultTtlMs } = options;
+      if (resultTtlMs !== undefined)
+        executeOptions.resultTtlMs = typeof resultTtlMs === 'number' ? resultTtlMs : (value) => resultTtlMs(fromStoredChunks(value, ref));
       return {
         log,
         outcome: this.host.execute(stage, key, streamed, executeOptions),

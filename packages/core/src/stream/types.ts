@@ -32,6 +32,13 @@ export interface ExecuteStreamOptions extends Pick<ExecuteOptions, 'signal' | 's
    * flight always go together in the next one). @default 0
    */
   batchMs?: number;
+  /**
+   * How long later callers may reuse the run's chunks once it completed, when less than the stage's
+   * `resultTtlMs`: milliseconds, or a function of the chunks saying how long, from now (see
+   * `ExecuteOptions.resultTtlMs`). Callers that joined the run get every chunk whatever this says.
+   * @default the stage's `resultTtlMs`
+   */
+  resultTtlMs?: number | ((chunks: readonly StreamChunk[]) => number | undefined);
 }
 
 /** The chunks a streamed flight produced, live, and its outcome. */

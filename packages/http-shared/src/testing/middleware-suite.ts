@@ -22,6 +22,7 @@ import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FlightKeySpec, HttpFlightOptions } from '../index.js';
+import { registerFreshnessCases } from './freshness-cases.js';
 import { registerHttp2Cases } from './http2-cases.js';
 import { registerStreamSuite } from './stream-suite.js';
 
@@ -147,6 +148,7 @@ function gatedCompletion(coordinator: FlightCoordinator) {
 export function registerMiddlewareSuite(driver: Driver): void {
   describe(driver.name, () => {
     registerStreamSuite(driver);
+    registerFreshnessCases(driver);
     const servers: Array<{ close(): Promise<void> }> = [];
     const flights: SingleFlight[] = [];
     afterEach(async () => {

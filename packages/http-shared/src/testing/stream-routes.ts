@@ -8,7 +8,8 @@
  *   and 3, then waits for a late joiner's first piece (`late`), events 4 and 5. A wait that runs out (5 s) is
  *   recorded (`stalled`): the clients' first pieces did not arrive while the handler ran.
  * - `/r/paced/<kind>/<id>`: five events 60 ms apart; `kind` `private` adds `Cache-Control: private`,
- *   `cookie` a `Set-Cookie`, `plain` nothing; `broken` fails after two events.
+ *   `nocache` `Cache-Control: no-cache` (what SSE handlers usually send), `fresh` `Cache-Control:
+ *   max-age=60`, `cookie` a `Set-Cookie`, `plain` nothing; `broken` fails after two events.
  */
 import type { Redis } from 'ioredis';
 import type { NeutralRequest, Reply } from './middleware-suite.js';
@@ -46,6 +47,8 @@ export function streamRoutes(redis: Redis, prefix: string) {
     await ttl(keys.calls);
     const headers: Record<string, string> = { 'content-type': kind === 'chunked' ? 'text/plain; charset=utf-8' : 'text/event-stream' };
     if (kind === 'private') headers['cache-control'] = 'private';
+    if (kind === 'nocache') headers['cache-control'] = 'no-cache';
+    if (kind === 'fresh') headers['cache-control'] = 'max-age=60';
     if (kind === 'cookie') headers['set-cookie'] = `sid=${id}`;
     const expected = Number(req.headers['x-expect'] ?? 1);
     async function* live() {

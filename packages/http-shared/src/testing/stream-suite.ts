@@ -16,6 +16,7 @@ interface Streamed {
   status: number;
   role: string | null;
   cookie: string | null;
+  age: string | null;
   contentType: string | null;
   contentLength: string | null;
   body: string;
@@ -64,6 +65,7 @@ function open(server: ServerProcess, path: string, headers: Record<string, strin
           status: res.statusCode!,
           role: header('x-flight-role'),
           cookie: header('set-cookie'),
+          age: header('age'),
           contentType: header('content-type'),
           contentLength: header('content-length'),
           body,
@@ -166,6 +168,36 @@ export function registerStreamSuite(driver: Driver): void {
         expect({ status: answer.status, body: answer.body }).toEqual({ status: 200, body: WHOLE });
         expect(answer.role).not.toBe('follower');
       }
+    });
+
+    it('a streamed Cache-Control: no-cache response is shared by the callers that join its run, and never replayed after it', async () => {
+      const id = `nocache-${randomBytes(4).toString('hex')}`;
+      const path = `/r/paced/nocache/${id}`;
+      const owner = open(nodes[0]!, path, {});
+      await until(() => owner.body.length > 0, 'the owner to start');
+      const joined = await Promise.all([owner, ...[0, 1, 1].map((n) => open(nodes[n]!, path, {}))].map((stream) => stream.done));
+      expect(joined.map((answer) => answer.body)).toEqual(Array<string>(4).fill(WHOLE));
+      expect(await count(streamKeys(prefix, id).calls)).toBe(1);
+      await sleep(700);
+      const later = await Promise.all(nodes.map((node) => open(node, path, {}).done));
+      expect(later.map((answer) => answer.role).sort()).toEqual(['follower', 'owner']);
+      expect(await count(streamKeys(prefix, id).calls)).toBe(2);
+    });
+
+    it('a streamed Cache-Control: max-age=60 response is replayed after its run on either process, with its Age', async () => {
+      const id = `fresh-${randomBytes(4).toString('hex')}`;
+      const path = `/r/paced/fresh/${id}`;
+      expect((await open(nodes[0]!, path, {}).done).role).toBe('owner');
+      await sleep(1100);
+      for (const node of nodes) {
+        const replay = await open(node, path, {}).done;
+        expect({ body: replay.body, age: replay.age, stored: replay.role === 'replay' || replay.role === 'l1' }).toEqual({
+          body: WHOLE,
+          age: '1',
+          stored: true,
+        });
+      }
+      expect(await count(streamKeys(prefix, id).calls)).toBe(1);
     });
 
     it("a streamed response's Set-Cookie reaches the owner's client only", async () => {

@@ -1,0 +1,160 @@
+/**
+ * The middleware suite's freshness cases (RFC 9111, shared cache): callers that join a run share its
+ * response whatever its Cache-Control, while what is replayed after the run follows the response's
+ * freshness and carries `Age`. Two nodes (servers with their own single-flight and coordinator) over the
+ * shared Redis, behind one public `Host`.
+ */
+import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createSingleFlight, type SingleFlight } from '@flight/core';
+import { createIoredisCoordinator } from '@flight/redis-ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Driver, Reply } from './middleware-suite.js';
+
+interface Answer {
+  status: number;
+  body: string;
+  role: string | undefined;
+  age: string | undefined;
+}
+
+/** A GET to `url` with the public `Host` every node is reached by. */
+function get(url: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers: { host: 'api.example' } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (piece: string) => (body += piece));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode!,
+          body,
+          role: res.headers['x-flight-role'] as string | undefined,
+          age: res.headers.age,
+        }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** What a route answers: `Cache-Control` (and other headers) by its path `/r/<case>/...`. */
+const CASES: Record<string, Record<string, string>> = {
+  'no-cache': { 'cache-control': 'no-cache' },
+  'max-age-0': { 'cache-control': 'max-age=0' },
+  's-maxage-0': { 'cache-control': 'public, max-age=60, s-maxage=0' },
+  'must-revalidate': { 'cache-control': 'max-age=1, must-revalidate' },
+  expired: { expires: 'Thu, 01 Jan 1970 00:00:00 GMT' },
+  'aged-out': { 'cache-control': 'max-age=60', age: '70' },
+  'max-age-60': { 'cache-control': 'max-age=60' },
+  's-maxage-60': { 'cache-control': 'max-age=0, s-maxage=60' },
+  aged: { 'cache-control': 'max-age=60', age: '30' },
+  none: {},
+};
+
+export function registerFreshnessCases(driver: Driver): void {
+  describe('freshness of replays (RFC 9111, shared cache) on two nodes over Redis', () => {
+    const closing: Array<() => Promise<void>> = [];
+    afterEach(async () => {
+      for (const close of closing.splice(0).reverse()) await close();
+    });
+
+    /** Two nodes serving the cases; each run of a path answers `<path> #<n>`, n counting its runs. */
+    async function twoNodes(delayMs = 0) {
+      const prefix = `t:freshness:${randomBytes(4).toString('hex')}:`;
+      const runs = new Map<string, number>();
+      const nodes: string[] = [];
+      for (const nodeId of ['a', 'b']) {
+        const coordinator = createIoredisCoordinator({ redis: 'redis://127.0.0.1:6379', prefix });
+        const singleFlight: SingleFlight = createSingleFlight({
+          mode: 'distributed',
+          coordinator,
+          nodeId,
+          defaults: { l1: { enabled: true } },
+        });
+        const server = await driver.start({
+          singleFlight,
+          stage: 'fresh',
+          handler: async (req): Promise<Reply> => {
+            // The handler sees the path below the mount point (`/r`) on some frameworks.
+            const path = req.path.startsWith('/r/') ? req.path : `/r${req.path}`;
+            const n = (runs.get(path) ?? 0) + 1;
+            runs.set(path, n);
+            if (delayMs) await sleep(delayMs);
+            const name = path.split('/')[2]!;
+            return { kind: 'text', headers: { 'content-type': 'text/plain', ...CASES[name] }, body: `${path} #${n}` };
+          },
+        });
+        closing.push(async () => {
+          await server.close();
+          await singleFlight.close();
+          await coordinator.close();
+        });
+        nodes.push(server.url);
+      }
+      return { nodes: nodes as [string, string], runs: (path: string) => runs.get(path) ?? 0 };
+    }
+
+    const stale = ['no-cache', 'max-age-0', 's-maxage-0', 'must-revalidate', 'expired', 'aged-out'];
+
+    it('never replays, on either node, a response that is no longer fresh: the next request runs the handler', async () => {
+      const { nodes, runs } = await twoNodes(100);
+      const paths = stale.map((name) => `/r/${name}/${randomBytes(3).toString('hex')}`);
+      for (const path of paths) expect((await get(`${nodes[0]}${path}`)).role).toBe('owner');
+      await sleep(1200);
+      for (const path of paths) {
+        const again = await Promise.all(nodes.map((node) => get(`${node}${path}`)));
+        expect({ path, roles: again.map((answer) => answer.role).sort() }).toEqual({ path, roles: ['follower', 'owner'] });
+        expect(again.map((answer) => answer.body)).toEqual([`${path} #2`, `${path} #2`]);
+        expect(runs(path)).toBe(2);
+      }
+    });
+
+    it('callers arriving right after a run of a stale response wait for its copy to go and share the next run (one per cluster)', async () => {
+      const { nodes, runs } = await twoNodes(100);
+      const path = `/r/no-cache/${randomBytes(3).toString('hex')}`;
+      expect((await get(`${nodes[0]}${path}`)).body).toBe(`${path} #1`);
+      // The owner's client is answered before the run's bookkeeping ends: a request sent at once may still join it.
+      await sleep(50);
+      const after = await Promise.all(Array.from({ length: 10 }, (_, i) => get(`${nodes[i % 2]}${path}`)));
+      expect(runs(path)).toBe(2);
+      for (const answer of after)
+        expect({ body: answer.body, stored: answer.role === 'replay' || answer.role === 'l1' }).toEqual({
+          body: `${path} #2`,
+          stored: false,
+        });
+    });
+
+    it('shares one run of a stale response with every caller that joined it, on both nodes', async () => {
+      const { nodes, runs } = await twoNodes(300);
+      const path = `/r/no-cache/${randomBytes(3).toString('hex')}`;
+      const answers = await Promise.all(Array.from({ length: 8 }, async (_, i) => (await sleep(i * 10), get(`${nodes[i % 2]}${path}`))));
+      expect(runs(path)).toBe(1);
+      expect(answers.map((answer) => answer.body)).toEqual(Array<string>(8).fill(`${path} #1`));
+      expect(answers.filter((answer) => answer.role === 'follower')).toHaveLength(7);
+    });
+
+    it('replays a fresh response (s-maxage over max-age; none stated: the stage time) with its Age', async () => {
+      const { nodes, runs } = await twoNodes();
+      const fresh = { 'max-age-60': 0, 's-maxage-60': 0, aged: 30, none: 0 };
+      const paths = Object.keys(fresh).map((name) => `/r/${name}/${randomBytes(3).toString('hex')}`);
+      for (const path of paths) expect((await get(`${nodes[0]}${path}`)).role).toBe('owner');
+      await sleep(1100);
+      for (const [i, initial] of Object.values(fresh).entries()) {
+        const path = paths[i]!;
+        const [l1, replay] = await Promise.all(nodes.map((node) => get(`${node}${path}`)));
+        // The owner's node fills L1 from its next read (Redis coordinators), so both nodes may answer from Redis.
+        expect({ path, roles: [l1!.role, replay!.role], bodies: [l1!.body, replay!.body] }).toEqual({
+          path,
+          roles: [expect.stringMatching(/^(l1|replay)$/), 'replay'],
+          bodies: [`${path} #1`, `${path} #1`],
+        });
+        for (const answer of [l1!, replay!]) expect(Number(answer.age)).toBe(initial + 1);
+        expect(runs(path)).toBe(1);
+      }
+    });
+  });
+}
