@@ -1,6 +1,6 @@
 /**
  * Hand-written profile notes (`bench/profiles/*.md`: top frames before and after a change, how they
- * were taken) carried into the generated BENCHMARKS.md, so regenerating it keeps them.
+ * were taken), listed with links at the end of the generated BENCHMARKS.md, which shows results only.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,20 +18,21 @@ export function readProfileNotes(dir: string): ProfileNote[] {
     .map((file) => ({ file, markdown: readFileSync(join(dir, file), 'utf8') }));
 }
 
-/** The notes under one `## Profiles` section: each note's headings two levels down, its file named. */
+/** A note's title: its first heading, else its file name. */
+function titleOf(note: ProfileNote): string {
+  const heading = /^#{1,6} +(.+)$/m.exec(note.markdown);
+  return heading ? heading[1]!.trim() : note.file;
+}
+
+/** The `## Profiles` section: one link per note, so the results above stay readable. */
 export function renderProfileNotes(notes: readonly ProfileNote[]): string[] {
   if (!notes.length) return [];
-  const out = ['## Profiles', '', 'Copied from `bench/profiles/*.md` when this file is generated.', ''];
-  for (const note of notes) {
-    let fence = false;
-    const body = note.markdown
-      .trimEnd()
-      .split('\n')
-      .map((line) => {
-        if (line.startsWith('```')) fence = !fence;
-        return !fence && /^#{1,4} /.test(line) ? `##${line}` : line;
-      });
-    out.push(...body, '', `<sub>From \`bench/profiles/${note.file}\`.</sub>`, '');
-  }
-  return out;
+  return [
+    '## Profiles',
+    '',
+    'What each profile (`node --cpu-prof`) showed and what changed because of it, with the commands that took it:',
+    '',
+    ...notes.map((note) => `- [${titleOf(note)}](bench/profiles/${note.file})`),
+    '',
+  ];
 }

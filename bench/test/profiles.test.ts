@@ -2,26 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { renderProfileNotes } from '../src/profiles.js';
 
 describe('profile notes in BENCHMARKS.md', () => {
-  it('puts each note under ## Profiles, headings two levels down, code blocks untouched', () => {
-    const md = renderProfileNotes([{ file: 'core.md', markdown: '# Core\n\n## Before\n\n```\n# not a heading\n```\n' }]);
-    expect(md.join('\n')).toBe(
-      [
-        '## Profiles',
-        '',
-        'Copied from `bench/profiles/*.md` when this file is generated.',
-        '',
-        '### Core',
-        '',
-        '#### Before',
-        '',
-        '```',
-        '# not a heading',
-        '```',
-        '',
-        '<sub>From `bench/profiles/core.md`.</sub>',
-        '',
-      ].join('\n'),
-    );
+  it('links each note under ## Profiles by its first heading (its file name without one), never copying it', () => {
+    const md = renderProfileNotes([
+      { file: 'core.md', markdown: '# Core loop\n\n## Before\n\nlong diary\n' },
+      { file: 'plain.md', markdown: 'no heading\n' },
+    ]);
+    expect(md).toEqual([
+      '## Profiles',
+      '',
+      'What each profile (`node --cpu-prof`) showed and what changed because of it, with the commands that took it:',
+      '',
+      '- [Core loop](bench/profiles/core.md)',
+      '- [plain.md](bench/profiles/plain.md)',
+      '',
+    ]);
+    expect(md.join('\n')).not.toContain('long diary');
     expect(renderProfileNotes([])).toEqual([]);
   });
 });

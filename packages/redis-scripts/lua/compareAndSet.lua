@@ -3,7 +3,7 @@
   compareAndSet: `SET key value PX ttl IFEQ expected` for a server that lacks the condition (Redis < 8.4,
   Valkey < 8.1): the untouched complete's write (untouched-complete.ts), as one small script instead of
   the complete script. It reads and compares one string and writes one: most of its cost is the floor of
-  any script that does that (bench/profiles/redis.md, Wave 11).
+  any script that does that (bench/profiles/redis.md).
 
   KEYS[1] the flight's record
   ARGV[1] the value it must hold (compared byte for byte; a missing key holds nothing)

@@ -6,7 +6,7 @@
  *
  * Both forms write only while the key holds `expected`, byte for byte, and resolve whether they wrote. The
  * script costs Redis about a GET and a SET plus the floor of any Lua call, far less than the complete
- * script that decodes and checks the record (bench/profiles/redis.md, Wave 11).
+ * script that decodes and checks the record (bench/profiles/redis.md).
  */
 import type { RedisDriver, ScriptRunner } from './driver';
 import { runScript } from './scripts';

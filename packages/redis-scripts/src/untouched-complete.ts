@@ -3,7 +3,7 @@
  * joined, no waiter watches it, no owner write since) completes with one plain
  * `SET key <SUCCEEDED record + result> PX ttl IFEQ <the record as the acquire wrote it>` instead of the
  * complete script. Redis runs that SET in a fraction of the script's time: most of the script's cost is
- * the floor of any Lua call that reads and writes a key (bench/profiles/redis.md, Wave 9), and distinct
+ * the floor of any Lua call that reads and writes a key (bench/profiles/redis.md), and distinct
  * keys — most calls in production — are exactly such runs.
  *
  * Why the comparison is the fence: the record holds the owner's id and token, the run's epoch, its
