@@ -29,11 +29,11 @@ function twoNodes() {
 describe("a call's resultTtlMs", () => {
   it('keeps the stored result and its L1 copies no longer than asked (a number)', async () => {
     const [a, b] = twoNodes();
-    expect(await a.execute('s', 'k', () => 'old', { resultTtlMs: 300 })).toMatchObject({ value: 'old', role: 'owner' });
+    expect(await a.execute('s', 'k', () => 'old', { resultTtlMs: 600 })).toMatchObject({ value: 'old', role: 'owner' });
     expect(await b.execute('s', 'k', () => 'new')).toMatchObject({ value: 'old', role: 'replay' });
     expect(await a.execute('s', 'k', () => 'new')).toMatchObject({ value: 'old', role: 'l1' });
-    await sleep(450);
-    // The stage keeps results a minute; this run's was kept 300 ms: both nodes run again.
+    await sleep(800);
+    // The stage keeps results a minute; this run's was kept 600 ms: both nodes run again.
     expect(await a.execute('s', 'k', () => 'new-a')).toMatchObject({ value: 'new-a', role: 'owner' });
   });
 
@@ -44,11 +44,13 @@ describe("a call's resultTtlMs", () => {
       seen.push(value);
       return (value as { freshMs: number }).freshMs;
     };
-    await a.execute('s', 'k', () => ({ freshMs: 250 }), { resultTtlMs: ttl });
-    expect(seen).toEqual([{ freshMs: 250 }, { freshMs: 250 }]); // stored, then the owner's L1 copy
+    await a.execute('s', 'k', () => ({ freshMs: 600 }), { resultTtlMs: ttl });
+    expect(seen).toEqual([{ freshMs: 600 }, { freshMs: 600 }]); // stored, then the owner's L1 copy
     expect(await b.execute('s', 'k', () => ({ freshMs: 0 }), { resultTtlMs: ttl })).toMatchObject({ role: 'replay' });
-    await sleep(400);
+    await sleep(800);
     expect(await b.execute('s', 'k', () => ({ freshMs: 1 }), { resultTtlMs: ttl })).toMatchObject({ value: { freshMs: 1 }, role: 'owner' });
+    // B's run was kept 1 ms: a moment later A runs it again.
+    await sleep(20);
     expect(await a.execute('s', 'k', () => ({ freshMs: 2 }))).toMatchObject({ role: 'owner' });
   });
 

@@ -8,7 +8,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
 import { errorHeaders, PROBLEM_CONTENT_TYPE, problemBody, type FlightHttpError } from './errors.js';
-import type { HttpExchange, HttpRequestView } from './handler.js';
+import type { HttpExchange, HttpRequestView } from './exchange.js';
 import { recordResponse, type OwnerRun } from './recorder.js';
 import { eachSharedHeader } from './replay.js';
 import { disconnectSignal, drainRefusedBody, nodeRequestInfo, readBody, type HttpRequestInfo } from './request.js';

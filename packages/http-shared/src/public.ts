@@ -23,5 +23,5 @@ export {
   type FlightKeySpec,
   type IdempotencyOptions,
 } from './options.js';
-export type { HttpFlightRole } from './handler.js';
+export type { HttpFlightRole } from './exchange.js';
 export type { SharedResponse } from './response.js';

@@ -11,7 +11,7 @@ import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import type { FlightContext, FlightRole, StreamChunk, StreamJson } from '@flight/core';
 import { UnshareableResponse } from './errors.js';
-import type { HttpExchange, HttpFlightRole } from './handler.js';
+import type { HttpExchange, HttpFlightRole } from './exchange.js';
 import type { ResolvedHttpFlightOptions } from './options.js';
 import type { OwnerRun, Piece } from './recorder.js';
 import { ageOf, keepFor, staleFor } from './freshness.js';
@@ -29,6 +29,8 @@ export interface StreamedCall<Req> {
   answered: boolean;
   /** Throws unless this call may run the handler for `context` (never twice, never once answered); marks its role. */
   claim(context: FlightContext): void;
+  /** Tells this call's client its role. */
+  tell(role: HttpFlightRole): void;
 }
 
 type StreamOptions = Pick<
@@ -102,12 +104,7 @@ const keepChunksFor = (chunks: readonly StreamChunk[]) => keepFor(chunks[0]);
  * was sent, with what the handler answers as for a buffered flight (an unshareable response, a timeout, a
  * coordination error).
  */
-export async function streamFlight<Req>(
-  call: StreamedCall<Req>,
-  key: string,
-  options: StreamOptions,
-  setRole: (exchange: HttpExchange<Req>, role: HttpFlightRole) => void,
-): Promise<number | undefined> {
+export async function streamFlight<Req>(call: StreamedCall<Req>, key: string, options: StreamOptions): Promise<number | undefined> {
   const stream = options.singleFlight.executeStream(options.stage, key, (context) => ownerChunks(call, context, options), {
     signal: call.signal,
     keepFailures: false,
@@ -150,7 +147,7 @@ export async function streamFlight<Req>(
     if (age !== undefined) call.exchange.setHeader('age', String(age));
   }
   call.answered = true;
-  setRole(call.exchange, stored ? settledRole! : 'follower');
+  call.tell(stored ? settledRole! : 'follower');
   call.exchange.replayStream!(head, Readable.from(bodyPieces(chunks)));
   return undefined;
 }
