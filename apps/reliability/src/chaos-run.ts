@@ -170,7 +170,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     const forget = (forgetsOf.get(key) ?? []).filter((f) => f.acked <= sent).at(-1);
     if (!forget || Number(started) >= forget.sent) return undefined;
     const faultSince = Math.max(node.lostAt, redisLostAt, redisPausedAt);
-    if (faultSince >= forget.sent - FORGET_FAULT_MARGIN_MS) {
+    // A node cut off from Redis at any time from just before the forget until this answer could not hear it
+    // (a cut that began long before the forget and still lasts included): it runs in-process then.
+    const cutAround = (cuts.get(node.name) ?? []).some(
+      (cut) => cut.from <= sent && (cut.to ?? Infinity) >= forget.sent - FORGET_FAULT_MARGIN_MS,
+    );
+    if (faultSince >= forget.sent - FORGET_FAULT_MARGIN_MS || cutAround) {
       summary.staleAfterForgetDuringFault++;
       return undefined;
     }
