@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { NextFunction, Request, Response } from 'express';
 import type express5 from 'express';
-import type { Driver, NeutralRequest, Reply } from '@flight/http-shared/testing';
+import type { Driver, NeutralRequest, Reply } from '@flight/http-test-kit';
 import { createFlightMiddleware } from '../src/index.js';
 
 type ExpressFactory = typeof express5;

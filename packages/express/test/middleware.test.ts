@@ -1,4 +1,4 @@
-import { registerMiddlewareSuite } from '@flight/http-shared/testing';
+import { registerMiddlewareSuite } from '@flight/http-test-kit';
 import { drivers } from './drivers.js';
 
 // The same suite against both majors of Express.

@@ -3,7 +3,7 @@
  * Fastify 4 and an Express process run the handler once, and every answer carries the same status and body.
  */
 import { fileURLToPath } from 'node:url';
-import { describeClusterBurst } from '@flight/http-shared/testing';
+import { describeClusterBurst } from '@flight/http-test-kit';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const fastify = { fixture: here('./fixtures/cluster-server.ts'), cwd: here('..') };

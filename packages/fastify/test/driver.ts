@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type fastify5 from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Driver, NeutralRequest, Reply } from '@flight/http-shared/testing';
+import type { Driver, NeutralRequest, Reply } from '@flight/http-test-kit';
 import { fastifyFlight, type FastifyFlightOptions } from '../src/index.js';
 
 export type FastifyFactory = typeof fastify5;

@@ -3,7 +3,7 @@
  * split across them run the handler once, and all 60 answers carry the same status and body.
  */
 import { fileURLToPath } from 'node:url';
-import { describeClusterBurst } from '@flight/http-shared/testing';
+import { describeClusterBurst } from '@flight/http-test-kit';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const koa = { fixture: here('./fixtures/cluster-server.ts'), cwd: here('..') };

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type Koa3 from 'koa';
 import type { Context } from 'koa';
-import type { Driver, NeutralRequest, Reply } from '@flight/http-shared/testing';
+import type { Driver, NeutralRequest, Reply } from '@flight/http-test-kit';
 import { createFlightMiddleware } from '../src/index.js';
 
 type KoaClass = typeof Koa3;

@@ -1,5 +1,5 @@
 /**
- * `@flight/http-shared/testing/cluster-node`: the server side of `describeClusterBurst` — what every
+ * `@flight/http-test-kit/cluster-node`: the server side of `describeClusterBurst` — what every
  * binding's cluster fixture shares. Reads `FLIGHT_PREFIX`, `EXPECTED` and `REDIS_URL` from the environment the
  * harness forks it with, and gives the fixture its Redis client, a distributed single-flight, and the arrival
  * counter its handlers wait on (per burst, from the `x-burst` header), so the concurrency is real.

@@ -1,5 +1,5 @@
 /**
- * `@flight/http-shared/testing`: the behaviour suites every framework binding runs unchanged. A binding's
+ * `@flight/http-test-kit`: the behaviour suites every framework binding runs unchanged. A binding's
  * tests provide a `Driver` (how to serve a framework-neutral route behind its middleware) and call
  * `registerMiddlewareSuite(driver)`; its cluster test calls `describeClusterBurst` with a server fixture.
  */

@@ -1,5 +1,5 @@
 /**
- * The middleware behaviour suite (`registerMiddlewareSuite`, exported as `@flight/http-shared/testing`), run
+ * The middleware behaviour suite (`registerMiddlewareSuite`, exported as `@flight/http-test-kit`), run
  * unchanged against every framework binding (Express 4/5, Koa 2/3, Fastify 4/5). A driver starts a real server
  * on loopback whose route is guarded by the middleware and answered by a framework-neutral handler
  * description; the tests talk to it with real HTTP (fetch).
@@ -21,7 +21,7 @@ import {
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FlightKeySpec, HttpFlightOptions } from '../index.js';
+import type { FlightKeySpec, HttpFlightOptions } from '@flight/http-shared';
 import { registerFreshnessCases } from './freshness-cases.js';
 import { registerHttp2Cases } from './http2-cases.js';
 import { registerStreamSuite } from './stream-suite.js';
