@@ -5,7 +5,8 @@
  * and by the invoker; emits 'change' (throttled by the SSE writer).
  */
 import { EventEmitter } from 'node:events';
-import { flightId, type FlightRole, type SingleFlight } from '@flight/core';
+import { type FlightRole, type SingleFlight } from '@flight/core';
+import { flightId } from '@flight/core/adapter';
 
 export type LiveStatus = 'pending' | 'running' | 'following' | 'running-local' | 'succeeded' | 'failed';
 

@@ -7,7 +7,7 @@
  * streaming (`stream: true`), yielding the text deltas.
  */
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import type { FailureType } from '@flight/core';
+import type { FailureType } from '@flight/core/adapter';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';

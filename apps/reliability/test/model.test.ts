@@ -21,7 +21,7 @@ import {
   type FlightRef,
   type LeaseTerms,
   type StoredResult,
-} from '@flight/core';
+} from '@flight/core/adapter';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { flightKeys } from '@flight/redis-scripts';
 import { startRedisServer, type RedisServer } from '@flight/redis-scripts/testing';

@@ -5,7 +5,7 @@
  */
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { untilAborted } from '../src/index.js';
+import { untilAborted } from '@flight/core/adapter';
 
 describe('untilAborted', () => {
   it('adds one listener to a signal whatever the number of races, and settled races leave nothing behind', async () => {

@@ -6,11 +6,11 @@ import {
   createSingleFlight,
   FlightCorruptResultError,
   FlightExecutionError,
-  systemClock,
   type FlightCoordinator,
   type SingleFlight,
   type SingleFlightOptions,
 } from '@flight/core';
+import { systemClock } from '@flight/core/adapter';
 
 const FAST = {
   heartbeatIntervalMs: 500,

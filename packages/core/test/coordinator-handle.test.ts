@@ -5,7 +5,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { createMemoryCoordinator, type AcquireInput, type FlightCoordinator } from '@flight/core';
+import { createMemoryCoordinator, type FlightCoordinator } from '@flight/core';
+import { type AcquireInput } from '@flight/core/adapter';
 import { singleFlights } from './helpers.js';
 
 const make = singleFlights();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '@flight/core';
+import { silentLogger } from '@flight/core/adapter';
 import { createManualClock } from '@flight/core/testing';
 import { DeadlineQueue } from '../src/run/deadline-queue.js';
 import { RunScope } from '../src/run/run-scope.js';

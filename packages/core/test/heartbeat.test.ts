@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { silentLogger, type LeaseLossReason } from '@flight/core';
+import { type LeaseLossReason } from '@flight/core';
+import { silentLogger } from '@flight/core/adapter';
 import { HeartbeatManager, type HeartbeatSpec, type RenewResult } from '../src/heartbeat/heartbeat-manager.js';
 import { createManualClock } from '@flight/core/testing';
 

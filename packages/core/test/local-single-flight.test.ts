@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FlightAbortedError, LocalSingleFlight } from '@flight/core';
+import { FlightAbortedError } from '@flight/core';
+import { LocalSingleFlight } from '../src/local/local-single-flight.js';
 
 describe('LocalSingleFlight', () => {
   it('runs one execution for concurrent callers and tells who shared it', async () => {

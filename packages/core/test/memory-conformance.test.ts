@@ -1,4 +1,5 @@
-import { createMemoryCoordinator, systemClock } from '@flight/core';
+import { createMemoryCoordinator } from '@flight/core';
+import { systemClock } from '@flight/core/adapter';
 import { registerCoordinatorConformance } from '@flight/core/testing';
 
 registerCoordinatorConformance({

@@ -4,7 +4,8 @@
  * replies hold only primitives below `meta`) instead of `structuredClone`.
  */
 import { describe, expect, it } from 'vitest';
-import { createMemoryCoordinator, type AcquireInput } from '@flight/core';
+import { createMemoryCoordinator } from '@flight/core';
+import { type AcquireInput } from '@flight/core/adapter';
 
 const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 60_000 };
 

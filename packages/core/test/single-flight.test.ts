@@ -18,8 +18,8 @@ import {
   type SingleFlight,
   type SingleFlightOptions,
   type StagePolicyInput,
-  systemClock,
 } from '@flight/core';
+import { systemClock } from '@flight/core/adapter';
 
 const FAST: StagePolicyInput = {
   heartbeatIntervalMs: 500,

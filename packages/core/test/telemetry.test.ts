@@ -8,7 +8,8 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createMemoryCoordinator, createSingleFlight, FlightExecutionError, silentLogger, type SingleFlight } from '@flight/core';
+import { createMemoryCoordinator, createSingleFlight, FlightExecutionError, type SingleFlight } from '@flight/core';
+import { silentLogger } from '@flight/core/adapter';
 import { FlightTelemetry } from '../src/telemetry/flight-telemetry.js';
 import { loadOtelApi } from '../src/telemetry/otel-api.js';
 import { formatTraceparent, parseTraceparent } from '../src/telemetry/traceparent.js';

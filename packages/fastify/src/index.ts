@@ -7,7 +7,8 @@
  * through their `config.flight`; the plugin wraps their handler (an `onRoute` hook) and adds a route-level
  * `preParsing` hook that enforces the request body limit before Fastify parses the body.
  */
-import { assertKnownOptions, assertStageName, FlightConfigurationError, type SingleFlight } from '@flight/core';
+import { FlightConfigurationError, type SingleFlight } from '@flight/core';
+import { assertKnownOptions, assertStageName } from '@flight/core/adapter';
 import type { FastifyInstance, FastifyPluginCallback, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { createHttpFlightHandler, HTTP_OPTION_NAMES, resolveHttpFlightOptions, type HttpFlightOptions } from '@flight/http-shared';

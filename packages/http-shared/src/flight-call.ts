@@ -3,7 +3,8 @@
  * when it owns the run (recording the response and releasing it to its client as soon as it is known
  * to be shareable), and, as its own `ExecuteOptions`, what the flight reads of it.
  */
-import { untilAborted, type ExecuteOptions, type FlightContext } from '@flight/core';
+import { type ExecuteOptions, type FlightContext } from '@flight/core';
+import { untilAborted } from '@flight/core/adapter';
 import { UnshareableResponse, type FlightHttpError } from './errors.js';
 import type { HttpExchange, HttpFlightRole } from './exchange.js';
 import { keepFor } from './freshness.js';

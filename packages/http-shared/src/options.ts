@@ -3,7 +3,8 @@
  * (`resolveHttpFlightOptions`). Both adapters take the same options; only the type of the request
  * given to `key` differs.
  */
-import { assertKnownOptions, assertStageName, FlightConfigurationError, type KeyPart, type SingleFlight } from '@flight/core';
+import { FlightConfigurationError, type KeyPart, type SingleFlight } from '@flight/core';
+import { assertKnownOptions, assertStageName } from '@flight/core/adapter';
 
 /** What a key function returns: the parts that identify the logical request, and whose response it is. */
 export type FlightKeySpec =

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Fence, FlightRef } from '@flight/core';
+import type { Fence, FlightRef } from '@flight/core/adapter';
 import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from '@flight/redis-scripts/testing';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -5,7 +5,8 @@
  * `FlightConfigurationError` that names the option and the fix — never a silent default connection, an
  * error at first use, or (in hybrid mode) a silent in-process fallback.
  */
-import { assertKnownOptions, FlightConfigurationError } from '@flight/core';
+import { FlightConfigurationError } from '@flight/core';
+import { assertKnownOptions } from '@flight/core/adapter';
 
 /** The names `RedisCoordinatorOptions` documents. */
 export const COORDINATOR_OPTION_NAMES = [

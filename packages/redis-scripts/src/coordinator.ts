@@ -6,9 +6,8 @@
  */
 // InspectableCoordinator comes from core's main entry: the adapters' public types then never import its
 // testing entry (and the optional test libraries behind it).
+import { FlightCoordinationError, FlightValidationError } from '@flight/core';
 import {
-  FlightCoordinationError,
-  FlightValidationError,
   transitions,
   type AcquireInput,
   type AcquireReply,
@@ -17,7 +16,7 @@ import {
   type FlightRef,
   type StoredResult,
   type StreamingFlightCoordinator,
-} from '@flight/core';
+} from '@flight/core/adapter';
 import type { RedisDriver, ScriptArg, ScriptRunner } from './driver';
 import { createFlightKeysOf, type RunKeys } from './flight-keys-of';
 import { createFollowedRuns } from './followed-runs';

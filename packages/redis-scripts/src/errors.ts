@@ -4,15 +4,8 @@
  * - a missed deadline, a closed connection or any other client/server error is a
  *   `FlightCoordinationError` (what hybrid mode falls back on).
  */
-import {
-  DeadlineQueue,
-  FlightCoordinationError,
-  FlightError,
-  FlightErrorCodes,
-  silentLogger,
-  systemClock,
-  type FlightErrorContext,
-} from '@flight/core';
+import { FlightCoordinationError, FlightError, FlightErrorCodes, type FlightErrorContext } from '@flight/core';
+import { DeadlineQueue, silentLogger, systemClock } from '@flight/core/adapter';
 
 /**
  * The Redis server is older than 7.0: the scripts need `#!lua` flags and sharded pub/sub. Raised by the

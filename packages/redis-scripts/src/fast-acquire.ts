@@ -14,7 +14,7 @@
  * A stage that mostly joins running flights (join-predictor.ts) skips the SET: the script answers it in
  * one round trip.
  */
-import { transitions, type AcquireInput, type AcquireReply } from '@flight/core';
+import { transitions, type AcquireInput, type AcquireReply } from '@flight/core/adapter';
 import type { RedisDriver } from './driver';
 import { encodeRecord } from './record.generated';
 import { decodeStoredFlight } from './reply';

@@ -5,7 +5,7 @@
  * wait, so an owner's acquire and complete hash the ref once, and no table of recent flights' keys outlives
  * them (the runs a follower joined are remembered apart: followed-runs.ts).
  */
-import type { FlightRef } from '@flight/core';
+import type { FlightRef } from '@flight/core/adapter';
 import { flightKeys, noticeChannel, type FlightKeys } from './keys';
 import type { UntouchedRecord } from './untouched-complete';
 

@@ -10,7 +10,7 @@
  * those that did not: a branch predictor's two bits. One acquire that goes the other way does not flip a
  * settled stage.
  */
-import type { AcquireOutcome } from '@flight/core';
+import type { AcquireOutcome } from '@flight/core/adapter';
 
 /** A stage is taken for a herd once this many more of its acquires joined (or took over) than did not. */
 export const JOIN_BIAS_LIMIT = 2;

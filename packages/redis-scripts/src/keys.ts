@@ -1,4 +1,5 @@
-import { flightId, hashPart, type FlightRef } from '@flight/core';
+import { hashPart } from '@flight/core';
+import { flightId, type FlightRef } from '@flight/core/adapter';
 
 /**
  * The Redis key of one flight: a single string holding its record and, once SUCCEEDED, its result (see

@@ -10,7 +10,8 @@
  * A notice wakes a waiter only when it proves it belongs to the run the waiter joined (same epoch and
  * nonce; a newer epoch only wakes it to ask again, without its result).
  */
-import type { Clock, FlightMeta, FlightRef, FlightStatus, ForgetListener, TerminalEvent, TimerHandle } from '@flight/core';
+import type { Clock } from '@flight/core';
+import type { FlightMeta, FlightRef, FlightStatus, ForgetListener, TerminalEvent, TimerHandle } from '@flight/core/adapter';
 import type { RedisDriver, RedisSubscriber, ScriptRunner } from './driver';
 import { withDeadline } from './errors';
 import { isBytesResult } from './reply';

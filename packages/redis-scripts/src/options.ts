@@ -1,4 +1,5 @@
-import { FlightValidationError, systemClock, type Clock } from '@flight/core';
+import { FlightValidationError, type Clock } from '@flight/core';
+import { systemClock } from '@flight/core/adapter';
 
 /** Options shared by both Redis adapters, resolved once by `resolveRedisOptions`. */
 export interface RedisCoordinatorOptions {

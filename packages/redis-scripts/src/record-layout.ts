@@ -8,7 +8,7 @@
  * Fields are listed in `FlightMeta`'s order, so every decoded record has the same hidden class as the
  * records core builds.
  */
-import type { FlightMeta } from '@flight/core';
+import type { FlightMeta } from '@flight/core/adapter';
 
 /**
  * How a header field is stored: `status` its status's first letter; `time` epoch ms, 13 digits (clamped

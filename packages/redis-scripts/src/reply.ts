@@ -3,8 +3,8 @@
  * flight's record as stored (a fixed-width header, then length-prefixed text fields: see
  * `src/record-layout.ts`), one bulk string: far cheaper for Redis to send than 20 values.
  */
+import { FlightCoordinationError } from '@flight/core';
 import {
-  FlightCoordinationError,
   type AcquireInput,
   type FlightMeta,
   type FlightRecord,
@@ -12,7 +12,7 @@ import {
   type FlightStatus,
   transitions,
   type WriteReply,
-} from '@flight/core';
+} from '@flight/core/adapter';
 import { RECORD_HEADER, RECORD_HEADER_BYTES, RECORD_TEXT_FIELDS, recordMeta } from './record.generated';
 import { wholeLeaseTerms } from './script-args';
 

@@ -1,5 +1,6 @@
 /** The checked arguments of the flight scripts (see each script's ARGV header in lua/). */
-import { FlightResultTooLargeError, FlightValidationError, type AcquireInput, type Fence } from '@flight/core';
+import { FlightResultTooLargeError, FlightValidationError } from '@flight/core';
+import { type AcquireInput, type Fence } from '@flight/core/adapter';
 
 /** Longest failure message stored with a FAILED flight; longer ones are cut. */
 export const MAX_ERROR_MESSAGE_LENGTH = 4096;

@@ -2,7 +2,7 @@
  * How the coordinator runs a flight script: the version check on first use, the command deadline, one
  * error mapping, the reply decoded, and `WAIT` after an owner write when `waitReplicas` asks for it.
  */
-import type { Fence, FlightRef, WriteReply } from '@flight/core';
+import type { Fence, FlightRef, WriteReply } from '@flight/core/adapter';
 import type { RedisDriver, ScriptArg, ScriptRunner } from './driver';
 import { toFlightRedisError, withDeadline } from './errors';
 import type { RunKeys } from './flight-keys-of';

@@ -3,7 +3,7 @@
  * entries a process received through such notices, so a reader waiting after an id it already holds
  * gets the next entries from memory instead of reading the stream.
  */
-import type { StreamEntry } from '@flight/core';
+import type { StreamEntry } from '@flight/core/adapter';
 
 export interface Progress {
   /** The stream's last entry id after the append. */

@@ -8,15 +8,15 @@
  * entries small appends carry in their notices are kept in a window (`RecentEntries`): a wait after an id
  * the window holds gets the entries that follow it with the wake-up, without a read.
  */
+import { FlightCoordinationError } from '@flight/core';
 import {
-  FlightCoordinationError,
   isActive,
   type Fence,
   type FlightRef,
   type FlightStreamCoordinator,
   type StreamEntry,
   type StreamWaitReply,
-} from '@flight/core';
+} from '@flight/core/adapter';
 import type { RedisDriver } from './driver';
 import { streamKey, type FlightKeys } from './keys';
 import type { Notifications, Notice } from './notifications';

@@ -28,7 +28,7 @@
  * The conditional SET exists from Valkey 8.1 and Redis 8.4. On an older server the same write goes by a
  * small script that compares and sets (compare-and-set.ts), still far cheaper than the complete script.
  */
-import { transitions, type Fence, type FlightMeta, type StoredResult, type WriteReply } from '@flight/core';
+import { transitions, type Fence, type FlightMeta, type StoredResult, type WriteReply } from '@flight/core/adapter';
 import type { CompareAndSet } from './compare-and-set';
 import type { RunKeys } from './flight-keys-of';
 import { digits, RECORD_HEADER } from './record.generated';

@@ -1,5 +1,5 @@
 /** The scripts' replies (`ScriptReply`) as core's reply types of each transition (owner writes: `decodeWriteReply` in reply.ts). */
-import type { AcquireOutcome, AcquireReply, CancelReply, ExpireReply, FlightRef, ForgetReply } from '@flight/core';
+import type { AcquireOutcome, AcquireReply, CancelReply, ExpireReply, FlightRef, ForgetReply } from '@flight/core/adapter';
 import { toFlightRedisError } from './errors';
 import type { ScriptReply } from './reply';
 

@@ -5,7 +5,7 @@
  * in the adapters; this one covers the edges of the halves: 7 low zeros, 10^9, the largest values.
  */
 import fc from 'fast-check';
-import type { FlightMeta } from '@flight/core';
+import type { FlightMeta } from '@flight/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { encodeRecord, RECORD_HEADER } from '../src/record.generated';
 import { runningMeta } from '../src/testing/record';

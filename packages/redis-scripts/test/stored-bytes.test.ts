@@ -3,7 +3,8 @@
  * key still holds the SUCCEEDED record of the run the script answered about, cut after the record's text
  * fields counted in UTF-8 bytes.
  */
-import { FlightCoordinationError, transitions, type FlightMeta } from '@flight/core';
+import { FlightCoordinationError } from '@flight/core';
+import { transitions, type FlightMeta } from '@flight/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { decodeStoredFlight, isBytesResult, resultBytesOf } from '../src/reply.js';
 import { encodeRecord } from '../src/record.generated.js';

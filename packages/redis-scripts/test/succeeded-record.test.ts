@@ -5,7 +5,7 @@
  * complete script writes, on real servers.)
  */
 import fc from 'fast-check';
-import { transitions } from '@flight/core';
+import { transitions } from '@flight/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { encodeRecord } from '../src/record.generated';
 import { runningMeta } from '../src/testing/record';

@@ -1,4 +1,5 @@
-import { FlightCoordinationError, transitions, type FlightMeta } from '@flight/core';
+import { FlightCoordinationError } from '@flight/core';
+import { transitions, type FlightMeta } from '@flight/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { decodeReply, decodeWriteReply } from '../src/reply.js';
 import { encodeRecord } from '../src/record.generated.js';

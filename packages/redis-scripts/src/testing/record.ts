@@ -3,7 +3,7 @@
  * string of src/record-layout.ts: a fixed-width header, then the text fields as
  * `<bytes>:<value>`, then the result. Byte lengths (UTF-8), so any value round-trips.
  */
-import type { FlightMeta } from '@flight/core';
+import type { FlightMeta } from '@flight/core/adapter';
 import { RECORD_HEADER, RECORD_HEADER_BYTES, RECORD_TEXT_FIELDS } from '../record.generated';
 
 /** A RUNNING run's meta, as a fresh acquire gives it (every time 0, no error, no result), with `fields` over it. */

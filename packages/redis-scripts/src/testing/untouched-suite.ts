@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createManualClock, registerCoordinatorConformance } from '@flight/core/testing';
-import type { AcquireInput, AcquireReply, Fence } from '@flight/core';
+import type { AcquireInput, AcquireReply, Fence } from '@flight/core/adapter';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisDriver } from '../driver';
 import { createRedisCoordinator, type RedisCoordinator } from '../coordinator';
