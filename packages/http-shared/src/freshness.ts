@@ -12,7 +12,6 @@
 import CachePolicy from 'http-cache-semantics';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { header, tokens } from './response-headers.js';
-import type { CapturedResponse, SharedResponse } from './response.js';
 
 /** How long a stored response outlives its freshness, for the callers that joined its run to read it (ms). */
 export const JOIN_GRACE_MS = 500;
@@ -47,7 +46,7 @@ function policyHeaders(headers: OutgoingHttpHeaders): Record<string, string | st
 }
 
 /** The freshness of `response`, produced `now`, as a shared cache computes it. */
-export function freshnessOf(response: Pick<CapturedResponse, 'status' | 'headers'>, now: number = Date.now()): Freshness {
+export function freshnessOf(response: { status: number; headers: OutgoingHttpHeaders }, now: number = Date.now()): Freshness {
   const freshness: Freshness = { at: now };
   const headers = policyHeaders(response.headers);
   if (headers.age === undefined && headers.date === undefined && !statesFreshness(response.headers)) return freshness;
@@ -73,14 +72,14 @@ export function keepFor(value: unknown, now: number = Date.now()): number | unde
  * Whether a response read back after its run may no longer be replayed: how long until its stored copy
  * is gone (ms, at least 1), or 0 while it is fresh.
  */
-export function staleFor(response: SharedResponse, now: number = Date.now()): number {
+export function staleFor(response: Partial<Freshness>, now: number = Date.now()): number {
   const { at, fresh } = response;
   if (fresh === undefined || at === undefined || now - at < fresh) return 0;
   return Math.max(1, Math.min(at + fresh + JOIN_GRACE_MS - now, JOIN_GRACE_MS));
 }
 
 /** The `Age` of a replayed response, in seconds; undefined for a response that carries no freshness. */
-export function ageOf(response: SharedResponse, now: number = Date.now()): number | undefined {
+export function ageOf(response: Partial<Freshness>, now: number = Date.now()): number | undefined {
   if (response.at === undefined) return undefined;
   return Math.floor((response.age ?? 0) + Math.max(0, now - response.at) / 1000);
 }

@@ -5,9 +5,14 @@
  * wait, so an owner's acquire and complete hash the ref once, and no table of recent flights' keys outlives
  * them (the runs a follower joined are remembered apart: followed-runs.ts).
  */
-import type { FlightRef } from '@flight/core/adapter';
+import type { FlightMeta, FlightRef } from '@flight/core/adapter';
 import { flightKeys, noticeChannel, type FlightKeys } from './keys';
-import type { UntouchedRecord } from './untouched-complete';
+
+/** The record of a run as the fast acquire wrote it, and the meta it encodes (see `RunKeys.untouched`). */
+export interface UntouchedRecord {
+  readonly record: string;
+  readonly meta: FlightMeta;
+}
 
 /** A ref with, possibly, the handle core gave back (see `AcquireReply.handle`). */
 export type HandledRef = FlightRef & { handle?: unknown };

@@ -28,21 +28,17 @@
  * The conditional SET exists from Valkey 8.1 and Redis 8.4. On an older server the same write goes by a
  * small script that compares and sets (compare-and-set.ts), still far cheaper than the complete script.
  */
-import { transitions, type Fence, type FlightMeta, type StoredResult, type WriteReply } from '@flight/core/adapter';
+import { transitions, type Fence, type StoredResult, type WriteReply } from '@flight/core/adapter';
 import type { CompareAndSet } from './compare-and-set';
-import type { RunKeys } from './flight-keys-of';
+import type { RunKeys, UntouchedRecord } from './flight-keys-of';
 import { digits, RECORD_HEADER } from './record.generated';
 import { recordNow, SAMPLE_MAX_ROUND_TRIP_MS, type ServerClock } from './server-clock';
 import { FAST_ACQUIRE_EXPIRY_MARGIN_MS } from './fast-acquire';
 
-/** The record of a run as the fast acquire wrote it, and the meta it encodes (see `RunKeys.untouched`). */
-export interface UntouchedRecord {
-  readonly record: string;
-  readonly meta: FlightMeta;
-}
-
 /** The largest time a record holds (13 digits): a later expiry is the script's to clamp. */
 const MAX_RECORD_TIME = 9_999_999_999_999;
+
+export type { UntouchedRecord } from './flight-keys-of';
 
 export interface UntouchedComplete {
   /**
