@@ -49,12 +49,13 @@ function policyHeaders(headers: OutgoingHttpHeaders): Record<string, string | st
 export function freshnessOf(response: { status: number; headers: OutgoingHttpHeaders }, now: number = Date.now()): Freshness {
   const freshness: Freshness = { at: now };
   const headers = policyHeaders(response.headers);
-  if (headers.age === undefined && headers.date === undefined && !statesFreshness(response.headers)) return freshness;
+  const states = statesFreshness(response.headers);
+  if (headers.age === undefined && headers.date === undefined && !states) return freshness;
   // The request's own headers do not matter here: credentials are handled by the key's identity.
   const policy = new CachePolicy({ method: 'GET', url: '/', headers: {} }, { status: response.status, headers }, { shared: true });
   const age = Math.floor(policy.age());
   if (age > 0) freshness.age = age;
-  if (statesFreshness(response.headers)) freshness.fresh = policy.storable() ? Math.max(0, Math.floor(policy.timeToLive())) : 0;
+  if (states) freshness.fresh = policy.storable() ? Math.max(0, Math.floor(policy.timeToLive())) : 0;
   return freshness;
 }
 

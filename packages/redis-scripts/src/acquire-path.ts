@@ -5,15 +5,14 @@
  * stored as bytes read back as bytes.
  */
 import { FlightCoordinationError } from '@flight/core';
-import type { AcquireInput, AcquireReply, Fence, FlightRef, StoredResult, WriteReply } from '@flight/core/adapter';
-import type { ScriptArg } from './driver';
+import type { AcquireInput, AcquireReply, Fence, FlightRef, StoredResult } from '@flight/core/adapter';
 import { FAST_ACQUIRE_SLACK_MS, type FastAcquire } from './fast-acquire';
 import type { RunKeys } from './flight-keys-of';
 import type { FollowedRuns } from './followed-runs';
 import type { JoinPredictor } from './join-predictor';
-import type { LuaScriptName } from './lua.generated';
 import type { Notifications } from './notifications';
 import type { ResolvedRedisOptions } from './options';
+import type { OwnerWrite } from './owner-writes';
 import { isBytesResult, resultBytesOf, type ScriptReply } from './reply';
 import { acquireArgs, ms } from './script-args';
 import type { ScriptCalls } from './script-calls';
@@ -44,7 +43,7 @@ export interface AcquireDeps {
   /** Reads a key as bytes (clients that store results as bytes). */
   getBuffer: ((key: string) => Promise<Buffer | null>) | undefined;
   /** Runs an owner write (the coordinator's, which samples the server clock). */
-  ownerWrite(name: LuaScriptName, fence: Fence, args: readonly ScriptArg[], waits: boolean, keys: RunKeys): Promise<WriteReply>;
+  ownerWrite: OwnerWrite;
   closed(): boolean;
 }
 

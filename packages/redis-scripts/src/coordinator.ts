@@ -55,12 +55,12 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   let closed = false;
   const getBuffer = driver.getBuffer?.bind(driver);
   const followedRuns = createFollowedRuns();
+  const ownerWrite = ownerWriter(calls, serverClocks, serverClock);
   const ownerWrites = createOwnerWrites({
     opts,
     calls,
     keysOf,
-    serverClocks,
-    serverClock,
+    ownerWrite,
     untouched: fastPaths.complete,
     storesBytes: getBuffer !== undefined,
   });
@@ -74,7 +74,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     serverClocks,
     serverClock,
     getBuffer,
-    ownerWrite: ownerWriter({ calls, serverClocks, serverClock }),
+    ownerWrite,
     closed: () => closed,
   });
 

@@ -17,20 +17,32 @@ import type { UntouchedComplete } from './untouched-complete';
 
 export type OwnerWrites = Pick<FlightCoordinator, 'markRunning' | 'heartbeat' | 'complete' | 'fail'>;
 
+/** Runs owner write `name` on `keys` (see `ownerWriter`). */
+export type OwnerWrite = (
+  name: LuaScriptName,
+  fence: Fence,
+  args: readonly ScriptArg[],
+  waits: boolean,
+  keys: RunKeys,
+) => Promise<WriteReply>;
+
 export interface OwnerWriteDeps {
   opts: ResolvedRedisOptions;
   calls: ScriptCalls;
   keysOf: (ref: Fence) => RunKeys;
-  serverClocks: ServerClocks;
-  serverClock: (key: string) => ServerClock | undefined;
+  ownerWrite: OwnerWrite;
   untouched: UntouchedComplete | undefined;
   /** The client stores results as bytes. */
   storesBytes: boolean;
 }
 
 /** Runs owner write `name` on `keys`, sampling the server clock from an accepted one. */
-export function ownerWriter({ calls, serverClocks, serverClock }: Pick<OwnerWriteDeps, 'calls' | 'serverClocks' | 'serverClock'>) {
-  return async (name: LuaScriptName, fence: Fence, args: readonly ScriptArg[], waits: boolean, keys: RunKeys): Promise<WriteReply> => {
+export function ownerWriter(
+  calls: Pick<ScriptCalls, 'write'>,
+  serverClocks: ServerClocks,
+  serverClock: (key: string) => ServerClock | undefined,
+): OwnerWrite {
+  return async (name, fence, args, waits, keys) => {
     keys.untouched = undefined; // the record changes, or the write is refused: either way not as written
     const sentAt = serverClocks.mark();
     const { reply, updatedAt } = await calls.write(name, fence, args, waits, keys);
@@ -40,9 +52,8 @@ export function ownerWriter({ calls, serverClocks, serverClock }: Pick<OwnerWrit
 }
 
 export function createOwnerWrites(deps: OwnerWriteDeps): OwnerWrites {
-  const { opts, calls, keysOf, untouched } = deps;
+  const { opts, calls, keysOf, untouched, ownerWrite } = deps;
   const { fenceArgs } = calls;
-  const ownerWrite = ownerWriter(deps);
   return {
     async markRunning(fence, lease) {
       const keys = keysOf(fence);
