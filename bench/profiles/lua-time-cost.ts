@@ -5,7 +5,7 @@
  * Run: cd bench && node_modules/.bin/tsx profiles/lua-time-cost.ts
  */
 import { Redis } from 'ioredis';
-import { startRedisServer } from '../../packages/redis-scripts/src/testing/servers.js';
+import { startRedisServer } from '@flight/test-servers';
 const server = await startRedisServer();
 const r = new Redis(server.url);
 const usec = async () =>

@@ -1,14 +1,14 @@
 /**
  * Usec per call of the real acquire (new flight) and complete scripts, pipelined (100 per batch) on a
  * redis-server of its own: the script's own cost with little network noise. With `BASE_LUA` (a
- * lua.generated.ts of another commit, e.g. `git show main:packages/redis-scripts/src/lua.generated.ts >
+ * lua.generated.ts of another commit, e.g. `git show main:packages/redis-scripts/src/spine/lua.generated.ts >
  * /tmp/base.ts`), the same rounds run both bundles alternately, for a before → after in one run.
  * Run: cd bench && node_modules/.bin/tsx profiles/measure-lua.ts
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { LUA_SCRIPTS } from '../../packages/redis-scripts/src/lua.generated.js';
-import { startRedisServer } from '../../packages/redis-scripts/src/testing/servers.js';
+import { LUA_SCRIPTS } from '@flight/redis-scripts';
+import { startRedisServer } from '@flight/test-servers';
 
 type Bundle = { acquire: { source: string }; complete: { source: string } };
 const N = Number(process.env.N ?? 20_000);

@@ -1,7 +1,7 @@
 /** Redis usec per script call, per phase (acquire, complete), on a redis-server of its own. */
 import { randomUUID } from 'node:crypto';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
-import { startRedisServer } from '../../packages/redis-scripts/src/testing/servers.js';
+import { startRedisServer } from '@flight/test-servers';
 const N = Number(process.env.N ?? 4000);
 const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
 const server = await startRedisServer();

@@ -3,7 +3,7 @@
  * crossed the cluster bus, which shard channels are subscribed where, which flights live where.
  */
 import { Redis } from 'ioredis';
-import type { RedisCluster } from '@flight/redis-scripts/testing';
+import type { RedisCluster } from '@flight/test-servers';
 
 export interface MasterStats {
   /** `cmdstat_publish` + `cmdstat_spublish` calls (commands run by scripts included). */

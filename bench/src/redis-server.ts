@@ -3,8 +3,8 @@
  * allowed), or the one at BENCH_REDIS_URL when set (then everything stays under the run's prefix).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { startRedisServer } from '@flight/redis-scripts/servers';
-import { valkeyServerBinary } from '@flight/redis-scripts/valkey';
+import { startRedisServer } from '@flight/test-servers';
+import { valkeyServerBinary } from '@flight/test-servers';
 
 export interface BenchRedis {
   url: string;

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisCluster, type RedisCluster } from '@flight/redis-scripts/testing';
+import { startRedisCluster, type RedisCluster } from '@flight/test-servers';
 import { connectMasters, masterStats, shardChannels, type Masters } from '../src/cluster-stats.js';
 
 /**

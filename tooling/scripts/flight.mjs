@@ -50,7 +50,7 @@ if (!existsSync(join(root, 'node_modules', '.modules.yaml'))) pn(['install', '--
 switch (command) {
   case 'test':
     ensureRedisServer();
-    // The tests that need `SET ... IFEQ` start this valkey-server (packages/redis-scripts/src/testing/valkey.ts).
+    // The tests that need `SET ... IFEQ` start this valkey-server (tooling/test-servers/src/valkey.ts).
     process.env.FLIGHT_VALKEY_SERVER = await ensureValkeyServer();
     ensureChromium();
     pn(['exec', 'prettier', '--check', '.']);

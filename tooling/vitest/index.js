@@ -20,7 +20,7 @@ export function flightProject(name, overrides = {}) {
       testTimeout: 30_000,
       hookTimeout: 60_000,
       // A Redis for every test: REDIS_URL when it answers, else a redis-server of the run's own.
-      globalSetup: [join(root, 'packages/redis-scripts/src/testing/global-setup.ts')],
+      globalSetup: [join(root, 'tooling/test-servers/src/global-setup.ts')],
       ...overrides,
     },
   };

@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 // The servers module alone: the rest of the testing entry imports vitest, which this CLI does not run under.
-import { startRedisServer, type RedisServer } from '@flight/redis-scripts/servers';
+import { startRedisServer, type RedisServer } from '@flight/test-servers';
 import { sleep } from './figures.js';
 import { startTcpProxy, type TcpProxy } from './proxy.js';
 

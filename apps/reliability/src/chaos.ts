@@ -6,7 +6,7 @@
  * per wrong answer (its kind, detail and the faults just before it) and per unhandled error; exits 1 when
  * wrong, unhandled or unanswered is not 0.
  */
-import { valkeyServerBinary } from '@flight/redis-scripts/valkey';
+import { valkeyServerBinary } from '@flight/test-servers';
 import { formatProblems, formatSummary, runChaos } from './chaos-run.js';
 
 const args = process.argv.slice(2);

@@ -5,7 +5,7 @@
  */
 import { FlightError } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
-import { startRedisCluster, type RedisCluster } from '@flight/redis-scripts/testing';
+import { startRedisCluster, type RedisCluster } from '@flight/test-servers';
 import { createSingleFlight } from '@flight/core';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

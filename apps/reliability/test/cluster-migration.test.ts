@@ -8,7 +8,7 @@ import type { FlightCoordinator } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { createNodeRedisCoordinator } from '@flight/redis-node';
 import { clusterKeySlot, flightKeys } from '@flight/redis-scripts';
-import { rawCommand, startRedisCluster, type RedisCluster } from '@flight/redis-scripts/testing';
+import { rawCommand, startRedisCluster, type RedisCluster } from '@flight/test-servers';
 import { Cluster } from 'ioredis';
 import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -5,7 +5,7 @@
  * Each mode on a redis-server of the test's own, killed with SIGKILL mid-run.
  */
 import { FlightExecutionError, FlightLeaseLostError } from '@flight/core';
-import { startRedisServer, type RedisServer } from '@flight/redis-scripts/testing';
+import { startRedisServer, type RedisServer } from '@flight/test-servers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectedValue, recordFigure, sleep, startNode, type TestNode } from '../src/index.js';
 

@@ -13,7 +13,7 @@ import { MAX_KEY_LENGTH } from '@flight/core/adapter';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { createNodeRedisCoordinator } from '@flight/redis-node';
 import { clusterKeySlot, flightKeys, noticeChannel, RECORD_LAYOUT } from '@flight/redis-scripts';
-import { freePort, startRedisServer, type RedisServer } from '@flight/redis-scripts/testing';
+import { freePort, startRedisServer, type RedisServer } from '@flight/test-servers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordFigure } from '../src/index.js';
 

@@ -24,7 +24,7 @@ import {
 } from '@flight/core/adapter';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { flightKeys } from '@flight/redis-scripts';
-import { startRedisServer, type RedisServer } from '@flight/redis-scripts/testing';
+import { startRedisServer, type RedisServer } from '@flight/test-servers';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

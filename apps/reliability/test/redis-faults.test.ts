@@ -1,14 +1,14 @@
 /**
  * Redis and network faults (issue #7, items 6-11) with the real coordinator and createSingleFlight,
  * each on a redis-server of the test's own (never the shared 6379). Owner faults (SIGKILL, SIGSTOP)
- * and the basic down/blackhole/subscriber-kill cases live in packages/redis-scripts/src/testing/
+ * and the basic down/blackhole/subscriber-kill cases live in tooling/redis-test-kit/src/
  * adapter-suite.ts (run by both adapters) and are not repeated here.
  */
 import { randomUUID } from 'node:crypto';
 import { FlightCoordinationError, FlightError } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { flightKeys } from '@flight/redis-scripts';
-import { patchFlightRecord, rawCommand, scanKeysWithoutTtl, startRedisServer, type RedisServer } from '@flight/redis-scripts/testing';
+import { patchFlightRecord, rawCommand, scanKeysWithoutTtl, startRedisServer, type RedisServer } from '@flight/redis-test-kit';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectedValue, recordFigure, sleep, startNode, startTcpProxy, trackUnhandledRejections, type TestNode } from '../src/index.js';
 

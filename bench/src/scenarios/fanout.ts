@@ -12,7 +12,7 @@
  * it while the callers wait, each checked against the master's slots.
  */
 import { Redis } from 'ioredis';
-import { startRedisCluster, type RedisCluster } from '@flight/redis-scripts/testing';
+import { startRedisCluster, type RedisCluster } from '@flight/test-servers';
 import { prefixOf, type BenchContext, type ResultRow } from '../context.js';
 import { createContender, FLIGHT_CONTENDERS, type ContenderName, type ContenderOptions } from '../contenders/index.js';
 import { startWorkers, stopWorkers, type Worker } from '../pool.js';

@@ -348,7 +348,7 @@ export async function runThroughput(
 /**
  * The distinct-keys scenario again on a Valkey 8.1 server of the run's own, for the contenders that use
  * Redis: there a run nobody touched completes with one `SET … IFEQ` instead of the `complete` script
- * (packages/redis-scripts/src/untouched-complete.ts), as it would on Redis ≥ 8.4. Every contender runs on
+ * (packages/redis-scripts/src/fast-paths/untouched-complete.ts), as it would on Redis ≥ 8.4. Every contender runs on
  * that same server, so the figures compare as the main scenario's do. Without a valkey-server the rows
  * say why (`kind: 'skipped'`).
  */

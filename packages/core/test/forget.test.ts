@@ -1,7 +1,7 @@
 /**
  * Forget across the cluster (Go's `singleflight.Forget`) through SingleFlight over the memory coordinator:
  * several nodes share one coordinator, as processes share Redis (the Redis adapters run the same sequence
- * across real processes: redis-scripts/src/testing/forget-suite.ts).
+ * across real processes: tooling/redis-test-kit/src/forget-suite.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryCoordinator, createSingleFlight, FlightValidationError, type SingleFlight, type StagePolicyInput } from '@flight/core';

@@ -1,7 +1,7 @@
 /**
  * What L1 may hand out: never a value past the stored result's life, never a value after a forget of this
  * node resolved, and never more memory than `l1.maxBytes` allows (within 2×). Over the memory coordinator;
- * the Redis adapters run the same cases across processes (redis-scripts/src/testing/l1-suite.ts).
+ * the Redis adapters run the same cases across processes (the Redis test kit).
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';

@@ -6,7 +6,7 @@ import {
   scanKeysWithoutTtl,
   startRedisCluster,
   type RedisCluster,
-} from '@flight/redis-scripts/testing';
+} from '@flight/redis-test-kit';
 import { Cluster as Cluster5 } from 'ioredis';
 import { Cluster as Cluster6 } from 'ioredis6';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

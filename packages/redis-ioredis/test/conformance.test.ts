@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { registerCoordinatorConformance } from '@flight/core/testing';
-import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from '@flight/redis-scripts/testing';
+import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from '@flight/redis-test-kit';
 import { Redis as Redis5 } from 'ioredis';
 import { Redis as Redis6 } from 'ioredis6';
 import { afterAll, describe, expect, it } from 'vitest';

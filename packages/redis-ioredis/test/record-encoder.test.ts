@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createRedisCoordinator, flightKeys, type RedisDriver } from '@flight/redis-scripts';
-import { encodeRecord, RECORD_HEADER, sharedRedisUrl } from '@flight/redis-scripts/testing';
+import { createRedisCoordinator, encodeRecord, flightKeys, RECORD_HEADER, type RedisDriver } from '@flight/redis-scripts';
+import { sharedRedisUrl } from '@flight/redis-test-kit';
 import { createIoredisDriver } from '../src/index.js';
 
 const prefix = `enc-${process.pid}`;

@@ -5,7 +5,7 @@
  * follow the run their node falls back to.
  */
 import { createSingleFlight, FlightStreamInterruptedError, FlightStreamRestart, type SingleFlight } from '@flight/core';
-import { startRedisServer, type RedisServer } from '@flight/redis-scripts/testing';
+import { startRedisServer, type RedisServer } from '@flight/redis-test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createIoredisCoordinator } from '../src/index.js';
 

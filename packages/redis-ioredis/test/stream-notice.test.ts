@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Fence, FlightRef } from '@flight/core/adapter';
-import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from '@flight/redis-scripts/testing';
+import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from '@flight/redis-test-kit';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createIoredisCoordinator } from '../src/index.js';

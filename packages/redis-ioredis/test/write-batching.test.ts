@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sharedRedisUrl } from '@flight/redis-scripts/testing';
+import { sharedRedisUrl } from '@flight/redis-test-kit';
 import { createIoredisCoordinator } from '../src/index.js';
 
 const client = new Redis(sharedRedisUrl());

@@ -1,6 +1,6 @@
-/** This adapter as the shared Redis suites of @flight/redis-scripts/testing drive it. */
+/** This adapter as the shared Redis suites of @flight/redis-test-kit drive it. */
 import { fileURLToPath } from 'node:url';
-import type { RedisAdapterUnderTest } from '@flight/redis-scripts/testing';
+import type { RedisAdapterUnderTest } from '@flight/redis-test-kit';
 import { createNodeRedisCoordinator, createNodeRedisDriver, createNodeRedisSessionLock } from '../src/index.js';
 
 export const adapter: RedisAdapterUnderTest = {

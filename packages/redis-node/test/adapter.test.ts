@@ -1,4 +1,4 @@
-import { registerRedisAdapterSuite } from '@flight/redis-scripts/testing';
+import { registerRedisAdapterSuite } from '@flight/redis-test-kit';
 import { adapter } from './adapter-under-test.js';
 
 registerRedisAdapterSuite(adapter);

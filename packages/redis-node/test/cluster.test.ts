@@ -6,7 +6,7 @@ import {
   scanKeysWithoutTtl,
   startRedisCluster,
   type RedisCluster,
-} from '@flight/redis-scripts/testing';
+} from '@flight/redis-test-kit';
 import { createCluster as createCluster5 } from 'redis';
 import { createCluster as createCluster6 } from 'redis6';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { registerCoordinatorConformance } from '@flight/core/testing';
-import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from '@flight/redis-scripts/testing';
+import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from '@flight/redis-test-kit';
 import { createClient as createClient5 } from 'redis';
 import { createClient as createClient6 } from 'redis6';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { registerStreamSuite } from '@flight/redis-scripts/testing';
+import { registerStreamSuite } from '@flight/redis-test-kit';
 
 const adapter = { name: 'node-redis', kind: 'node-redis', module: fileURLToPath(new URL('../src/index.ts', import.meta.url)) } as const;
 registerStreamSuite(adapter, 'standalone');

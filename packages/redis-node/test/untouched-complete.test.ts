@@ -1,4 +1,4 @@
-import { registerUntouchedCompleteSuite } from '@flight/redis-scripts/testing';
+import { registerUntouchedCompleteSuite } from '@flight/redis-test-kit';
 import { adapter } from './adapter-under-test.js';
 
 registerUntouchedCompleteSuite(adapter);

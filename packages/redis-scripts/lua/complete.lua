@@ -39,7 +39,7 @@ if s and #s >= HEADER_BYTES then
     local owner, i = text_field(s, HEADER_BYTES + 1)
     if owner == ARGV[3] and text_field(s, i) == ARGV[4] then
       expire_at = time_at(now + ttl)
-      -- The header leads with status, updatedAt and expireAt (src/record-layout.ts).
+      -- The header leads with status, updatedAt and expireAt (src/spine/record-layout.ts).
       local rec = string.format('S%013.0f%013.0f', now, expire_at) .. string.sub(s, EXPIRE_END + 1, RESULT_REF_AT - 1) .. '1'
         .. string.sub(s, RESULT_REF_END + 1)
       local px = ARGV[7]

@@ -1,31 +1,35 @@
 /**
  * The Redis coordinator, shared by both adapters: the Lua scripts behind core's `FlightCoordinator`
- * port. The spine is the scripts: script-calls.ts (deadline, version check, errors), script-args.ts
- * (checked arguments), write-replies.ts (replies as core's types), flight-keys-of.ts (a flight's keys,
- * derived once per call). Beside it: acquire-path.ts (how an acquire goes), fast-paths.ts (the fast paths,
- * chosen from the client's and server's capabilities, each declining to the scripts), followed-runs.ts
- * (the runs a follower joined), notifications.ts (follower wake-up) and streams.ts (the streaming extension).
+ * port, wired here from four rooms.
+ * - spine/: the canonical path — the scripts (lua/, generated into lua.generated.ts), how they are run
+ *   (script-calls.ts: deadline, version check, errors; script-args.ts: checked arguments), their replies
+ *   as core's types (reply.ts, write-replies.ts), the acquire (acquire-path.ts) and the owner's writes
+ *   (owner-writes.ts). The record layout has one home, record-layout.ts.
+ * - fast-paths/: plain commands that stand in for a script when they can decide as it would (fast-path.ts
+ *   is their contract), chosen in choose.ts from the client's and the server's capabilities.
+ * - wake-up/: follower wake-up (notifications.ts over one subscriber) and the runs a follower joined.
+ * - streams/: the streaming extension.
  */
 // InspectableCoordinator comes from core's adapter entry: the adapters' public types then never import its
 // testing entry (and the optional test libraries behind it).
 import { FlightValidationError } from '@flight/core';
 import { transitions, type InspectableCoordinator, type StreamingFlightCoordinator } from '@flight/core/adapter';
-import { AcquirePath } from './acquire-path';
+import { AcquirePath } from './spine/acquire-path';
 import type { RedisDriver, ScriptRunner } from './driver';
-import { chooseFastPaths } from './fast-paths';
+import { chooseFastPaths } from './fast-paths/choose';
 import { createFlightKeysOf } from './flight-keys-of';
-import { createFollowedRuns } from './followed-runs';
-import { createJoinPredictor } from './join-predictor';
-import { createNotifications, type NotificationCounters } from './notifications';
+import { createFollowedRuns } from './wake-up/followed-runs';
+import { createJoinPredictor } from './fast-paths/join-predictor';
+import { createNotifications, type NotificationCounters } from './wake-up/notifications';
 import { resolveRedisOptions, type RedisCoordinatorOptions } from './options';
-import { createOwnerWrites, ownerWriter } from './owner-writes';
-import { checkEpoch, MAX_ERROR_MESSAGE_LENGTH, ms } from './script-args';
-import { createScriptCalls } from './script-calls';
-import { createServerClocks } from './server-clock';
-import { createRedisStreams } from './streams';
-import { cancelReply, expireReply, forgetReply } from './write-replies';
+import { createOwnerWrites, ownerWriter } from './spine/owner-writes';
+import { checkEpoch, MAX_ERROR_MESSAGE_LENGTH, ms } from './spine/script-args';
+import { createScriptCalls } from './spine/script-calls';
+import { createServerClocks } from './fast-paths/server-clock';
+import { createRedisStreams } from './streams/streams';
+import { cancelReply, expireReply, forgetReply } from './spine/write-replies';
 
-export { SUBSCRIBE_FIRST_WAIT_MS } from './acquire-path';
+export { SUBSCRIBE_FIRST_WAIT_MS } from './spine/acquire-path';
 
 export interface RedisCoordinator extends StreamingFlightCoordinator, InspectableCoordinator {
   /** Followers currently waiting on this coordinator (all share one subscriber connection). */

@@ -21,7 +21,7 @@ export type HandledRef = FlightRef & { handle?: unknown };
 export class RunKeys implements FlightKeys {
   /**
    * The run's record as this coordinator's fast acquire created it, while no owner write of the run has
-   * been sent since (untouched-complete.ts); undefined otherwise.
+   * been sent since (fast-paths/untouched-complete.ts); undefined otherwise.
    */
   untouched: UntouchedRecord | undefined = undefined;
 

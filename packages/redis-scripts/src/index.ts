@@ -1,8 +1,8 @@
 export type { RedisDriver, RedisSubscriber, RedisSubscriberHandlers, ScriptRunner } from './driver';
 export { createRedisCoordinator, type RedisCoordinator } from './coordinator';
 export { assertRedisVersion, MIN_REDIS_VERSION } from './version-check';
-export { MAX_ERROR_MESSAGE_LENGTH } from './script-args';
-export { parseNotice, type Notice, type NotificationCounters } from './notifications';
+export { MAX_ERROR_MESSAGE_LENGTH } from './spine/script-args';
+export { parseNotice, type Notice, type NotificationCounters } from './wake-up/notifications';
 export { createRedisSessionLock, type RedisSessionLock, type RedisSessionLockOptions } from './session-lock';
 export {
   resolveRedisOptions,
@@ -15,7 +15,9 @@ export {
 } from './options';
 export { flightKeys, noticeChannel, lockKey, digest, RECORD_LAYOUT, type FlightKeys } from './keys';
 export { toFlightRedisError, withDeadline, closeWithin, DeadlineExceeded, FlightRedisVersionError } from './errors';
-export { runScript } from './scripts';
-export { LUA_SCRIPTS, type LuaScript, type LuaScriptName } from './lua.generated';
+export { runScript } from './spine/scripts';
+export { LUA_SCRIPTS, type LuaScript, type LuaScriptName } from './spine/lua.generated';
 export { clusterKeySlot } from './slot';
 export { assertConnectionOptions, COORDINATOR_OPTION_NAMES, SESSION_LOCK_OPTION_NAMES, type ClientLibrary } from './connection-options';
+export { RECORD_HEADER, RECORD_HEADER_BYTES, RECORD_TEXT_FIELDS, encodeRecord } from './spine/record.generated';
+export { SAMPLE_MAX_AGE_MS } from './fast-paths/server-clock';

@@ -8,9 +8,9 @@ import { type SessionLockHandle } from '@flight/core/adapter';
 import type { RedisDriver } from './driver';
 import { toFlightRedisError, withDeadline } from './errors';
 import { lockKey } from './keys';
-import type { LuaScriptName } from './lua.generated';
+import type { LuaScriptName } from './spine/lua.generated';
 import { DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_PREFIX } from './options';
-import { runScript } from './scripts';
+import { runScript } from './spine/scripts';
 
 export interface RedisSessionLockOptions {
   /** First segment of the lock keys. @default 'flight' */

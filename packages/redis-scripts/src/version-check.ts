@@ -1,7 +1,7 @@
 /** The Redis server version check: the scripts need Redis 7.0, asked once per coordinator. */
 import type { ScriptRunner } from './driver';
 import { FlightRedisVersionError } from './errors';
-import { runScript } from './scripts';
+import { runScript } from './spine/scripts';
 
 /** The oldest Redis the scripts run on (`#!lua` flags, sharded pub/sub, `redis.REDIS_VERSION`). */
 export const MIN_REDIS_VERSION = '7.0.0';

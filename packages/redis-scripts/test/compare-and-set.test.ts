@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createCompareAndSet } from '../src/compare-and-set';
+import { createCompareAndSet } from '../src/fast-paths/compare-and-set';
 import type { RedisDriver, ScriptRunner } from '../src/driver';
-import { rawCommand, sharedRedisUrl } from '../src/testing/index.js';
+import { rawCommand, sharedRedisUrl } from '@flight/test-servers';
 
 const port = Number(new URL(sharedRedisUrl()).port || 6379);
 const command = async (args: (string | number)[]) => {

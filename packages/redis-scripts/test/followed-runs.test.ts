@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createFollowedRuns } from '../src/followed-runs';
+import { createFollowedRuns } from '../src/wake-up/followed-runs';
 
 describe('createFollowedRuns', () => {
   it('remembers the last run joined per flight key', () => {

@@ -7,8 +7,8 @@
 import fc from 'fast-check';
 import type { FlightMeta } from '@flight/core/adapter';
 import { describe, expect, it } from 'vitest';
-import { encodeRecord, RECORD_HEADER } from '../src/record.generated';
-import { runningMeta } from '../src/testing/record';
+import { encodeRecord, RECORD_HEADER } from '../src/spine/record.generated';
+import { runningMeta } from './running-meta';
 
 const padded = (n: number, width: number) => String(n).padStart(width, '0');
 

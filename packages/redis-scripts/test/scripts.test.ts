@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { clusterKeySlot, flightKeys, LUA_SCRIPTS, noticeChannel, RECORD_LAYOUT, resolveRedisOptions } from '../src/index.js';
-import { rawCommand, sharedRedisUrl } from '../src/testing/index.js';
+import { clusterKeySlot, flightKeys, LUA_SCRIPTS, noticeChannel, RECORD_LAYOUT, resolveRedisOptions } from '../src/index';
+import { rawCommand, sharedRedisUrl } from '@flight/test-servers';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 

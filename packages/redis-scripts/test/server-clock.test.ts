@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createServerClock, createServerClocks, SAMPLE_MAX_AGE_MS, SAMPLE_MAX_ROUND_TRIP_MS } from '../src/server-clock.js';
+import { createServerClock, createServerClocks, SAMPLE_MAX_AGE_MS, SAMPLE_MAX_ROUND_TRIP_MS } from '../src/fast-paths/server-clock.js';
 
 describe('server clock estimate', () => {
   it('knows nothing before its first sample, then carries the most advanced sample forward on the local clock', () => {

@@ -6,8 +6,8 @@
 import { FlightCoordinationError } from '@flight/core';
 import { transitions, type FlightMeta } from '@flight/core/adapter';
 import { describe, expect, it } from 'vitest';
-import { decodeStoredFlight, isBytesResult, resultBytesOf } from '../src/reply.js';
-import { encodeRecord } from '../src/record.generated.js';
+import { decodeStoredFlight, isBytesResult, resultBytesOf } from '../src/spine/reply.js';
+import { encodeRecord } from '../src/spine/record.generated.js';
 
 const input = {
   stage: 'stage',

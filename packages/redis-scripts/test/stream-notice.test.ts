@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseProgress, RecentEntries } from '../src/stream-notice.js';
+import { parseProgress, RecentEntries } from '../src/streams/stream-notice.js';
 
 describe('progress notice payload', () => {
   it('parses the last id alone, or the carried entries (lengths in UTF-8 bytes, spaces inside chunks)', () => {

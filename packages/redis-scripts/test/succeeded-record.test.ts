@@ -7,9 +7,9 @@
 import fc from 'fast-check';
 import { transitions } from '@flight/core/adapter';
 import { describe, expect, it } from 'vitest';
-import { encodeRecord } from '../src/record.generated';
-import { runningMeta } from '../src/testing/record';
-import { succeededRecord } from '../src/untouched-complete';
+import { encodeRecord } from '../src/spine/record.generated';
+import { runningMeta } from './running-meta';
+import { succeededRecord } from '../src/fast-paths/untouched-complete';
 
 const text = fc.oneof(fc.string({ maxLength: 16 }), fc.constantFrom('', 'ключ ✓', '🙂:1:', '0:', 'a b\nc', 'x'.repeat(60)));
 const time = fc.integer({ min: 0, max: 9_999_999_999_999 });

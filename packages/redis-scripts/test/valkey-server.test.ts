@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startValkeyServer, type RedisServer } from '../src/testing/index.js';
+import { startValkeyServer, type RedisServer } from '@flight/test-servers';
 
 describe('valkey-server for the tests', () => {
   let server: RedisServer;

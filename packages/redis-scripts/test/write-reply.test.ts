@@ -1,8 +1,8 @@
 import { FlightCoordinationError } from '@flight/core';
 import { transitions, type FlightMeta } from '@flight/core/adapter';
 import { describe, expect, it } from 'vitest';
-import { decodeReply, decodeWriteReply } from '../src/reply.js';
-import { encodeRecord } from '../src/record.generated.js';
+import { decodeReply, decodeWriteReply } from '../src/spine/reply.js';
+import { encodeRecord } from '../src/spine/record.generated.js';
 
 const ref = { stage: 'stage', key: 'key' };
 const input = {

@@ -6,7 +6,7 @@
 -- (once SUCCEEDED) the result, verbatim. One GET reads it, one SET ... PX writes it with its TTL. The hot
 -- writes (complete, a follower joining) read and patch the header by position, without decoding the rest.
 -- The layout itself (positions, widths, HEADER_FORMAT, `encode_record`) is generated from
--- src/record-layout.ts. Replies carry the record as stored (reply.ts decodes the same layout); stage and
+-- src/spine/record-layout.ts. Replies carry the record as stored (reply.ts decodes the same layout); stage and
 -- requestKey are not stored (they are the flight's ref, which the caller knows).
 --@include layout
 

@@ -1,0 +1,216 @@
+/**
+ * The streaming extension of the Redis coordinator (core's `FlightStreamCoordinator`): one Redis stream per
+ * run (`streamKey`, the flight's hash tag), appended by lua/streamAppend.lua under the owner's fence and
+ * read by lua/streamRead.lua from the reader's last id. Readers wait on the flight's notice channel: while
+ * a flight has stream waiters here, its channel is listened to and the newest progress notice (epoch and
+ * last entry id) is kept, so a wait that starts after an append it has not read ends at once; the
+ * listening lingers a moment after the last wait, so a reader's read-then-wait loses no notice. The
+ * entries small appends carry in their notices are kept in a window (`RecentEntries`): a wait after an id
+ * the window holds gets the entries that follow it with the wake-up, without a read.
+ */
+import { FlightCoordinationError } from '@flight/core';
+import {
+  isActive,
+  type Fence,
+  type FlightRef,
+  type FlightStreamCoordinator,
+  type StreamEntry,
+  type StreamWaitReply,
+} from '@flight/core/adapter';
+import type { RedisDriver } from '../driver';
+import { streamKey, type FlightKeys } from '../keys';
+import type { Notifications, Notice } from '../wake-up/notifications';
+import { decodeMeta } from '../spine/reply';
+import { runScript } from '../spine/scripts';
+import { parseProgress, RecentEntries } from './stream-notice';
+
+/** How long a flight's channel stays listened to after its last stream wait ended. */
+const LINGER_MS = 2000;
+/** Entries the read that follows a confirmed subscription returns with the wake-up. */
+const READ_ON_SUBSCRIBE = 256;
+
+export interface StreamsContext {
+  driver: RedisDriver;
+  prefix: string;
+  notifications: Notifications;
+  keysOf(ref: FlightRef): FlightKeys & { channel: string };
+  /** Runs a Redis call with the coordinator's version check, deadline and error mapping. */
+  call<T>(operation: string, ref: FlightRef, run: () => Promise<T>): Promise<T>;
+  /** The most chunk bytes a progress notice carries (the coordinator's `inlineResultBytes`). */
+  inlineBytes: number;
+  nowArg(): string;
+  fenceArgs(fence: Fence, keys: FlightKeys & { channel: string }): string[];
+  ms(name: string, value: number): string;
+}
+
+/** Stream ids `ms-seq`: true when `a` comes after `b` ('' comes before every id). */
+export function streamIdAfter(a: string, b: string): boolean {
+  if (b === '') return a !== '';
+  const [am = 0, as = 0] = a.split('-').map(Number);
+  const [bm = 0, bs = 0] = b.split('-').map(Number);
+  return am > bm || (am === bm && as > bs);
+}
+
+interface Watch {
+  stop: () => void;
+  /** The newest run and entry id a notice announced. */
+  epoch: number;
+  lastId: string;
+  /** A terminal notice came for `epoch`. */
+  ended: boolean;
+  /** The entries of `epoch` that notices carried. */
+  recent: RecentEntries;
+  waiters: Set<(notice: Notice | undefined) => void>;
+  linger: ReturnType<typeof setTimeout> | undefined;
+}
+
+function text(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  throw new FlightCoordinationError(`unexpected stream reply element ${typeof value}`);
+}
+
+export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator {
+  const { driver, prefix, notifications, keysOf, call, nowArg, fenceArgs, ms, inlineBytes } = ctx;
+  const watches = new Map<string, Watch>();
+
+  const keysFor = (ref: FlightRef, epoch: number) => {
+    const keys = keysOf(ref);
+    return { keys, list: [keys.meta, streamKey(prefix, keys.tag, epoch)] };
+  };
+
+  async function read(ref: FlightRef, epoch: number, afterId: string, count: number, watch: boolean) {
+    const { list } = keysFor(ref, epoch);
+    const raw = await call('streamRead', ref, () =>
+      runScript(driver, 'streamRead', list, [nowArg(), afterId, String(count), watch ? '1' : '0']),
+    );
+    const [, record, flat] = raw as [unknown, unknown, unknown[]];
+    const entries: StreamEntry[] = [];
+    if (Array.isArray(flat)) for (let i = 0; i + 1 < flat.length; i += 2) entries.push({ id: text(flat[i]), chunk: text(flat[i + 1]) });
+    return { entries, meta: decodeMeta(record, ref) };
+  }
+
+  function watchOf(channel: string): Watch {
+    const watch = watches.get(channel);
+    if (watch) {
+      if (watch.linger) clearTimeout(watch.linger);
+      watch.linger = undefined;
+      return watch;
+    }
+    const created: Watch = {
+      stop: () => undefined,
+      epoch: 0,
+      lastId: '',
+      ended: false,
+      recent: new RecentEntries(),
+      waiters: new Set(),
+      linger: undefined,
+    };
+    watches.set(channel, created);
+    created.stop = notifications.listen(
+      channel,
+      (notice) => {
+        if (notice.epoch > created.epoch) {
+          created.epoch = notice.epoch;
+          created.lastId = '';
+          created.ended = false;
+          created.recent.clear();
+        }
+        if (notice.epoch === created.epoch) {
+          if (isActive(notice.status)) {
+            const progress = notice.result === undefined ? undefined : parseProgress(notice.result);
+            if (progress && streamIdAfter(progress.lastId, created.lastId)) created.lastId = progress.lastId;
+            if (progress?.entries) created.recent.add(progress.before ?? '', progress.entries);
+          } else created.ended = true;
+        }
+        for (const wake of [...created.waiters]) wake(notice);
+      },
+      () => {
+        for (const wake of [...created.waiters]) wake(undefined);
+      },
+    );
+    return created;
+  }
+
+  function release(channel: string, watch: Watch): void {
+    if (watch.waiters.size > 0 || watch.linger) return;
+    watch.linger = setTimeout(() => {
+      watch.linger = undefined;
+      if (watch.waiters.size > 0 || watches.get(channel) !== watch) return;
+      watches.delete(channel);
+      watch.stop();
+    }, LINGER_MS);
+    watch.linger.unref?.();
+  }
+
+  return {
+    async appendStream(fence, input) {
+      if (input.chunks.length === 0) return { ok: true };
+      const { keys, list } = keysFor(fence, fence.epoch);
+      const args = [
+        ...fenceArgs(fence, keys),
+        ms('ttlMs', input.ttlMs),
+        ms('maxChunks', input.maxChunks),
+        ms('maxBytes', input.maxBytes),
+        String(inlineBytes),
+        ...input.chunks,
+      ];
+      const raw = (await call('streamAppend', fence, () => runScript(driver, 'streamAppend', list, args))) as unknown[];
+      const code = text(raw[0]);
+      if (code === 'OK') return { ok: true };
+      return { ok: false, code: code === 'FORGOTTEN' ? 'FORGOTTEN' : code === 'LIMIT' ? 'LIMIT' : 'FENCED' };
+    },
+
+    readStream(ref, { epoch, afterId, count }) {
+      return read(ref, epoch, afterId, count, false);
+    },
+
+    waitForStream(ref, { epoch, afterId, timeoutMs, signal }) {
+      const { channel } = keysOf(ref);
+      return new Promise<StreamWaitReply>((resolve) => {
+        if (signal?.aborted) return resolve({ entries: [] });
+        let done = false;
+        const existing = watches.has(channel);
+        const watch = watchOf(channel);
+        const finish = (entries: StreamEntry[] = []) => {
+          if (done) return;
+          done = true;
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', stop);
+          watch.waiters.delete(wake);
+          release(channel, watch);
+          resolve({ entries });
+        };
+        const stop = () => finish();
+        /** Something this waiter has not read: a newer run, an ended one, or an entry after its id. */
+        const news = (w: Watch) => w.epoch > epoch || (w.epoch === epoch && (w.ended || streamIdAfter(w.lastId, afterId)));
+        /** Ends the wait when there is news, with the entries after `afterId` that notices brought. */
+        const settle = () => {
+          if (!news(watch)) return;
+          finish(watch.epoch === epoch && !watch.ended ? watch.recent.following(afterId) : []);
+        };
+        const check = () => {
+          read(ref, epoch, afterId, READ_ON_SUBSCRIBE, true).then(
+            ({ entries, meta }) => {
+              // A full read may have left entries unread: the reader reads on instead of taking these.
+              if (entries.length > 0 || !meta || meta.epoch !== epoch || !isActive(meta.status))
+                finish(entries.length < READ_ON_SUBSCRIBE ? entries : []);
+            },
+            () => undefined, // the reader polls by its timeout
+          );
+        };
+        const wake = (notice: Notice | undefined) => {
+          if (notice === undefined) check();
+          else settle();
+        };
+        const timer = setTimeout(stop, Math.max(0, timeoutMs));
+        timer.unref?.();
+        signal?.addEventListener('abort', stop, { once: true });
+        watch.waiters.add(wake);
+        // A channel listened to before this wait has missed nothing since (its news is checked here); a new
+        // one is covered by `check` once its subscription is confirmed.
+        if (existing) settle();
+      });
+    },
+  };
+}

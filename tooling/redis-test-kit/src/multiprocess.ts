@@ -1,0 +1,158 @@
+/**
+ * Child-process harness for the multi-process tests: `startWorker` runs `worker.ts` in a new Node
+ * process (`node --conditions=@flight/source --import tsx`: @flight/* resolve to their source).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BurstCommand, CallOutcome, SpanSummary, StreamCommand, StreamOutcome } from './worker';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export interface WorkerOptions {
+  adapter: 'ioredis' | 'node-redis';
+  /** Absolute path of the adapter's entry (its src/index.ts). */
+  module: string;
+  url: string;
+  prefix: string;
+  nodeId: string;
+  mode?: 'distributed' | 'hybrid';
+  /** Record spans with the OpenTelemetry SDK in the child (read with `spans()`). @default false */
+  tracing?: boolean;
+  /** Connect to this Redis Cluster (its masters) instead of `url`. */
+  cluster?: { host: string; port: number }[];
+  /** Turn L1 on with this `l1.ttlMs` (off by default). */
+  l1TtlMs?: number;
+}
+
+export interface StreamBurstResult {
+  outcomes: StreamOutcome[];
+  /** How many times this process ran a supplier (cumulative). */
+  runs: number;
+}
+
+export interface BurstResult {
+  outcomes: CallOutcome[];
+  /** How many times this process ran the supplier (cumulative). */
+  runs: number;
+}
+
+export interface Worker {
+  readonly pid: number;
+  readonly child: ChildProcess;
+  burst(command: Omit<BurstCommand, 'id' | 'op'>): Promise<BurstResult>;
+  /** `executeStream` callers in the worker (see `StreamCommand`). */
+  stream(command: Omit<StreamCommand, 'id' | 'op'>): Promise<StreamBurstResult>;
+  /** Resolves with the epoch once this worker's supplier emitted its `n`-th chunk of `key`. */
+  emitted(key: string, n: number): Promise<number>;
+  /** `flights.forget(stage, key)` in the worker: resolves with its result, rejects with its error. */
+  forget(stage: string, key: string): Promise<boolean>;
+  /** The child's finished `flight.execute` spans (`tracing: true`). */
+  spans(): Promise<SpanSummary[]>;
+  /** Resolves with the epoch of the next supplier start. */
+  nextRunning(): Promise<number>;
+  /** When (epoch ms, this host's clock) the worker heard forgets of `key` (its `forgotten` events), so far. */
+  forgottenAt(key: string): number[];
+  stop(): Promise<void>;
+}
+
+export async function startWorker(options: WorkerOptions): Promise<Worker> {
+  const child = spawn(process.execPath, ['--conditions=@flight/source', '--import', 'tsx', join(here, 'worker.ts')], {
+    env: {
+      ...process.env,
+      FLIGHT_WORKER: JSON.stringify({ mode: 'distributed', ...options }),
+    },
+    cwd: join(here, '..'),
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const pending = new Map<number, (result: BurstResult & { forgotten?: boolean; error?: string; spans?: SpanSummary[] }) => void>();
+  const runningWaiters: ((epoch: number) => void)[] = [];
+  const forgotten = new Map<string, number[]>();
+  const emittedWaiters = new Set<{ key: string; n: number; resolve: (epoch: number) => void }>();
+  let seq = 0;
+  const ready = new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      let message: {
+        event?: string;
+        id?: number;
+        epoch?: number;
+        key?: string;
+        n?: number;
+        forgotten?: boolean;
+        error?: string;
+        spans?: SpanSummary[];
+        at?: number;
+      } & BurstResult;
+      try {
+        message = JSON.parse(line);
+      } catch {
+        return;
+      }
+      if (message.event === 'ready') resolve();
+      else if (message.event === 'forgotten') forgotten.set(message.key!, [...(forgotten.get(message.key!) ?? []), message.at!]);
+      else if (message.event === 'running') runningWaiters.shift()?.(message.epoch ?? 0);
+      else if (message.event === 'emitted') {
+        for (const waiter of emittedWaiters) {
+          if (waiter.key !== message.key || (message.n ?? 0) < waiter.n) continue;
+          emittedWaiters.delete(waiter);
+          waiter.resolve(message.epoch ?? 0);
+        }
+      } else if (message.id !== undefined) pending.get(message.id)?.(message);
+    });
+  });
+  await ready;
+  return {
+    pid: child.pid!,
+    forgottenAt: (key) => forgotten.get(key) ?? [],
+    child,
+    burst(command) {
+      const id = ++seq;
+      return new Promise((resolve) => {
+        pending.set(id, resolve);
+        child.stdin!.write(`${JSON.stringify({ ...command, id, op: 'burst' })}\n`);
+      });
+    },
+    stream(command) {
+      const id = ++seq;
+      return new Promise((resolve) => {
+        pending.set(id, resolve as unknown as (result: BurstResult) => void);
+        child.stdin!.write(`${JSON.stringify({ ...command, id, op: 'stream' })}\n`);
+      });
+    },
+    emitted(key, n) {
+      return new Promise((resolve) => emittedWaiters.add({ key, n, resolve }));
+    },
+    forget(stage, key) {
+      const id = ++seq;
+      return new Promise((resolve, reject) => {
+        pending.set(id, (reply) => (reply.error === undefined ? resolve(reply.forgotten === true) : reject(new Error(reply.error))));
+        child.stdin!.write(`${JSON.stringify({ op: 'forget', id, stage, key })}\n`);
+      });
+    },
+    spans() {
+      const id = ++seq;
+      return new Promise((resolve) => {
+        pending.set(id, (message) => resolve(message.spans ?? []));
+        child.stdin!.write(`${JSON.stringify({ id, op: 'spans' })}\n`);
+      });
+    },
+    nextRunning() {
+      return new Promise((resolve) => runningWaiters.push(resolve));
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      try {
+        process.kill(child.pid!, 'SIGCONT');
+      } catch {
+        // already gone
+      }
+      child.stdin!.write(`${JSON.stringify({ op: 'exit' })}\n`);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,17 @@
+/**
+ * Redis servers of a test's own (standalone, Cluster, valkey), free ports, raw RESP commands and key
+ * checks: what every @flight test, bench and chaos run stands on. No @flight package is imported here.
+ */
+export {
+  startRedisServer,
+  startRedisCluster,
+  freePort,
+  sleep,
+  type RedisServer,
+  type RedisCluster,
+  type StartRedisServerOptions,
+  type StartRedisClusterOptions,
+} from './servers';
+export { startValkeyServer, valkeyServerBinary } from './valkey';
+export { scanKeysWithoutTtl, deleteKeys, sharedRedisUrl, countClients } from './keys';
+export { rawCommand, serverTimeMs, type RespValue } from './resp';
