@@ -1,0 +1,67 @@
+/**
+ * How the driver sends a command: once the client it created is connected (a given client is), routed by
+ * its first key on a cluster, and retried while a slot mid-migration answers `TRYAGAIN`.
+ */
+import { isCluster, type NodeRedisClient, type NodeRedisCluster } from './client';
+
+/** Delay between retries of a `TRYAGAIN` reply (a slot mid-migration). */
+const TRYAGAIN_RETRY_DELAY_MS = 50;
+
+/** Sends `args` (routed by `routingKey` on a cluster) with node-redis command `options`. */
+export type Send = (routingKey: string | undefined, args: (string | Buffer)[], options?: object) => Promise<unknown>;
+
+/** `EVALSHA sha numkeys keys… args…` (or EVAL) as one array. */
+export const scriptCommand = (command: 'EVALSHA' | 'EVAL', head: string, keys: readonly string[], args: readonly (string | Buffer)[]) => [
+  command,
+  head,
+  String(keys.length),
+  ...keys,
+  ...args,
+];
+
+async function sendToCluster(
+  nodes: NodeRedisCluster,
+  tryAgainWindowMs: number,
+  routingKey: string | undefined,
+  args: (string | Buffer)[],
+  options?: object,
+): Promise<unknown> {
+  // A slot being migrated answers TRYAGAIN to a multi-key script whose keys are split between the two
+  // nodes; node-redis passes it through (ioredis retries it), so retry here until the migration ends.
+  const retryUntil = Date.now() + tryAgainWindowMs;
+  for (;;) {
+    try {
+      return await nodes.sendCommand(routingKey, false, args, options);
+    } catch (error) {
+      if (!String((error as Error)?.message).startsWith('TRYAGAIN') || Date.now() >= retryUntil) throw error;
+      await new Promise((resolve) => setTimeout(resolve, TRYAGAIN_RETRY_DELAY_MS));
+    }
+  }
+}
+
+/**
+ * The sender of `client`. `ready` is the connection of a client the driver created (commands wait for it
+ * until it settles, then go out at once); a given client is connected already.
+ */
+export function createSender(
+  client: NodeRedisClient | NodeRedisCluster,
+  ready: Promise<unknown> | undefined,
+  tryAgainWindowMs: number,
+): Send {
+  const sendNow: Send = (routingKey, args, options) => {
+    if (isCluster(client)) return sendToCluster(client, tryAgainWindowMs, routingKey, args, options);
+    try {
+      return client.sendCommand(args, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+  if (!ready) return sendNow;
+  let connected = false;
+  ready.then(
+    () => (connected = true),
+    () => undefined,
+  );
+  return (routingKey, args, options) =>
+    connected ? sendNow(routingKey, args, options) : ready.then(() => sendNow(routingKey, args, options));
+}

@@ -1,0 +1,75 @@
+/** The `RedisDriver` of `@flight/redis-scripts` over a node-redis client or cluster: commands, the subscriber, close. */
+import { clusterKeySlot, DEFAULT_COMMAND_TIMEOUT_MS, type RedisDriver, type RedisSubscriber } from '@flight/redis-scripts';
+import { createClient, RESP_TYPES, type RedisClientOptions } from 'redis';
+import { closeQuietly, isCluster, type NodeRedisClient, type NodeRedisCluster } from './client';
+import { createSender, scriptCommand } from './commands';
+import { createNodeRedisSubscriber } from './subscriber';
+
+/** Where to connect: the user's own connected client (kept open on close), or options to create one (closed on close). */
+export type NodeRedisConnection =
+  { client: NodeRedisClient | NodeRedisCluster; redis?: never } | { redis: RedisClientOptions; client?: never };
+
+/** The address of the master holding `key`'s slot, as the cluster client last learnt it. */
+function masterOf(cluster: NodeRedisCluster, key: string): string | undefined {
+  const shard = (cluster as { slots?: ({ master?: { address?: string } } | undefined)[] }).slots?.[clusterKeySlot(key)];
+  return shard?.master?.address;
+}
+
+/** Command options that give bulk replies as Buffers (a result stored as bytes). */
+const BULK_AS_BUFFERS = { typeMapping: { [RESP_TYPES.BLOB_STRING]: Buffer } };
+
+/** The client to use: the given one, or one created and connecting (`ready`), closed with the driver. */
+function clientOf(connection: NodeRedisConnection): { client: NodeRedisClient | NodeRedisCluster; ready?: Promise<unknown> } {
+  if (connection.client) return { client: connection.client };
+  const created = createClient(connection.redis) as unknown as NodeRedisClient;
+  created.on('error', () => undefined); // reconnects on its own; calls fail by their deadline
+  const ready = created.connect();
+  ready.catch(() => undefined);
+  return { client: created, ready };
+}
+
+/** Builds the `RedisDriver` of `@flight/redis-scripts` over a node-redis client or cluster. */
+export function createNodeRedisDriver(
+  connection: NodeRedisConnection,
+  /** How long a `TRYAGAIN` is retried; the coordinator passes its command deadline. */
+  tryAgainWindowMs: number = DEFAULT_COMMAND_TIMEOUT_MS,
+): RedisDriver {
+  const { client, ready } = clientOf(connection);
+  const owned = ready !== undefined;
+  const cluster = isCluster(client);
+  const send = createSender(client, ready, tryAgainWindowMs);
+  let subscriber: RedisSubscriber | undefined;
+
+  return {
+    db: cluster
+      ? 0
+      : ((client as NodeRedisClient).options?.database ?? (connection.redis as { database?: number } | undefined)?.database ?? 0),
+    evalsha: (sha, keys, args) => send(keys[0], scriptCommand('EVALSHA', sha, keys, args)),
+    eval: (source, keys, args) => send(keys[0], scriptCommand('EVAL', source, keys, args)),
+    setIfAbsent: (key, value, ttlMs, expireAtMs) =>
+      send(
+        key,
+        expireAtMs === undefined
+          ? ['SET', key, value, 'PX', String(ttlMs), 'NX', 'GET']
+          : ['SET', key, value, 'PXAT', String(expireAtMs), 'NX', 'GET'],
+      ) as Promise<string | null>,
+    setIfEqual: (key, value, ttlMs, expected) =>
+      send(key, ['SET', key, value, 'PX', String(ttlMs), 'IFEQ', expected]).then((reply) => reply === 'OK'),
+    getBuffer: (key) => send(key, ['GET', key], BULK_AS_BUFFERS) as Promise<Buffer | null>,
+    // A cluster: each master's own clock (see RedisDriver.clockOf).
+    ...(cluster ? { clockOf: (key: string) => masterOf(client, key) } : {}),
+    createSubscriber(handlers) {
+      const handle: RedisSubscriber = createNodeRedisSubscriber(client, ready ?? Promise.resolve(), handlers, () => {
+        if (subscriber === handle) subscriber = undefined;
+      });
+      subscriber = handle;
+      return handle;
+    },
+    // On a cluster, the routing key sends WAIT to the master that serves the flight's slot.
+    waitReplicas: async (key, replicas, timeoutMs) => Number(await send(key, ['WAIT', String(replicas), String(timeoutMs)])),
+    async close() {
+      await subscriber?.close();
+      if (owned) await closeQuietly(client);
+    },
+  };
+}
