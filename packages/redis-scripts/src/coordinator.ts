@@ -15,7 +15,7 @@
 import { FlightValidationError } from '@flight/core';
 import { transitions, type InspectableCoordinator, type StreamingFlightCoordinator } from '@flight/core/adapter';
 import { AcquirePath } from './spine/acquire-path';
-import type { RedisDriver, ScriptRunner } from './driver';
+import type { RedisDriver } from './driver';
 import { chooseFastPaths } from './fast-paths/choose';
 import { createFlightKeysOf } from './flight-keys-of';
 import { createFollowedRuns } from './wake-up/followed-runs';
@@ -23,11 +23,12 @@ import { createJoinPredictor } from './fast-paths/join-predictor';
 import { createNotifications, type NotificationCounters } from './wake-up/notifications';
 import { resolveRedisOptions, type RedisCoordinatorOptions } from './options';
 import { createOwnerWrites, ownerWriter } from './spine/owner-writes';
-import { checkEpoch, MAX_ERROR_MESSAGE_LENGTH, ms } from './spine/script-args';
+import { ms } from './spine/script-args';
 import { createScriptCalls } from './spine/script-calls';
-import { createServerClocks } from './fast-paths/server-clock';
+import { createServerClocks, serverClockOf } from './fast-paths/server-clock';
 import { createRedisStreams } from './streams/streams';
-import { cancelReply, expireReply, forgetReply } from './spine/write-replies';
+import { createRunControl } from './spine/run-control';
+import { createTerminalWait } from './wake-up/terminal-wait';
 
 export { SUBSCRIBE_FIRST_WAIT_MS } from './spine/acquire-path';
 
@@ -43,20 +44,15 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
   if (opts.waitReplicas && !driver.waitReplicas) {
     throw new FlightValidationError('waitReplicas is not supported by this client');
   }
+  let closed = false;
+  const isClosed = () => closed;
   const notifications = createNotifications(driver, { commandTimeoutMs: opts.commandTimeoutMs, clock: opts.localClock });
   const keysOf = createFlightKeysOf(opts.prefix, driver.db);
   const calls = createScriptCalls(driver, opts, keysOf);
-  const { call, script, read, nowArg, fenceArgs } = calls;
   const serverClocks = createServerClocks();
-  const clockOf = driver.clockOf?.bind(driver);
-  /** The clock of the server that holds `key` (one on a standalone server); undefined while unknown. */
-  const serverClock = (key: string) => {
-    const server = clockOf ? clockOf(key) : '';
-    return server === undefined ? undefined : serverClocks.of(server);
-  };
+  const serverClock = serverClockOf(driver, serverClocks);
   const predictor = createJoinPredictor();
   const fastPaths = chooseFastPaths(driver, opts, { calls, serverClocks, serverClock, predictor });
-  let closed = false;
   const getBuffer = driver.getBuffer?.bind(driver);
   const followedRuns = createFollowedRuns();
   const ownerWrite = ownerWriter(calls, serverClocks, serverClock);
@@ -79,89 +75,40 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     serverClock,
     getBuffer,
     ownerWrite,
-    closed: () => closed,
+    closed: isClosed,
+  });
+  const streams = createRedisStreams({
+    driver,
+    prefix: opts.prefix,
+    notifications,
+    keysOf,
+    call: calls.call,
+    nowArg: calls.nowArg,
+    fenceArgs: calls.fenceArgs,
+    ms,
+    inlineBytes: opts.inlineResultBytes,
   });
 
   return {
-    ...createRedisStreams({
-      driver,
-      prefix: opts.prefix,
-      notifications,
-      keysOf,
-      call,
-      nowArg,
-      fenceArgs,
-      ms,
-      inlineBytes: opts.inlineResultBytes,
-    }),
-
+    ...streams,
+    ...ownerWrites,
+    ...createRunControl(calls, keysOf),
+    storesBytes: getBuffer !== undefined,
     get waiting() {
       return notifications.waiting;
     },
-
     get notifications() {
       return notifications.counters;
     },
-
-    storesBytes: getBuffer !== undefined,
-
-    acquire(input) {
-      return acquirePath.acquire(input, keysOf(input), 0);
-    },
-
-    ...ownerWrites,
-
-    async cancel(ref, input) {
-      checkEpoch(input.epoch);
-      const keys = keysOf(ref);
-      const args = [
-        nowArg(),
-        keys.channel,
-        input.reason.slice(0, MAX_ERROR_MESSAGE_LENGTH),
-        ms('ttlMs', input.ttlMs),
-        input.epoch === undefined ? '' : String(input.epoch),
-      ];
-      return cancelReply(await script('cancel', ref, args, true, keys));
-    },
-
-    async expire(ref, input) {
-      const keys = keysOf(ref);
-      return expireReply(await script('expire', ref, [nowArg(), keys.channel, ms('ttlMs', input.ttlMs)], true, keys));
-    },
-
-    async forget(ref) {
-      const keys = keysOf(ref);
-      return forgetReply(await script('forget', ref, [nowArg(), keys.channel], true, keys));
-    },
-
-    listenForgets(ref, listener) {
-      return notifications.listenForgets(keysOf(ref).channel, listener);
-    },
-
-    async readMeta(ref) {
-      return (await read(ref, false)).meta;
-    },
-
+    acquire: (input) => acquirePath.acquire(input, keysOf(input), 0),
+    listenForgets: (ref, listener) => notifications.listenForgets(keysOf(ref).channel, listener),
+    readMeta: async (ref) => (await calls.read(ref, false)).meta,
     async readResult(ref) {
-      const { meta, result } = await read(ref, true);
+      const { meta, result } = await calls.read(ref, true);
       if (meta?.status !== 'SUCCEEDED' || transitions.isForgotten(meta)) return null;
       return (await acquirePath.storedResult(ref, keysOf(ref), meta.epoch, result)) ?? null;
     },
-
-    waitForTerminal(ref, options) {
-      if (closed) return Promise.resolve(null);
-      const keys = keysOf(ref, options.handle);
-      // A caller of this process joined the run by `acquire` (counted in `followers`): its notice is
-      // published. Any other waiter marks the record watched when it re-reads it, so that it is.
-      const followed = followedRuns.of(keys.meta);
-      const joined = followed?.epoch === options.epoch;
-      const nonce = joined ? followed!.nonce : undefined;
-      const reread = joined
-        ? (via?: ScriptRunner) => read(ref, true, via)
-        : (via?: ScriptRunner) => script('watch', ref, [nowArg()], false, keys, via);
-      return notifications.wait(ref, keys.channel, { ...options, nonce }, reread);
-    },
-
+    waitForTerminal: createTerminalWait({ calls, keysOf, followedRuns, notifications, closed: isClosed }),
     async close() {
       if (closed) return;
       closed = true;

@@ -14,11 +14,11 @@
  * Version 1 payloads (`f1.<flags>.<sha-256, 22 chars>.<base64 body>`) still decode, so results stored
  * before an upgrade keep replaying.
  */
-import { createHash } from 'node:crypto';
-import { constants, deflateRawSync, inflateRawSync } from 'node:zlib';
-import { FlightCorruptResultError, FlightResultTooLargeError, FlightValidationError } from '../errors.js';
+import { constants, deflateRawSync } from 'node:zlib';
+import { FlightCorruptResultError, FlightValidationError } from '../errors.js';
 import type { EncodeOptions, ResultCodec, StoredResult } from '../ports/codec.js';
-import { crc32 } from './checksum.js';
+import { decodeBytes, decodeText } from './envelope-decode.js';
+import { BYTES_PREFIX, sumOf, tooLarge, UNDEFINED_PAYLOAD, utf8Length } from './envelope-format.js';
 
 export interface Serializer {
   stringify(value: unknown): string;
@@ -38,29 +38,6 @@ export interface EnvelopeCodecOptions {
 
 /** Default of `compressAboveBytes`. */
 export const DEFAULT_COMPRESS_ABOVE_BYTES = 8192;
-
-const HEX = '00000000';
-const hex8 = (n: number) => {
-  const s = n.toString(16);
-  return s.length === 8 ? s : HEX.slice(s.length) + s;
-};
-/** CRC of `<flags>.<body>` without building that string. */
-const sumOf = (flags: 'j' | 'z' | 'u' | 'b', body: string | Uint8Array) => hex8(crc32(body, FLAG_CRC[flags]));
-const FLAG_CRC = { j: crc32('j.'), z: crc32('z.'), u: crc32('u.'), b: crc32('b.') } as const;
-/** The first bytes of a `b` payload: `f2.b.` */
-const BYTES_PREFIX = Buffer.from('f2.b.', 'latin1');
-const UNDEFINED_PAYLOAD = `f2.u.${sumOf('u', '')}.`;
-/** `f2.x.` + 8 hex digits + `.` */
-const HEADER_LENGTH = 14;
-
-function tooLarge(bytes: number, maxBytes: number): FlightResultTooLargeError {
-  return new FlightResultTooLargeError(`result is ${bytes} bytes, above the cap of ${maxBytes}`, { context: { bytes, maxBytes } });
-}
-
-/** UTF-8 length of `text` when it may exceed `maxBytes` (at most 3 bytes per UTF-16 unit), else its lower bound. */
-function utf8Length(text: string, maxBytes: number): number {
-  return text.length * 3 <= maxBytes ? text.length : Buffer.byteLength(text, 'utf8');
-}
 
 /** The envelope codec: text unless the caller allows bytes (`EncodeOptions.bytes`). */
 export interface EnvelopeCodec extends ResultCodec {
@@ -108,85 +85,6 @@ export function createEnvelopeCodec(options: EnvelopeCodecOptions = {}): Envelop
     return { payload: `f2.z.${sumOf('z', body)}.${body}`, text };
   }
 
-  /** A `b` payload: `f2.b.<crc>.` then the deflated bytes. */
-  function decodeBytes(payload: Uint8Array, maxBytes: number): unknown {
-    const bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
-    if (bytes.length < HEADER_LENGTH || !bytes.subarray(0, 5).equals(BYTES_PREFIX) || bytes[13] !== 0x2e) {
-      // Not a `b` payload: text a coordinator handed back as bytes.
-      return decodeText(bytes.toString('utf8'), maxBytes);
-    }
-    const body = bytes.subarray(HEADER_LENGTH);
-    // Deflating at most maxBytes gives at most maxBytes plus a few bytes per 16 KiB block; inflating is capped too.
-    if (body.length > Math.ceil(maxBytes * 1.01) + 64)
-      throw new FlightResultTooLargeError(`stored result is above the cap of ${maxBytes} bytes`, { context: { maxBytes } });
-    if (sumOf('b', body) !== bytes.toString('latin1', 5, 13)) {
-      throw new FlightCorruptResultError('stored result failed its checksum (corrupt or truncated)');
-    }
-    return parse(inflate(body, maxBytes));
-  }
-
-  function decodeText(payload: string, maxBytes: number): unknown {
-    if (payload.startsWith('f2.')) return decodeV2(payload, maxBytes);
-    if (payload.startsWith('f1.')) return decodeV1(payload, maxBytes);
-    throw new FlightCorruptResultError('stored result has no valid envelope');
-  }
-
-  function inflate(body: Buffer, maxBytes: number): string {
-    try {
-      return inflateRawSync(body, { maxOutputLength: maxBytes }).toString('utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
-        throw new FlightResultTooLargeError(`stored result inflates past the cap of ${maxBytes} bytes`, {
-          cause: error,
-          context: { maxBytes },
-        });
-      }
-      throw new FlightCorruptResultError('stored result could not be decompressed', { cause: error });
-    }
-  }
-
-  function decodeV2(payload: string, maxBytes: number): unknown {
-    const flags = payload[3];
-    if (payload[2] !== '.' || payload[4] !== '.' || payload[13] !== '.' || (flags !== 'j' && flags !== 'z' && flags !== 'u')) {
-      throw new FlightCorruptResultError('stored result has no valid envelope');
-    }
-    const body = payload.slice(HEADER_LENGTH);
-    // Base64 of maxBytes is at most 4/3 larger; text is at least one UTF-16 unit per byte.
-    if (body.length > (flags === 'z' ? Math.ceil((maxBytes * 4) / 3) + 4 : maxBytes)) {
-      throw new FlightResultTooLargeError(`stored result is above the cap of ${maxBytes} bytes`, { context: { maxBytes } });
-    }
-    if (sumOf(flags, body) !== payload.slice(5, 13)) {
-      throw new FlightCorruptResultError('stored result failed its checksum (corrupt or truncated)');
-    }
-    if (flags === 'u') return undefined;
-    if (flags === 'j') {
-      const bytes = utf8Length(body, maxBytes);
-      if (bytes > maxBytes) throw tooLarge(bytes, maxBytes);
-      return parse(body);
-    }
-    const raw = Buffer.from(body, 'base64');
-    if (raw.toString('base64') !== body) throw new FlightCorruptResultError('stored result is not valid base64');
-    return parse(inflate(raw, maxBytes));
-  }
-
-  /** Version 1: `f1.<flags>.<sha-256>.<base64>`. */
-  function decodeV1(payload: string, maxBytes: number): unknown {
-    const parts = payload.split('.');
-    if (parts.length !== 4) throw new FlightCorruptResultError('stored result has no valid envelope');
-    const [, flags = '', sum, encoded = ''] = parts;
-    if (flags !== 'j' && flags !== 'z' && flags !== 'u') throw new FlightCorruptResultError(`unknown result flags ${flags}`);
-    if (encoded.length > Math.ceil((maxBytes * 4) / 3) + 4) {
-      throw new FlightResultTooLargeError(`stored result is above the cap of ${maxBytes} bytes`, { context: { maxBytes } });
-    }
-    const body = Buffer.from(encoded, 'base64');
-    const digest = createHash('sha256').update(flags).update(body).digest('base64url').slice(0, 22);
-    if (body.toString('base64') !== encoded || digest !== sum) {
-      throw new FlightCorruptResultError('stored result failed its checksum (corrupt or truncated)');
-    }
-    if (flags === 'u') return undefined;
-    return parse(flags === 'z' ? inflate(body, maxBytes) : body.toString('utf8'));
-  }
-
   return {
     encode(value: unknown, { maxBytes, bytes }: EncodeOptions): any {
       return encodeText(value, maxBytes, bytes === true).payload;
@@ -200,9 +98,9 @@ export function createEnvelopeCodec(options: EnvelopeCodecOptions = {}): Envelop
     },
 
     decode(payload: StoredResult, { maxBytes }: { maxBytes: number }): unknown {
-      if (payload instanceof Uint8Array) return decodeBytes(payload, maxBytes);
+      if (payload instanceof Uint8Array) return decodeBytes(payload, maxBytes, parse);
       if (typeof payload !== 'string') throw new FlightCorruptResultError('stored result is not text');
-      return decodeText(payload, maxBytes);
+      return decodeText(payload, maxBytes, parse);
     },
   };
 }

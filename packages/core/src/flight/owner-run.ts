@@ -189,26 +189,47 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
       throw toExecutionError(failure, { ...ref, replayed: false, cause: error });
     }
     heartbeats.stop(task.taskKey);
-    const resultTtlMs = call.reuseFor(value);
-    try {
-      const written = await runtime.callIdempotent('complete', () => coordinator.complete(fence, { result: payload, resultTtlMs }), ref);
-      if (!written.ok && written.code === 'FORGOTTEN') forgotten = true;
-      if (!written.ok && !degraded && !forgotten) return fencedResult(runtime, ref, meta.epoch, 'complete');
-      if (written.ok) {
-        if (events.wants('completed')) events.emit('completed', { ...ref, epoch: meta.epoch, followers: written.meta.followers });
-      } else if (!forgotten)
-        logger.warn({ ...ref, epoch: meta.epoch }, 'result refused after the lease lapsed; returning it to local callers only');
-    } catch (error) {
-      // The value is right; only sharing it failed. This node's callers still get it.
-      logger.warn({ ...ref, err: error }, 'could not store the result; returning it to local callers only');
-      events.emit('coordination-error', { ...ref, error: (error as Error).message });
-    }
-    // A forgotten run's value goes to the callers it already has, never to later ones.
-    if (!forgotten) runtime.remember(call, value, bytes, resultTtlMs);
-    return { kind: 'value', value };
+    return await completeRun(runtime, call, fence, { payload, value, bytes }, { degraded, forgotten });
   } finally {
     heartbeats.stop(task.taskKey);
     run.end(runtime.deadlines);
     if (runtime.owners.get(id) === run) runtime.owners.delete(id);
   }
+}
+
+/**
+ * Stores the run's value (`complete`) and remembers it in L1. A refused write follows the newer owner,
+ * unless the run is degraded (hybrid, coordinator unreachable) or forgotten: its callers still get the
+ * value, which is then never stored or remembered for later callers.
+ */
+async function completeRun(
+  runtime: FlightRuntime,
+  call: FlightCall,
+  fence: Fence,
+  encoded: { payload: StoredResult; value: unknown; bytes: number },
+  state: { degraded: boolean; forgotten: boolean },
+): Promise<OwnerResult> {
+  const { coordinator, logger } = runtime.options;
+  const { events } = runtime;
+  const { payload, value, bytes } = encoded;
+  const ref = { stage: fence.stage, key: fence.key };
+  const { degraded } = state;
+  let { forgotten } = state;
+  const resultTtlMs = call.reuseFor(value);
+  try {
+    const written = await runtime.callIdempotent('complete', () => coordinator.complete(fence, { result: payload, resultTtlMs }), ref);
+    if (!written.ok && written.code === 'FORGOTTEN') forgotten = true;
+    if (!written.ok && !degraded && !forgotten) return fencedResult(runtime, ref, fence.epoch, 'complete');
+    if (written.ok) {
+      if (events.wants('completed')) events.emit('completed', { ...ref, epoch: fence.epoch, followers: written.meta.followers });
+    } else if (!forgotten)
+      logger.warn({ ...ref, epoch: fence.epoch }, 'result refused after the lease lapsed; returning it to local callers only');
+  } catch (error) {
+    // The value is right; only sharing it failed. This node's callers still get it.
+    logger.warn({ ...ref, err: error }, 'could not store the result; returning it to local callers only');
+    events.emit('coordination-error', { ...ref, error: (error as Error).message });
+  }
+  // A forgotten run's value goes to the callers it already has, never to later ones.
+  if (!forgotten) runtime.remember(call, value, bytes, resultTtlMs);
+  return { kind: 'value', value };
 }

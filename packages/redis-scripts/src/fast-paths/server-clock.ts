@@ -14,6 +14,7 @@
  * other node at once. It is there only while samples keep coming: past `SAMPLE_MAX_AGE_MS` without one (an
  * idle process, a paused VM) it is gone and the next acquire asks the script, whose reply samples again.
  */
+import type { RedisDriver } from '../driver';
 
 /** How long a sample is trusted, carried forward on the local monotonic clock. */
 export const SAMPLE_MAX_AGE_MS = 5000;
@@ -97,5 +98,14 @@ export function createServerClocks(monotonic: () => number = localMonotonic): Se
       return clock;
     },
     mark: monotonic,
+  };
+}
+
+/** The clock of the server that holds a key (the one server when standalone); undefined while that server is unknown. */
+export function serverClockOf(driver: Pick<RedisDriver, 'clockOf'>, clocks: ServerClocks): (key: string) => ServerClock | undefined {
+  const clockOf = driver.clockOf?.bind(driver);
+  return (key) => {
+    const server = clockOf ? clockOf(key) : '';
+    return server === undefined ? undefined : clocks.of(server);
   };
 }

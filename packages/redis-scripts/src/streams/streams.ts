@@ -1,12 +1,9 @@
 /**
  * The streaming extension of the Redis coordinator (core's `FlightStreamCoordinator`): one Redis stream per
  * run (`streamKey`, the flight's hash tag), appended by lua/streamAppend.lua under the owner's fence and
- * read by lua/streamRead.lua from the reader's last id. Readers wait on the flight's notice channel: while
- * a flight has stream waiters here, its channel is listened to and the newest progress notice (epoch and
- * last entry id) is kept, so a wait that starts after an append it has not read ends at once; the
- * listening lingers a moment after the last wait, so a reader's read-then-wait loses no notice. The
- * entries small appends carry in their notices are kept in a window (`RecentEntries`): a wait after an id
- * the window holds gets the entries that follow it with the wake-up, without a read.
+ * read by lua/streamRead.lua from the reader's last id. Readers wait on the flight's notice channel
+ * (stream-watches.ts), so a wait that starts after an append it has not read ends at once, and a wait
+ * after an id the notices' window holds gets the entries that follow it with the wake-up, without a read.
  */
 import { FlightCoordinationError } from '@flight/core';
 import {
@@ -22,10 +19,8 @@ import { streamKey, type FlightKeys } from '../keys';
 import type { Notifications, Notice } from '../wake-up/notifications';
 import { decodeMeta } from '../spine/reply';
 import { runScript } from '../spine/scripts';
-import { parseProgress, RecentEntries } from './stream-notice';
+import { createStreamWatches, streamIdAfter, type Watch } from './stream-watches';
 
-/** How long a flight's channel stays listened to after its last stream wait ended. */
-const LINGER_MS = 2000;
 /** Entries the read that follows a confirmed subscription returns with the wake-up. */
 const READ_ON_SUBSCRIBE = 256;
 
@@ -43,27 +38,6 @@ export interface StreamsContext {
   ms(name: string, value: number): string;
 }
 
-/** Stream ids `ms-seq`: true when `a` comes after `b` ('' comes before every id). */
-export function streamIdAfter(a: string, b: string): boolean {
-  if (b === '') return a !== '';
-  const [am = 0, as = 0] = a.split('-').map(Number);
-  const [bm = 0, bs = 0] = b.split('-').map(Number);
-  return am > bm || (am === bm && as > bs);
-}
-
-interface Watch {
-  stop: () => void;
-  /** The newest run and entry id a notice announced. */
-  epoch: number;
-  lastId: string;
-  /** A terminal notice came for `epoch`. */
-  ended: boolean;
-  /** The entries of `epoch` that notices carried. */
-  recent: RecentEntries;
-  waiters: Set<(notice: Notice | undefined) => void>;
-  linger: ReturnType<typeof setTimeout> | undefined;
-}
-
 function text(value: unknown): string {
   if (typeof value === 'string') return value;
   if (Buffer.isBuffer(value)) return value.toString('utf8');
@@ -72,7 +46,7 @@ function text(value: unknown): string {
 
 export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator {
   const { driver, prefix, notifications, keysOf, call, nowArg, fenceArgs, ms, inlineBytes } = ctx;
-  const watches = new Map<string, Watch>();
+  const watches = createStreamWatches(notifications);
 
   const keysFor = (ref: FlightRef, epoch: number) => {
     const keys = keysOf(ref);
@@ -88,59 +62,6 @@ export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator
     const entries: StreamEntry[] = [];
     if (Array.isArray(flat)) for (let i = 0; i + 1 < flat.length; i += 2) entries.push({ id: text(flat[i]), chunk: text(flat[i + 1]) });
     return { entries, meta: decodeMeta(record, ref) };
-  }
-
-  function watchOf(channel: string): Watch {
-    const watch = watches.get(channel);
-    if (watch) {
-      if (watch.linger) clearTimeout(watch.linger);
-      watch.linger = undefined;
-      return watch;
-    }
-    const created: Watch = {
-      stop: () => undefined,
-      epoch: 0,
-      lastId: '',
-      ended: false,
-      recent: new RecentEntries(),
-      waiters: new Set(),
-      linger: undefined,
-    };
-    watches.set(channel, created);
-    created.stop = notifications.listen(
-      channel,
-      (notice) => {
-        if (notice.epoch > created.epoch) {
-          created.epoch = notice.epoch;
-          created.lastId = '';
-          created.ended = false;
-          created.recent.clear();
-        }
-        if (notice.epoch === created.epoch) {
-          if (isActive(notice.status)) {
-            const progress = notice.result === undefined ? undefined : parseProgress(notice.result);
-            if (progress && streamIdAfter(progress.lastId, created.lastId)) created.lastId = progress.lastId;
-            if (progress?.entries) created.recent.add(progress.before ?? '', progress.entries);
-          } else created.ended = true;
-        }
-        for (const wake of [...created.waiters]) wake(notice);
-      },
-      () => {
-        for (const wake of [...created.waiters]) wake(undefined);
-      },
-    );
-    return created;
-  }
-
-  function release(channel: string, watch: Watch): void {
-    if (watch.waiters.size > 0 || watch.linger) return;
-    watch.linger = setTimeout(() => {
-      watch.linger = undefined;
-      if (watch.waiters.size > 0 || watches.get(channel) !== watch) return;
-      watches.delete(channel);
-      watch.stop();
-    }, LINGER_MS);
-    watch.linger.unref?.();
   }
 
   return {
@@ -171,14 +92,14 @@ export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator
         if (signal?.aborted) return resolve({ entries: [] });
         let done = false;
         const existing = watches.has(channel);
-        const watch = watchOf(channel);
+        const watch = watches.hold(channel);
         const finish = (entries: StreamEntry[] = []) => {
           if (done) return;
           done = true;
           clearTimeout(timer);
           signal?.removeEventListener('abort', stop);
           watch.waiters.delete(wake);
-          release(channel, watch);
+          watches.release(channel, watch);
           resolve({ entries });
         };
         const stop = () => finish();
