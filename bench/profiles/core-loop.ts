@@ -18,14 +18,20 @@ import { profileDefaults } from './profile-defaults.mjs';
 
 // CORE_ENTRY: a built bundle of core to profile instead of the source (what the bench and users run: no
 // keep-names helpers, which tsx adds to every closure of the source).
-const { createEnvelopeCodec, createSingleFlight }: typeof Core = await import(process.env.CORE_ENTRY ?? '../../packages/core/src/index.ts');
+const { createEnvelopeCodec, createMemoryCoordinator, createSingleFlight }: typeof Core = await import(
+  process.env.CORE_ENTRY ?? '../../packages/core/src/index.ts'
+);
 
 const arg = (process.argv[2] ?? 'local') as 'local' | 'distributed' | 'ioredis' | 'ioredis-raw';
 const mode = arg === 'ioredis' || arg === 'ioredis-raw' ? 'distributed' : arg;
 const calls = Number(process.argv[3] ?? 400_000);
 const telemetry = process.argv[4] !== 'telemetry-off';
 const client = arg.startsWith('ioredis') ? new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : undefined;
-const coordinator = client ? createIoredisCoordinator({ client, prefix: `prof-core-${process.pid}-${Date.now()}` }) : undefined;
+const coordinator = client
+  ? createIoredisCoordinator({ client, prefix: `prof-core-${process.pid}-${Date.now()}` })
+  : mode === 'distributed'
+    ? createMemoryCoordinator()
+    : undefined;
 const flight = createSingleFlight({
   mode,
   telemetry,

@@ -191,14 +191,9 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true, node: nodeId, mode: tracker.effectiveMode() });
   });
-  app.get('/metrics', async (_req, res, next) => {
-    try {
-      metrics.setMode(tracker.effectiveMode());
-      res.setHeader('content-type', metrics.registry.contentType);
-      res.send(await metrics.registry.metrics());
-    } catch (error) {
-      next(error);
-    }
+  app.get('/metrics', (req, res) => {
+    metrics.setMode(tracker.effectiveMode());
+    metrics.handle(req, res);
   });
   app.get('/api/state', (_req, res) => {
     res.json(tracker.snapshot());

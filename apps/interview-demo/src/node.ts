@@ -11,7 +11,7 @@ import { createApp } from './app.js';
 import { createCoordination, type Coordination } from './coordination.js';
 import { InterviewAiInvoker } from './invoker.js';
 import { LiveTracker } from './live.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, type DemoMode } from './metrics.js';
 import { createModelClient } from './model-client.js';
 import { createReportRoute } from './report-route.js';
 import { REPORT_STAGE, STAGE_NAMES, stagePolicies } from './stages.js';
@@ -110,9 +110,9 @@ export async function startNode(
     { nodeId: config.nodeId, mode: config.mode, coordinator: coordination.reason, connected: coordination.connected },
     STAGE_NAMES,
   ));
-  const metrics = createMetrics(flight, { nodeId: config.nodeId });
+  const metrics = createMetrics(flight);
   tracker.on('mode', (mode: string, previous: string) => {
-    metrics.setMode(mode as 'distributed');
+    metrics.setMode(mode as DemoMode);
     if (mode === 'distributed') logger.info({ mode, previous }, 'coordination restored: back to distributed single-flight');
     else logger.warn({ mode, previous }, 'coordination unavailable: serving from the local single-flight');
   });

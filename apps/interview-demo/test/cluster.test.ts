@@ -40,12 +40,25 @@ describe('300 concurrent identical requests spread over 3 nodes', () => {
     expect(roles.follower ?? 0).toBeGreaterThan(0);
     expect(responses.every((r) => r.role && ['owner', 'follower', 'replay', 'l1'].includes(r.role))).toBe(true);
     // The metrics agree: 300 requests, 1 model call across the cluster.
-    const requests = await Promise.all(cluster.urls.map((u) => metric(u, 'flight_requests_total', { stage: 'interview-evaluation' })));
-    const calls = await Promise.all(cluster.urls.map((u) => metric(u, 'flight_model_calls_total', { stage: 'interview-evaluation' })));
+    const requests = await Promise.all(
+      cluster.urls.map((u) => metric(u, 'flight_executions_total', { flight_stage: 'interview-evaluation' })),
+    );
+    const calls = await Promise.all(cluster.urls.map((u) => metric(u, 'demo_model_calls_total', { flight_stage: 'interview-evaluation' })));
     expect(requests.reduce((a, b) => a + b)).toBe(300);
     expect(calls.reduce((a, b) => a + b)).toBe(1);
+    // The library's own: one supplier run in the cluster, the 299 other requests saved an upstream call.
+    const runs = await Promise.all(
+      cluster.urls.map((u) => metric(u, 'flight_supplier_runs_total', { flight_stage: 'interview-evaluation' })),
+    );
+    const saved = await Promise.all(
+      cluster.urls.map((u) => metric(u, 'flight_upstream_saved_total', { flight_stage: 'interview-evaluation' })),
+    );
+    expect(runs.reduce((a, b) => a + b)).toBe(1);
+    expect(saved.reduce((a, b) => a + b)).toBe(299);
     // The owner's completion reported, cluster-wide, that the two other nodes had joined its run.
-    const joined = await Promise.all(cluster.urls.map((u) => metric(u, 'flight_cluster_followers_sum', { stage: 'interview-evaluation' })));
+    const joined = await Promise.all(
+      cluster.urls.map((u) => metric(u, 'demo_cluster_followers_sum', { flight_stage: 'interview-evaluation' })),
+    );
     expect(joined.reduce((a, b) => a + b)).toBe(2);
   });
 
@@ -176,7 +189,9 @@ describe('failures are classified and shared', () => {
     const stats = await modelStats(cluster.model.url);
     // 429: not retried; 500: two attempts; fail-once: failed then succeeded.
     expect(stats.calls).toBe(1 + 2 + 2);
-    expect(await metric(cluster.urls[0]!, 'flight_failures_total', { type: 'OVERLOAD' })).toBe(1);
+    // The library's metrics time each failed call under its error's code.
+    const overloaded = { flight_stage: 'interview-evaluation', flight_outcome: 'failure', error_type: 'E_MODEL_OVERLOADED' };
+    expect(await metric(cluster.urls[0]!, 'flight_execute_duration_count', overloaded)).toBe(1);
   });
 });
 

@@ -51,7 +51,7 @@ it('Redis stopped mid-run → every request still answered (local fallback, in /
   expect((await modelStats(cluster.model.url)).calls).toBeLessThanOrEqual(3);
   for (const url of cluster.urls) {
     expect(await metric(url, 'flight_fallbacks_total')).toBeGreaterThan(0);
-    expect(await metric(url, 'flight_mode', { mode: 'local-fallback' })).toBe(1);
+    expect(await metric(url, 'demo_mode', { mode: 'local-fallback' })).toBe(1);
   }
   const log = readFileSync(join(ARTIFACTS, 'logs', 'outage', 'node-1.log'), 'utf8');
   expect(log).toMatch(/coordination unavailable: serving from the local single-flight/);

@@ -18,3 +18,4 @@ export { DEFAULT_INLINE_RESULT_BYTES, type MemoryCoordinator } from './memory/me
 export type { EnvelopeCodec } from './codec/envelope-codec.js';
 export { encodeChunk, decodeChunk } from './stream/chunk-codec.js';
 export { DEFAULT_MAX_STREAM_CHUNKS, DEFAULT_STREAM_BATCH_MS } from './stream/options.js';
+export { activeSpan, type SpanHandle } from './telemetry/active-span.js';

@@ -17,6 +17,7 @@ export { createMemoryCoordinator, type MemoryCoordinatorOptions } from './memory
 export { createMemorySessionLock } from './memory/memory-session-lock.js';
 export { createLruReplayCache, type LruReplayCacheOptions } from './cache/lru-replay-cache.js';
 export { createEnvelopeCodec, type EnvelopeCodecOptions, type Serializer } from './codec/envelope-codec.js';
+export { FLIGHT_METRICS } from './telemetry/flight-metrics.js';
 export type { Clock, FlightCoordinator, FlightLogger, ReplayCache, ResultCodec, SessionLock } from './ports/index.js';
 export {
   FlightAbortedError,

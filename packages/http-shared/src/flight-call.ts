@@ -4,7 +4,7 @@
  * to be shareable), and, as its own `ExecuteOptions`, what the flight reads of it.
  */
 import { type ExecuteOptions, type FlightContext } from '@flight/core';
-import { untilAborted } from '@flight/core/adapter';
+import { activeSpan, untilAborted, type SpanHandle } from '@flight/core/adapter';
 import { UnshareableResponse, type FlightHttpError } from './errors.js';
 import type { HttpExchange, HttpFlightRole } from './exchange.js';
 import { keepFor } from './freshness.js';
@@ -14,8 +14,18 @@ import type { OwnerRun, RecordResult } from './recorder.js';
 import { toShared, unsharedOutcome, unshareableReason, type HttpFlightValue, type UnsharedOutcome } from './response.js';
 
 /** Tells the client how its response was obtained, when the middleware has a role header. */
-export function tellRole<Req>(exchange: HttpExchange<Req>, role: HttpFlightRole, roleHeader: string | undefined): void {
+/**
+ * Tells the client its role (the role header) and records it as `flight.role` on the request's server span
+ * (`span`: the span active when the request arrived, with OpenTelemetry's HTTP instrumentation).
+ */
+export function tellRole<Req>(
+  exchange: HttpExchange<Req>,
+  role: HttpFlightRole,
+  roleHeader: string | undefined,
+  span: SpanHandle | undefined,
+): void {
   if (roleHeader) exchange.setHeader(roleHeader, role);
+  span?.setAttribute('flight.role', role);
 }
 
 /** The failure of a run for a request already answered: its callers stop waiting (never kept: `keepFailures: false`). */
@@ -92,6 +102,8 @@ export class FlightCall<Req> implements ExecuteOptions {
   readonly resultTtlMs: typeof keepFor | undefined;
   readonly supplier: (context: FlightContext) => Promise<HttpFlightValue>;
   private signalOf: { signal: AbortSignal; dispose(): void } | AbortSignal | undefined;
+  /** The request's server span, taken when the request arrived (the supplier runs under another). */
+  private readonly span = activeSpan();
 
   constructor(
     readonly exchange: HttpExchange<Req>,
@@ -119,7 +131,7 @@ export class FlightCall<Req> implements ExecuteOptions {
 
   /** Tells this call's client its role. */
   tell(role: HttpFlightRole): void {
-    tellRole(this.exchange, role, this.options.roleHeader);
+    tellRole(this.exchange, role, this.options.roleHeader, this.span);
   }
 
   /** Checks that this call may run the handler for `context`, and tells its client its role. */

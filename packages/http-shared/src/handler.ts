@@ -7,6 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FlightExecutionError, FlightWaitTimeoutError } from '@flight/core';
+import { activeSpan } from '@flight/core/adapter';
 import {
   FlightHttpError,
   FlightHttpTimeoutError,
@@ -101,7 +102,7 @@ function dispatch<Req>(handler: Handler<Req>, exchange: HttpExchange<Req>, decid
 
 /** A request that is not coalesced: the handler runs as if the middleware were not there. */
 async function bypass<Req>(handler: Handler<Req>, exchange: HttpExchange<Req>): Promise<void> {
-  tellRole(exchange, 'bypass', handler.options.roleHeader);
+  tellRole(exchange, 'bypass', handler.options.roleHeader, activeSpan());
   return exchange.passthrough();
 }
 

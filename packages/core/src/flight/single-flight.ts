@@ -16,7 +16,8 @@ import type { FlightEvents } from '../events/emitter.js';
 import type { FlightEventMap, FlightEventName, FlightRole } from '../events/types.js';
 import { assertRequestKey, flightId } from '../keys/key-builder.js';
 import { assertStageName, resolveStagePolicy, type StagePolicy } from '../policy/stage-policy.js';
-import { FlightTelemetry, type TraceNote } from '../telemetry/flight-telemetry.js';
+import type { FlightMetrics } from '../telemetry/flight-metrics.js';
+import { errorTypeOf, FlightTelemetry, type TraceNote } from '../telemetry/flight-telemetry.js';
 import { runDistributed } from './distributed-run.js';
 import { FlightCall, type Outcome } from './flight-call.js';
 import { FlightRuntime } from './flight-runtime.js';
@@ -39,6 +40,7 @@ export class SingleFlight {
   /** Spans and counters through `@opentelemetry/api`; undefined when it is off or not installed. */
   private readonly telemetry: FlightTelemetry | undefined;
   private streams: StreamFlights | undefined;
+  private metricsHooked = false;
 
   constructor(options: SingleFlightOptions = {}) {
     this.options = resolveOptions(options);
@@ -50,6 +52,26 @@ export class SingleFlight {
     // Every policy is checked now, not at first use: the shared defaults alone, then each stage over them.
     resolveStagePolicy('defaults', this.options.defaults);
     for (const stage of Object.keys(this.options.stages)) this.policy(stage);
+  }
+
+  /**
+   * The metrics of this call, or undefined when none are recorded. The first call with a live meter also
+   * subscribes the metrics that lifecycle events carry (the per-call ones are recorded by `execute`).
+   */
+  private metricsOf(telemetry: FlightTelemetry | undefined): FlightMetrics | undefined {
+    if (!telemetry?.metrics.live) return undefined;
+    if (!this.metricsHooked) {
+      this.metricsHooked = true;
+      this.hookMetrics(telemetry.metrics);
+    }
+    return telemetry.metrics;
+  }
+
+  private hookMetrics(metrics: FlightMetrics): void {
+    this.events.on('waited', (event) => metrics.waited(event));
+    this.events.on('run', (event) => metrics.supplierRun(event));
+    this.events.on('takeover', (event) => metrics.takeover(event));
+    this.events.on('fallback', (event) => metrics.fallback(event));
   }
 
   /** Subscribes to lifecycle events; returns the unsubscribe function. */
@@ -82,7 +104,8 @@ export class SingleFlight {
     // This call's trace note; a call that joins another on this node reads the leader's note instead.
     const note: TraceNote | undefined = telemetry ? { traceparent: span?.traceparent } : undefined;
     let runNote = note;
-    const timed = span !== undefined || this.events.wants('settled');
+    const metrics = this.metricsOf(telemetry);
+    const timed = span !== undefined || metrics !== undefined || this.events.wants('settled');
     const startedAt = timed ? this.options.clock.now() : 0;
     let role: FlightRole | 'none' = 'none';
     let shared = false;
@@ -127,27 +150,28 @@ export class SingleFlight {
       failure = error;
       throw error;
     } finally {
-      const e = failure as { errorType?: any; code?: string } | undefined;
-      if (timed)
-        this.events.emit('settled', {
-          stage,
-          key,
-          role,
-          shared,
-          ok: failure === undefined,
-          durationMs: this.options.clock.now() - startedAt,
-          errorType: e?.errorType,
-          errorCode: e?.code,
-        });
+      const durationMs = timed ? this.options.clock.now() - startedAt : 0;
+      const ok = failure === undefined;
+      if (timed && this.events.wants('settled')) {
+        const e = failure as { errorType?: any; code?: string } | undefined;
+        this.events.emit('settled', { stage, key, role, shared, ok, durationMs, errorType: e?.errorType, errorCode: e?.code });
+      }
       if (telemetry) {
         const reportedRole = role === 'none' ? (runNote?.role ?? 'none') : role;
-        telemetry.count(stage, reportedRole, failure === undefined);
+        metrics?.execution({
+          stage,
+          role: reportedRole,
+          durationMs,
+          // This caller did not run the supplier: it joined a run here or elsewhere, or replayed one.
+          saved: ok && (joined || role === 'follower' || role === 'replay' || role === 'l1'),
+          errorType: ok ? undefined : errorTypeOf(failure),
+        });
         span?.end({
           role: reportedRole,
           shared,
           epoch: runNote?.epoch,
           // A caller that joined another on this node waited for it the whole call.
-          waitedMs: joined ? this.options.clock.now() - startedAt : runNote?.waitedMs,
+          waitedMs: joined ? durationMs : runNote?.waitedMs,
           ownerTraceparent: runNote?.ownerTraceparent,
           error: failure,
         });
@@ -179,7 +203,14 @@ export class SingleFlight {
     options: ExecuteStreamOptions,
   ): FlightStream<C | FlightStreamRestart>;
   executeStream<C extends StreamChunk>(stage: string, key: string, supplier: ChunkSupplier<C>, options: ExecuteStreamOptions = {}) {
-    this.streams ??= new StreamFlights(this, this.options);
+    const { coordinator, clock, logger } = this.options;
+    const metrics = this.metricsOf(this.telemetry);
+    this.streams ??= new StreamFlights(this, {
+      coordinator,
+      clock,
+      logger,
+      streamChunks: metrics && ((stage: string, chunks: number) => metrics.streamChunks(stage, chunks)),
+    });
     return this.streams.open(stage, key, supplier, options);
   }
 

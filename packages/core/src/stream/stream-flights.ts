@@ -34,6 +34,8 @@ export interface StreamDeps {
   coordinator: FlightCoordinator;
   clock: Clock;
   logger: FlightLogger;
+  /** Counts the chunks a run of this node produced (telemetry on). */
+  streamChunks?: ((stage: string, chunks: number) => void) | undefined;
 }
 
 export class StreamFlights {
@@ -82,6 +84,7 @@ export class StreamFlights {
         options: resolved,
         ttlMs: policy.maxRunMs,
         keepRunWhenUnreachable: this.host.mode === 'hybrid',
+        produced: this.deps.streamChunks && ((chunks: number) => this.deps.streamChunks?.(stage, chunks)),
       });
       // The wait for the outcome lasts as long as the run progresses (see `StreamExecuteOptions`).
       // The stored chunk list holds the chunks (at most maxBytes) plus its brackets and a comma per chunk.

@@ -29,6 +29,8 @@ export interface StreamedSupplierSpec {
   ttlMs: number;
   /** Hybrid mode: see `AppenderSpec.keepRunWhenUnreachable`. */
   keepRunWhenUnreachable: boolean;
+  /** Told how many chunks each attempt produced, once it ends. */
+  produced?: ((chunks: number) => void) | undefined;
 }
 
 function iterate<C>(chunks: AsyncIterable<C> | Iterable<C>): AsyncIterable<C> | Iterable<C> {
@@ -38,7 +40,7 @@ function iterate<C>(chunks: AsyncIterable<C> | Iterable<C>): AsyncIterable<C> | 
 }
 
 export function streamedSupplier<C extends StreamChunk>(supplier: ChunkSupplier<C>, spec: StreamedSupplierSpec): Supplier<StreamJson[]> {
-  const { log, coordinator, clock, logger, options, ttlMs, keepRunWhenUnreachable } = spec;
+  const { log, coordinator, clock, logger, options, ttlMs, keepRunWhenUnreachable, produced } = spec;
   const { maxChunks, maxBytes, batchMs } = options;
   /**
    * An attempt that failed after streaming chunks is not attempted again in the same run (a guard retry):
@@ -79,6 +81,7 @@ export function streamedSupplier<C extends StreamChunk>(supplier: ChunkSupplier<
       throw error;
     } finally {
       log.end(run);
+      produced?.(stored.length);
     }
   };
 }

@@ -1,21 +1,20 @@
 /**
- * Spans and counters of `execute` through the OpenTelemetry API (see README "Tracing and metrics").
+ * Spans and metrics of `execute` through the OpenTelemetry API (see README "Tracing and metrics").
  *
  * One span `flight.execute` (kind INTERNAL) per call, with `flight.*` attributes; a caller that did not
  * run the supplier links its span to the owner's span (stored with the flight as a W3C `traceparent`).
- * One counter `flight.executions` by stage, role and outcome. Without an SDK registered the API answers
- * with no-op spans: `start` then returns undefined and the call does no tracing work beyond that check.
- * A telemetry SDK that throws never fails a call: the error is logged and the call goes on unreported.
+ * The metrics are flight-metrics.ts. Without an SDK registered the API answers with no-op spans: `start`
+ * then returns undefined and the call does no tracing work beyond that check. A telemetry SDK that throws
+ * never fails a call: the error is logged and the call goes on unreported.
  */
-import type { Attributes, Counter, Span, Tracer } from '@opentelemetry/api';
+import type { Attributes, Span, Tracer } from '@opentelemetry/api';
 import type { FlightLogger } from '../ports/logger.js';
+import { FlightMetrics } from './flight-metrics.js';
 import { INSTRUMENTATION_NAME, loadOtelApi, type ModuleLoader, type OtelApi } from './otel-api.js';
 import { formatTraceparent, parseTraceparent } from './traceparent.js';
 
 /** Span name of every `execute`. */
 export const EXECUTE_SPAN_NAME = 'flight.execute';
-/** Counter of finished `execute` calls. */
-export const EXECUTIONS_COUNTER_NAME = 'flight.executions';
 
 /** `SpanKind.INTERNAL` and `SpanStatusCode.ERROR` of the API (stable numeric values). */
 const SPAN_KIND_INTERNAL = 0;
@@ -46,6 +45,19 @@ export interface ExecuteEnd {
   /** Span to link to as the one that did the work (ignored when it is this span). */
   ownerTraceparent?: string | undefined;
   error?: unknown;
+}
+
+/**
+ * The `error.type` of a failed call. A run's failure names its own code (`FlightExecutionError.errorCode`:
+ * what the supplier threw, a provider's code, E_UNEXPECTED) under the wrapper's; that is the type worth
+ * grouping by. Then the error's `code`, its `name`, or `_OTHER`.
+ */
+export function errorTypeOf(error: unknown): string {
+  const e = error as { code?: unknown; errorCode?: unknown; name?: unknown } | null | undefined;
+  if (typeof e?.errorCode === 'string' && e.errorCode !== '') return e.errorCode;
+  if (typeof e?.code === 'string') return e.code;
+  if (typeof e?.name === 'string') return e.name;
+  return '_OTHER';
 }
 
 /** A recording `flight.execute` span. */
@@ -89,17 +101,8 @@ export class ExecuteSpan {
       this.span.addLink({ context: { ...owner, isRemote: true }, attributes: { 'flight.link': 'owner' } });
     }
     if (end.error !== undefined) {
-      const error = end.error as { code?: unknown; errorCode?: unknown; message?: unknown; name?: unknown } | null;
-      // A run's failure names its own code (`FlightExecutionError.errorCode`: what the supplier threw, a
-      // provider's code, E_UNEXPECTED) under the wrapper's; that is the type worth grouping by.
-      const type =
-        typeof error?.errorCode === 'string' && error.errorCode !== ''
-          ? error.errorCode
-          : typeof error?.code === 'string'
-            ? error.code
-            : typeof error?.name === 'string'
-              ? error.name
-              : '_OTHER';
+      const error = end.error as { message?: unknown } | null;
+      const type = errorTypeOf(end.error);
       attributes['error.type'] = type;
       if (end.error instanceof Error) this.span.recordException(end.error);
       this.span.setStatus({ code: STATUS_ERROR, message: typeof error?.message === 'string' ? error.message : undefined });
@@ -109,16 +112,22 @@ export class ExecuteSpan {
   }
 }
 
-/** The tracer and counter of one SingleFlight instance, obtained from the global providers on first use. */
+/** The tracer and metrics of one SingleFlight instance, obtained from the global providers on first use. */
 export class FlightTelemetry {
   private tracer: Tracer | undefined;
-  private counter: Counter | undefined;
+  readonly metrics: FlightMetrics;
 
   private constructor(
     private readonly api: OtelApi,
     private readonly version: string | undefined,
     private readonly logger: FlightLogger,
-  ) {}
+  ) {
+    const noopMeter = api.createNoopMeter().constructor;
+    this.metrics = new FlightMetrics(
+      { meter: () => api.metrics.getMeter(INSTRUMENTATION_NAME, version), isNoop: (meter) => meter instanceof noopMeter },
+      logger,
+    );
+  }
 
   /** Telemetry through the OpenTelemetry API, or undefined when it is turned off or not installed. */
   static create(enabled: boolean, logger: FlightLogger, load?: ModuleLoader): FlightTelemetry | undefined {
@@ -138,18 +147,5 @@ export class FlightTelemetry {
       this.logger.warn({ stage, err: error }, 'could not start the flight.execute span');
     }
     return undefined;
-  }
-
-  /** Counts one finished `execute`. Never throws. */
-  count(stage: string, role: string, ok: boolean): void {
-    try {
-      this.counter ??= this.api.metrics.getMeter(INSTRUMENTATION_NAME, this.version).createCounter(EXECUTIONS_COUNTER_NAME, {
-        description: 'Finished execute calls, by stage, role and outcome',
-        unit: '{execution}',
-      });
-      this.counter.add(1, { 'flight.stage': stage, 'flight.role': role, 'flight.outcome': ok ? 'success' : 'failure' });
-    } catch (error) {
-      this.logger.warn({ stage, err: error }, 'could not count the execution');
-    }
   }
 }
