@@ -1,9 +1,10 @@
 /**
  * Server-sent events, both ends: `SseWriter` writes the demo's streamed answers (`event:` + one JSON
  * `data:` line per event) and `readSse` reads any SSE body back as `{ event, data }` records (the
- * burst client of `pnpm demo` and the tests). Comments (`:` lines) and `retry:`/`id:` fields are ignored.
+ * burst client of `pnpm demo` and the tests). Comments (`:` lines) and `retry:`/`id:` fields are not events.
  */
 import type { ServerResponse } from 'node:http';
+import { createParser } from 'eventsource-parser';
 
 export interface SseEvent {
   /** The `event:` field (`message` when absent). */
@@ -12,26 +13,14 @@ export interface SseEvent {
   data: string;
 }
 
-/** Reads an SSE body as events, as they arrive. */
+/** Reads an SSE body as events, as they arrive (parsed by `eventsource-parser`, as the OpenAI SDK does). */
 export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
-  let buffer = '';
+  const parsed: SseEvent[] = [];
+  const parser = createParser({ onEvent: (event) => parsed.push({ event: event.event ?? 'message', data: event.data }) });
   for await (const bytes of body) {
-    buffer += decoder.decode(bytes, { stream: true }).replace(/\r\n?/g, '\n');
-    for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      let event = 'message';
-      const data: string[] = [];
-      for (const line of block.split('\n')) {
-        const colon = line.indexOf(':');
-        const field = colon < 0 ? line : line.slice(0, colon);
-        const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-        if (field === 'event') event = value;
-        else if (field === 'data') data.push(value);
-      }
-      if (data.length) yield { event, data: data.join('\n') };
-    }
+    parser.feed(decoder.decode(bytes, { stream: true }));
+    yield* parsed.splice(0);
   }
 }
 
