@@ -18,7 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordFigure } from '../src/index.js';
 
 const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
-const KEY_SHAPE = new RegExp(`^(app1|app2):\\{[A-Za-z0-9_-]{22}\\}:${RECORD_LAYOUT}$`);
+// The app's stage names the key; the request key (input) only through its digest.
+const KEY_SHAPE = new RegExp(`^(app1|app2):s:\\{[A-Za-z0-9_-]{22}\\}:${RECORD_LAYOUT}$`);
 
 const HOSTILE = [
   'a',

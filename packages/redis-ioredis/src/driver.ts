@@ -73,6 +73,19 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
       subscriber = handle;
       return handle;
     },
+    async *scan(pattern, count) {
+      // A new Cluster client knows its masters once connected: any command waits for that.
+      if (isCluster) await client.call('PING');
+      const nodes: Pick<IoredisClient, 'call'>[] = isCluster ? (client as unknown as ClusterShape).nodes('master') : [client];
+      for (const node of nodes) {
+        let cursor = '0';
+        do {
+          const [next, keys] = (await node.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', count)) as [string, string[]];
+          cursor = next;
+          if (keys.length > 0) yield keys;
+        } while (cursor !== '0');
+      }
+    },
     async waitReplicas(key, replicas, timeoutMs) {
       if (!isCluster) return Number(await client.call('WAIT', replicas, timeoutMs));
       const nodeKey = masterOf(key);

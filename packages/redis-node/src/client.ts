@@ -22,7 +22,9 @@ export interface NodeRedisClient extends Closable {
 export interface NodeRedisCluster extends Closable {
   sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: (string | Buffer)[], options?: object): Promise<unknown>;
   duplicate(): Closable;
-  readonly masters: unknown;
+  readonly masters: readonly unknown[];
+  /** The client of one node of `masters`. */
+  nodeClient(node: unknown): Promise<Pick<NodeRedisClient, 'sendCommand'>>;
 }
 
 export function isCluster(client: NodeRedisClient | NodeRedisCluster): client is NodeRedisCluster {

@@ -65,6 +65,17 @@ export function createNodeRedisDriver(
       subscriber = handle;
       return handle;
     },
+    async *scan(pattern, count) {
+      const nodes = cluster ? await Promise.all(client.masters.map((master) => client.nodeClient(master))) : [client as NodeRedisClient];
+      for (const node of nodes) {
+        let cursor = '0';
+        do {
+          const [next, keys] = (await node.sendCommand(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(count)])) as [string, string[]];
+          cursor = String(next);
+          if (keys.length > 0) yield keys.map(String);
+        } while (cursor !== '0');
+      }
+    },
     // On a cluster, the routing key sends WAIT to the master that serves the flight's slot.
     waitReplicas: async (key, replicas, timeoutMs) => Number(await send(key, ['WAIT', String(replicas), String(timeoutMs)])),
     async close() {

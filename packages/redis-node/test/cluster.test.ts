@@ -1,9 +1,12 @@
+import { fileURLToPath } from 'node:url';
 import { registerCoordinatorConformance } from '@flight/core/testing';
 import {
   checkClusterBytes,
   checkClusterFastAcquire,
   checkShardedWakeup,
   scanKeysWithoutTtl,
+  checkCli,
+  checkInspector,
   startRedisCluster,
   type RedisCluster,
 } from '@flight/redis-test-kit';
@@ -67,6 +70,16 @@ for (const major of ['redis 5', 'redis 6'] as const) {
         return { driver, coordinator: createRedisCoordinator(driver, { prefix }) };
       });
     });
+
+    it("inspects flights and lists a stage's flights across every master", async () => {
+      await checkInspector((prefix) => createNodeRedisCoordinator({ client, prefix }));
+    });
+
+    it('the flight command lists and shows flights of a cluster (--cluster, seed nodes)', async () => {
+      const seeds = cluster.masters.map((m) => `redis://${m.host}:${m.port}`).join(',');
+      const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+      await checkCli(cli, { redis: seeds, cluster: true }, (prefix) => createNodeRedisCoordinator({ client, prefix }), false);
+    }, 60_000);
 
     it('spreads flights over every master and leaves no key without a TTL', async () => {
       for (const master of cluster.masters) {

@@ -28,11 +28,12 @@ import { createScriptCalls } from './spine/script-calls';
 import { createServerClocks, serverClockOf } from './fast-paths/server-clock';
 import { createRedisStreams } from './streams/streams';
 import { createRunControl } from './spine/run-control';
+import { createInspector, type Inspector } from './inspect/inspector';
 import { createTerminalWait } from './wake-up/terminal-wait';
 
 export { SUBSCRIBE_FIRST_WAIT_MS } from './spine/acquire-path';
 
-export interface RedisCoordinator extends StreamingFlightCoordinator, InspectableCoordinator {
+export interface RedisCoordinator extends StreamingFlightCoordinator, InspectableCoordinator, Inspector {
   /** Followers currently waiting on this coordinator (all share one subscriber connection). */
   readonly waiting: number;
   /** Wake-up counters of this coordinator's subscriber (live values). */
@@ -93,6 +94,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     ...streams,
     ...ownerWrites,
     ...createRunControl(calls, keysOf),
+    ...createInspector(driver, opts.prefix, keysOf),
     storesBytes: getBuffer !== undefined,
     get waiting() {
       return notifications.waiting;

@@ -94,6 +94,11 @@ export interface RedisDriver extends ScriptRunner {
    * it, as seen in that server's own replies.
    */
   clockOf?(key: string): string | undefined;
+  /**
+   * `SCAN 0 MATCH pattern COUNT count` to its end, on every master of a cluster: yields each reply's keys
+   * (a key may be yielded twice, as SCAN does). Optional: the read-only inspector lists flights with it.
+   */
+  scan?(pattern: string, count: number): AsyncIterable<string[]>;
   /** The logical database the client works on (0 on a cluster): notice channels name it. */
   readonly db: number;
   /**

@@ -13,7 +13,8 @@ export {
   type RedisCoordinatorOptions,
   type ResolvedRedisOptions,
 } from './options';
-export { flightKeys, noticeChannel, lockKey, digest, RECORD_LAYOUT, type FlightKeys } from './keys';
+export { flightKeys, noticeChannel, lockKey, digest, parseFlightKey, stageKeyPattern, RECORD_LAYOUT, type FlightKeys } from './keys';
+export { MAX_LIST_LIMIT, type FlightInspection, type Inspector, type ListFlightsOptions } from './inspect/inspector';
 export { toFlightRedisError, withDeadline, closeWithin, DeadlineExceeded, FlightRedisVersionError } from './errors';
 export { runScript } from './spine/scripts';
 export { LUA_SCRIPTS, type LuaScript, type LuaScriptName } from './spine/lua.generated';
@@ -21,3 +22,4 @@ export { clusterKeySlot } from './slot';
 export { assertConnectionOptions, COORDINATOR_OPTION_NAMES, SESSION_LOCK_OPTION_NAMES, type ClientLibrary } from './connection-options';
 export { RECORD_HEADER, RECORD_HEADER_BYTES, RECORD_TEXT_FIELDS, encodeRecord } from './spine/record.generated';
 export { SAMPLE_MAX_AGE_MS } from './fast-paths/server-clock';
+export { runFlightCli, EXIT, USAGE, type CliConnection, type CliCoordinator, type CliEnv } from './inspect/cli';

@@ -3,7 +3,9 @@ import { flightId, type FlightRef } from '@flight/core/adapter';
 
 /**
  * The Redis key of one flight: a single string holding its record and, once SUCCEEDED, its result (see
- * lua/includes/common.lua). Its hash tag is shared by the flight's notice channel.
+ * lua/includes/common.lua), named `<prefix>:<stage>:{<tag>}:<layout>` so that an operator finds a stage's
+ * flights by pattern (`redis-cli --scan --pattern 'flight:report:*'`). Its hash tag is shared by the
+ * flight's notice channel.
  */
 export interface FlightKeys {
   /** The hash tag content: a digest of stage and key (user input never reaches the key layout). */
@@ -30,8 +32,26 @@ export const RECORD_LAYOUT = 'r4';
 
 export function flightKeys(prefix: string, ref: FlightRef): FlightKeys {
   const tag = digest(flightId(ref));
-  const meta = `${prefix}:{${tag}}:${RECORD_LAYOUT}`;
+  const meta = `${prefix}:${ref.stage}:{${tag}}:${RECORD_LAYOUT}`;
   return { tag, meta, list: [meta] };
+}
+
+/** The `SCAN … MATCH` pattern of every flight key of `stage` (stage names hold no glob characters). */
+export function stageKeyPattern(prefix: string, stage: string): string {
+  return `${escapeGlob(prefix)}:${stage}:{*}:${RECORD_LAYOUT}`;
+}
+
+/** The stage and hash tag of a flight key; undefined for any other key. */
+export function parseFlightKey(prefix: string, key: string): { stage: string; tag: string } | undefined {
+  if (!key.startsWith(`${prefix}:`) || !key.endsWith(`}:${RECORD_LAYOUT}`)) return undefined;
+  const rest = key.slice(prefix.length + 1, -(RECORD_LAYOUT.length + 1));
+  const open = rest.indexOf(':{');
+  if (open <= 0 || !rest.endsWith('}')) return undefined;
+  return { stage: rest.slice(0, open), tag: rest.slice(open + 2, -1) };
+}
+
+function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&');
 }
 
 /**

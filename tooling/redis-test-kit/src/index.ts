@@ -13,3 +13,5 @@ export { checkShardedWakeup } from './cluster-wakeup';
 export { checkClusterFastAcquire } from './cluster-fast-acquire';
 export { checkClusterBytes } from './cluster-bytes';
 export { patchFlightRecord, type RecordField } from './record';
+export { checkInspector } from './inspect-check';
+export { checkCli, runCli, type CliRun } from './cli-check';

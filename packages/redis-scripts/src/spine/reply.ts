@@ -93,7 +93,7 @@ export function splitRecord(record: string): { texts: string[]; rest: string } {
 }
 
 /** Walks the text fields of a record held as bytes (into `texts` when given); returns where they end. */
-function textFieldsOf(bytes: Buffer, texts?: string[]): number {
+export function textFieldsOf(bytes: Buffer, texts?: string[]): number {
   let i = RECORD_HEADER_BYTES;
   for (let f = 0; f < RECORD_TEXT_FIELDS.length; f++) {
     const colon = bytes.indexOf(0x3a, i);

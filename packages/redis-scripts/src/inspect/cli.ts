@@ -1,0 +1,241 @@
+/**
+ * The `flight` command both Redis adapters install: look at the flights of a running cluster from a shell.
+ *
+ *   flight list --stage <stage> [--all] [--limit N]
+ *   flight show <stage> <key>
+ *   flight forget <stage> <key>
+ *   flight watch --stage <stage> [--interval ms] [--rounds N]
+ *
+ * with `--redis <url>` (default `REDIS_URL`, else redis://127.0.0.1:6379; with `--cluster`, a comma-separated
+ * list of seed nodes), `--prefix` (the coordinators' `prefix`, default `flight`) and `--json` (one JSON
+ * document, or one JSON line per change for `watch`). Read-only except `forget`. Exit codes: 0 done,
+ * 1 Redis failed, 2 bad usage, 3 no such flight (`show`, `forget`).
+ */
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { FlightValidationError } from '@flight/core';
+import { DEFAULT_PREFIX } from '../options';
+import type { FlightInspection, Inspector } from './inspector';
+
+export const EXIT = { ok: 0, redis: 1, usage: 2, notFound: 3 } as const;
+
+/** What the command needs of a coordinator. */
+export type CliCoordinator = Inspector & { forget(ref: { stage: string; key: string }): Promise<{ ok: boolean }> };
+
+export interface CliConnection {
+  /** Redis URLs: one server, or a cluster's seed nodes. */
+  urls: string[];
+  cluster: boolean;
+  prefix: string;
+}
+
+export interface CliEnv {
+  /** Opens a coordinator (the adapter's own client library) and what closes it. */
+  connect(connection: CliConnection): { coordinator: CliCoordinator; close(): Promise<void> };
+  out(text: string): void;
+  err(text: string): void;
+  /** Stops `watch` (SIGINT in the shell). */
+  signal?: AbortSignal;
+}
+
+export const USAGE = `usage: flight <command> [options]
+
+commands:
+  list --stage <stage> [--all] [--limit N]   flights of a stage in progress (--all: every stored one)
+  show <stage> <key>                         one flight
+  forget <stage> <key>                       forget a flight cluster-wide (its result is no longer served)
+  watch --stage <stage> [--interval ms]      print flights of a stage as they start, change and end
+
+options:
+  --redis <url>     Redis URL (default: REDIS_URL, else redis://127.0.0.1:6379); with --cluster, seed nodes, comma-separated
+  --cluster         connect to a Redis Cluster
+  --prefix <name>   the coordinators' key prefix (default: flight)
+  --json            machine-readable output
+`;
+
+class UsageError extends Error {}
+
+function integer(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive integer, got ${value}`);
+  return n;
+}
+
+const seconds = (ms: number | undefined) => (ms === undefined ? '-' : `${(ms / 1000).toFixed(1)}s`);
+
+function row(f: FlightInspection): string[] {
+  return [
+    f.key ?? f.digest,
+    f.status + (f.forgotten ? '*' : ''),
+    String(f.epoch),
+    seconds(f.ageMs),
+    f.owner,
+    seconds(f.heartbeatAgeMs),
+    String(f.followers),
+    seconds(f.expiresInMs),
+  ];
+}
+
+function table(flights: FlightInspection[]): string {
+  const rows = [['FLIGHT', 'STATUS', 'EPOCH', 'AGE', 'OWNER', 'HEARTBEAT', 'FOLLOWERS', 'EXPIRES'], ...flights.map(row)];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+function describe(f: FlightInspection): string {
+  const lines = [
+    `flight     ${f.stage} ${f.key ?? ''}`.trimEnd(),
+    `redis key  ${f.redisKey}`,
+    `status     ${f.status}${f.forgotten ? ' (forgotten)' : ''}`,
+    `epoch      ${f.epoch} (${f.takeovers} takeovers)`,
+    `age        ${seconds(f.ageMs)}`,
+    `owner      ${f.owner}`,
+    `heartbeat  ${seconds(f.heartbeatAgeMs)} ago`,
+    `followers  ${f.followers}`,
+    `expires in ${seconds(f.expiresInMs)}`,
+  ];
+  if (f.resultBytes !== undefined) lines.push(`result     ${f.resultBytes} bytes`);
+  if (f.failure) lines.push(`failure    ${f.failure.type} ${f.failure.code}${f.failure.retryable ? ' (retryable)' : ''}`);
+  return lines.join('\n');
+}
+
+type Parsed = ReturnType<typeof parse>;
+
+function parse(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      redis: { type: 'string' },
+      cluster: { type: 'boolean', default: false },
+      prefix: { type: 'string', default: DEFAULT_PREFIX },
+      json: { type: 'boolean', default: false },
+      stage: { type: 'string' },
+      all: { type: 'boolean', default: false },
+      limit: { type: 'string' },
+      interval: { type: 'string' },
+      rounds: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const [command, ...rest] = positionals;
+  return { values, command, rest };
+}
+
+function refOf(rest: string[], command: string): { stage: string; key: string } {
+  if (rest.length !== 2) throw new UsageError(`${command} takes <stage> <key>`);
+  return { stage: rest[0]!, key: rest[1]! };
+}
+
+function stageOf(parsed: Parsed): string {
+  if (!parsed.values.stage) throw new UsageError(`${parsed.command} needs --stage <stage>`);
+  return parsed.values.stage;
+}
+
+async function watch(parsed: Parsed, coordinator: CliCoordinator, env: CliEnv): Promise<void> {
+  const stage = stageOf(parsed);
+  const intervalMs = integer('interval', parsed.values.interval, 1000);
+  const rounds = parsed.values.rounds === undefined ? Infinity : integer('rounds', parsed.values.rounds, 1);
+  let known = new Map<string, FlightInspection>();
+  const print = (event: 'started' | 'changed' | 'ended', f: FlightInspection) =>
+    env.out(parsed.values.json ? JSON.stringify({ event, flight: f }) : `${event.padEnd(7)}  ${row(f).join('  ')}`);
+  for (let round = 0; round < rounds && !env.signal?.aborted; round++) {
+    if (round > 0) await sleep(intervalMs, undefined, { signal: env.signal }).catch(() => undefined);
+    if (env.signal?.aborted) break;
+    const now = new Map((await coordinator.listFlights({ stage, all: true, limit: 10_000 })).map((f) => [f.redisKey, f]));
+    for (const [redisKey, f] of now) {
+      const before = known.get(redisKey);
+      if (!before) print(isLive(f) ? 'started' : 'ended', f);
+      else if (before.status !== f.status || before.epoch !== f.epoch) print(isLive(f) ? 'changed' : 'ended', f);
+    }
+    known = now;
+  }
+}
+
+const isLive = (f: FlightInspection) => f.status === 'PENDING' || f.status === 'RUNNING';
+
+async function run(parsed: Parsed, coordinator: CliCoordinator, env: CliEnv): Promise<number> {
+  const { values, command, rest } = parsed;
+  const json = values.json;
+  switch (command) {
+    case 'list': {
+      const flights = await coordinator.listFlights({
+        stage: stageOf(parsed),
+        all: values.all,
+        limit: integer('limit', values.limit, 100),
+      });
+      env.out(json ? JSON.stringify(flights) : flights.length === 0 ? 'no flights' : table(flights));
+      return EXIT.ok;
+    }
+    case 'show': {
+      const ref = refOf(rest, command);
+      const flight = await coordinator.inspect(ref.stage, ref.key);
+      if (!flight) {
+        env.err(`no flight ${ref.stage} ${ref.key}`);
+        return EXIT.notFound;
+      }
+      env.out(json ? JSON.stringify(flight) : describe(flight));
+      return EXIT.ok;
+    }
+    case 'forget': {
+      const ref = refOf(rest, command);
+      const reply = await coordinator.forget(ref);
+      if (json) env.out(JSON.stringify({ forgotten: reply.ok }));
+      else env.out(reply.ok ? `forgot ${ref.stage} ${ref.key}` : `no flight ${ref.stage} ${ref.key}`);
+      return reply.ok ? EXIT.ok : EXIT.notFound;
+    }
+    case 'watch':
+      await watch(parsed, coordinator, env);
+      return EXIT.ok;
+    default:
+      throw new UsageError(command ? `unknown command ${command}` : 'no command');
+  }
+}
+
+/** Runs the `flight` command with `argv` (the arguments after the program); resolves its exit code. */
+export async function runFlightCli(argv: string[], env: CliEnv): Promise<number> {
+  let parsed: Parsed;
+  try {
+    parsed = parse(argv);
+    if (parsed.values.help) {
+      env.out(USAGE);
+      return EXIT.ok;
+    }
+    if (!['list', 'show', 'forget', 'watch'].includes(parsed.command ?? ''))
+      throw new UsageError(parsed.command ? `unknown command ${parsed.command}` : 'no command');
+  } catch (error) {
+    env.err(`flight: ${(error as Error).message}\n\n${USAGE}`);
+    return EXIT.usage;
+  }
+  const urls = (parsed.values.redis ?? (process.env.REDIS_URL || 'redis://127.0.0.1:6379')).split(',').map((u) => u.trim());
+  let connection: ReturnType<CliEnv['connect']>;
+  try {
+    for (const url of urls) new URL(url);
+    connection = env.connect({ urls, cluster: parsed.values.cluster, prefix: parsed.values.prefix });
+  } catch (error) {
+    env.err(`flight: ${(error as Error).message}`);
+    return EXIT.usage;
+  }
+  const { coordinator, close } = connection;
+  try {
+    return await run(parsed, coordinator, env);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof FlightValidationError) {
+      env.err(`flight: ${error.message}`);
+      return EXIT.usage;
+    }
+    env.err(`flight: ${(error as Error).message} (redis: ${urls.join(', ')})`);
+    return EXIT.redis;
+  } finally {
+    await close();
+  }
+}
