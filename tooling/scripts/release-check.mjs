@@ -56,6 +56,44 @@ try {
   const left = readdirSync(join(scratch, '.changeset')).filter((f) => f.endsWith('.md') && f !== 'README.md');
   if (left.length > 0) fail(`changesets left after version: ${left.join(', ')}`);
 
+  /**
+   * What a user's tools follow in a tarball: every export target and bin is a shipped file (the workspace's
+   * `@flight/source` condition, which points at `src/`, is not published), and every source map either
+   * ships each source it names or carries its content.
+   */
+  function checkShippedFiles(name, tarballPath, manifest) {
+    const files = new Set(
+      execFileSync('tar', ['-tzf', tarballPath], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean)
+        .map((f) => f.replace(/^package\//, '')),
+    );
+    const targets = [];
+    const walk = (value) => {
+      if (typeof value === 'string') targets.push(value);
+      else if (value && typeof value === 'object')
+        for (const [key, inner] of Object.entries(value)) {
+          if (key === '@flight/source') fail(`${name}: the packed exports keep the @flight/source condition`);
+          walk(inner);
+        }
+    };
+    walk(manifest.exports);
+    walk(manifest.bin);
+    for (const target of targets) if (!files.has(target.replace(/^\.\//, ''))) fail(`${name}: ${target} is exported but not shipped`);
+    let maps = 0;
+    for (const file of files) {
+      if (!file.endsWith('.map')) continue;
+      maps++;
+      const map = JSON.parse(execFileSync('tar', ['-xOzf', tarballPath, `package/${file}`], { encoding: 'utf8' }));
+      map.sources.forEach((source, i) => {
+        const shippedSource = join(dirname(file), source).replace(/\\/g, '/');
+        if (!files.has(shippedSource) && typeof map.sourcesContent?.[i] !== 'string')
+          fail(`${name}: ${file} names ${source}, neither shipped nor inlined`);
+      });
+    }
+    return `${targets.length} export targets shipped, ${maps} source maps resolve`;
+  }
+
   const dry = run('pnpm', ['-r', 'publish', '--dry-run', '--no-git-checks', '--access', 'public'], {
     env: { ...process.env, npm_config_loglevel: 'notice' },
   });
@@ -76,8 +114,9 @@ try {
     if (!dry.includes(`${name}@${version}`)) fail(`${name}@${version}: not in the output of pnpm -r publish --dry-run`);
     const internal = ranges.filter(([n]) => n === '@flight/redis-scripts' || n === '@flight/http-shared');
     if (internal.length > 0) fail(`${name}: depends on an unpublished workspace package (${internal.map(([n]) => n).join(', ')})`);
+    const shipped = checkShippedFiles(name, join(packDir, tarball), manifest);
     say(
-      `${name}@${version}: packed, ${ranges.length} dependency ranges all resolved (${ranges.map(([n, r]) => `${n} ${r}`).join('; ') || 'none'})`,
+      `${name}@${version}: packed, ${ranges.length} dependency ranges all resolved (${ranges.map(([n, r]) => `${n} ${r}`).join('; ') || 'none'}); ${shipped}`,
     );
   }
   if (!process.exitCode) say('release path OK');
