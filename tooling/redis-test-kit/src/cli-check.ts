@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { flightKeys, type RedisCoordinator } from '@flight/redis-scripts';
+import { startFlight } from './inspect-check';
 
 const here = dirname(fileURLToPath(import.meta.url));
 // Long enough that no flight's lease lapses while the command runs again and again (nothing heartbeats here).
@@ -38,13 +39,6 @@ export function runCli(cli: string, args: string[]): Promise<CliRun> {
   });
 }
 
-async function start(c: RedisCoordinator, stage: string, key: string, token: string, running: boolean) {
-  const reply = await c.acquire({ stage, key, ...LEASE, ownerId: 'node-a', ownerToken: token });
-  const fence = { stage, key, ownerId: 'node-a', ownerToken: token, epoch: reply.meta.epoch };
-  if (running) await c.markRunning(fence, LEASE);
-  return fence;
-}
-
 /**
  * Checks the command against the server(s) at `redis` (`--cluster` when `cluster`), with flights made by
  * `make`'s coordinator. `full`: also forget, watch and every exit code (a cluster run checks list and show).
@@ -61,9 +55,9 @@ export async function checkCli(
   const base = ['--redis', target.redis, '--prefix', prefix, ...(target.cluster ? ['--cluster'] : [])];
   const flight = (...args: string[]) => runCli(cli, [...args, ...base]);
   try {
-    await start(c, 'report', 'running', token, true);
-    await start(c, 'report', 'pending', token, false);
-    const done = await start(c, 'report', 'done', token, true);
+    await startFlight(c, { stage: 'report', key: 'running' }, token, true, LEASE);
+    await startFlight(c, { stage: 'report', key: 'pending' }, token, false, LEASE);
+    const done = await startFlight(c, { stage: 'report', key: 'done' }, token, true, LEASE);
     await c.complete(done, { result: 'result-123', resultTtlMs: 60_000 });
 
     const listed = await flight('list', '--stage', 'report', '--json');
@@ -97,7 +91,7 @@ export async function checkCli(
     // watch: the flights there at its first look, then one that starts while it watches.
     const watching = flight('watch', '--stage', 'report', '--interval', '200', '--rounds', '8', '--json');
     await new Promise((resolve) => setTimeout(resolve, 1200));
-    await start(c, 'report', 'late', token, true);
+    await startFlight(c, { stage: 'report', key: 'late' }, token, true, LEASE);
     const watched = await watching;
     expect(watched.code).toBe(0);
     const events = watched.stdout

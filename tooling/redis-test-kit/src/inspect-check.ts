@@ -9,10 +9,17 @@ import { flightKeys, type RedisCoordinator } from '@flight/redis-scripts';
 
 const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
 
-async function start(c: RedisCoordinator, stage: string, key: string, token: string, running: boolean) {
-  const reply = await c.acquire({ stage, key, ...LEASE, ownerId: 'node-a', ownerToken: token });
-  const fence = { stage, key, ownerId: 'node-a', ownerToken: token, epoch: reply.meta.epoch };
-  if (running) await c.markRunning(fence, LEASE);
+/** Starts a flight owned by node `node-a` through `c` (RUNNING when `running`, else PENDING); resolves its fence. */
+export async function startFlight(
+  c: RedisCoordinator,
+  ref: { stage: string; key: string },
+  token: string,
+  running: boolean,
+  lease = LEASE,
+) {
+  const reply = await c.acquire({ ...ref, ...lease, ownerId: 'node-a', ownerToken: token });
+  const fence = { ...ref, ownerId: 'node-a', ownerToken: token, epoch: reply.meta.epoch };
+  if (running) await c.markRunning(fence, lease);
   return fence;
 }
 
@@ -22,12 +29,12 @@ export async function checkInspector(make: (prefix: string) => RedisCoordinator)
   const c = make(prefix);
   const token = `secret-${randomUUID()}`;
   try {
-    const live = await start(c, 'report', 'running', token, true);
-    await start(c, 'report', 'pending', token, false);
-    const done = await start(c, 'report', 'done', token, true);
+    const live = await startFlight(c, { stage: 'report', key: 'running' }, token, true);
+    await startFlight(c, { stage: 'report', key: 'pending' }, token, false);
+    const done = await startFlight(c, { stage: 'report', key: 'done' }, token, true);
     await c.complete(done, { result: 'result-123', resultTtlMs: 60_000 });
-    await start(c, 'chat', 'running', token, true);
-    for (let i = 0; i < 30; i++) await start(c, 'bulk', `k${i}`, token, true);
+    await startFlight(c, { stage: 'chat', key: 'running' }, token, true);
+    for (let i = 0; i < 30; i++) await startFlight(c, { stage: 'bulk', key: `k${i}` }, token, true);
 
     const running = await c.inspect('report', 'running');
     expect(running).toMatchObject({

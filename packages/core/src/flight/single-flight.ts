@@ -203,15 +203,14 @@ export class SingleFlight {
     options: ExecuteStreamOptions,
   ): FlightStream<C | FlightStreamRestart>;
   executeStream<C extends StreamChunk>(stage: string, key: string, supplier: ChunkSupplier<C>, options: ExecuteStreamOptions = {}) {
+    return (this.streams ??= this.createStreams()).open(stage, key, supplier, options);
+  }
+
+  private createStreams(): StreamFlights {
     const { coordinator, clock, logger } = this.options;
     const metrics = this.metricsOf(this.telemetry);
-    this.streams ??= new StreamFlights(this, {
-      coordinator,
-      clock,
-      logger,
-      streamChunks: metrics && ((stage: string, chunks: number) => metrics.streamChunks(stage, chunks)),
-    });
-    return this.streams.open(stage, key, supplier, options);
+    const streamChunks = metrics && ((stage: string, chunks: number) => metrics.streamChunks(stage, chunks));
+    return new StreamFlights(this, { coordinator, clock, logger, streamChunks });
   }
 
   /** `execute`, returning only the value. */

@@ -14,6 +14,7 @@
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FlightValidationError } from '@flight/core';
+import { isActive } from '@flight/core/adapter';
 import { DEFAULT_PREFIX } from '../options';
 import type { FlightInspection, Inspector } from './inspector';
 
@@ -54,6 +55,10 @@ options:
 `;
 
 class UsageError extends Error {}
+
+const COMMANDS = ['list', 'show', 'forget', 'watch'] as const;
+type Command = (typeof COMMANDS)[number];
+const isCommand = (name: string | undefined): name is Command => (COMMANDS as readonly (string | undefined)[]).includes(name);
 
 function integer(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -154,17 +159,15 @@ async function watch(parsed: Parsed, coordinator: CliCoordinator, env: CliEnv): 
     const now = new Map((await coordinator.listFlights({ stage, all: true, limit: 10_000 })).map((f) => [f.redisKey, f]));
     for (const [redisKey, f] of now) {
       const before = known.get(redisKey);
-      if (!before) print(isLive(f) ? 'started' : 'ended', f);
-      else if (before.status !== f.status || before.epoch !== f.epoch) print(isLive(f) ? 'changed' : 'ended', f);
+      if (!before) print(isActive(f.status) ? 'started' : 'ended', f);
+      else if (before.status !== f.status || before.epoch !== f.epoch) print(isActive(f.status) ? 'changed' : 'ended', f);
     }
     known = now;
   }
 }
 
-const isLive = (f: FlightInspection) => f.status === 'PENDING' || f.status === 'RUNNING';
-
-async function run(parsed: Parsed, coordinator: CliCoordinator, env: CliEnv): Promise<number> {
-  const { values, command, rest } = parsed;
+async function run(parsed: Parsed, command: Command, coordinator: CliCoordinator, env: CliEnv): Promise<number> {
+  const { values, rest } = parsed;
   const json = values.json;
   switch (command) {
     case 'list': {
@@ -196,22 +199,21 @@ async function run(parsed: Parsed, coordinator: CliCoordinator, env: CliEnv): Pr
     case 'watch':
       await watch(parsed, coordinator, env);
       return EXIT.ok;
-    default:
-      throw new UsageError(command ? `unknown command ${command}` : 'no command');
   }
 }
 
 /** Runs the `flight` command with `argv` (the arguments after the program); resolves its exit code. */
 export async function runFlightCli(argv: string[], env: CliEnv): Promise<number> {
   let parsed: Parsed;
+  let command: Command;
   try {
     parsed = parse(argv);
     if (parsed.values.help) {
       env.out(USAGE);
       return EXIT.ok;
     }
-    if (!['list', 'show', 'forget', 'watch'].includes(parsed.command ?? ''))
-      throw new UsageError(parsed.command ? `unknown command ${parsed.command}` : 'no command');
+    if (!isCommand(parsed.command)) throw new UsageError(parsed.command ? `unknown command ${parsed.command}` : 'no command');
+    command = parsed.command;
   } catch (error) {
     env.err(`flight: ${(error as Error).message}\n\n${USAGE}`);
     return EXIT.usage;
@@ -227,7 +229,7 @@ export async function runFlightCli(argv: string[], env: CliEnv): Promise<number>
   }
   const { coordinator, close } = connection;
   try {
-    return await run(parsed, coordinator, env);
+    return await run(parsed, command, coordinator, env);
   } catch (error) {
     if (error instanceof UsageError || error instanceof FlightValidationError) {
       env.err(`flight: ${error.message}`);
