@@ -1,6 +1,7 @@
 /**
- * The HTTP API of one node (Express 5): the four stage routes, health, Prometheus metrics, the live
- * dashboard and its server-sent events.
+ * The HTTP API of one node (Express 5): the four stage routes, health, Prometheus metrics, the mounted
+ * `@flight/dashboard` (`/flight/`), and the demo's own page (the burst form, streamed text) with its
+ * server-sent events.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +13,7 @@ import {
   FlightCoordinationError,
   FlightAbortedError,
 } from '@flight/core';
+import type { DashboardHandler } from '@flight/dashboard';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { InterviewAiInvoker, StreamedAnswer } from './invoker.js';
@@ -27,6 +29,8 @@ export interface AppDeps {
   nodeId: string;
   /** The other nodes' base URLs, for `GET /api/cluster`. */
   peers?: string[];
+  /** The `@flight/dashboard` handler, mounted at `/flight`. */
+  dashboard?: DashboardHandler;
   /** Extra routes mounted before the 404 handler (the coalescing middleware example). */
   extend?: (app: express.Express) => void;
 }
@@ -244,6 +248,7 @@ export function createApp(deps: AppDeps): express.Express {
       clearInterval(keepalive);
     });
   });
+  if (deps.dashboard) app.use('/flight', deps.dashboard);
   let dashboard: string | undefined;
   app.get('/', (_req, res) => {
     dashboard ??= readFileSync(DASHBOARD, 'utf8');

@@ -9,6 +9,7 @@ import {
   type FlightLogger,
   type SessionLock,
 } from '@flight/core';
+import type { FlightLister } from '@flight/dashboard';
 import { createIoredisCoordinator, createIoredisSessionLock } from '@flight/redis-ioredis';
 import { Redis } from 'ioredis';
 
@@ -17,6 +18,8 @@ export interface Coordination {
   /** Why this kind was chosen, for the startup log and the dashboard. */
   reason: string;
   coordinator: FlightCoordinator;
+  /** Lists the flights shared in Redis, for the mounted dashboard (none in memory). */
+  inspector?: FlightLister;
   sessionLock: SessionLock;
   /** True while the Redis connection is ready (always true in memory). */
   connected(): boolean;
@@ -81,6 +84,7 @@ export async function createCoordination(options: CoordinationOptions): Promise<
     kind: 'redis',
     reason: `redis ${url} (prefix ${prefix})`,
     coordinator,
+    inspector: coordinator,
     sessionLock: createIoredisSessionLock({ client, prefix, commandTimeoutMs }),
     connected: () => ready,
     async close() {

@@ -64,7 +64,8 @@ async function main() {
   }));
   procs.push(...nodes);
   line(`fake model   ${model.baseUrl}   (GET ${model.url}/stats counts the calls it received)`);
-  for (const node of nodes) line(`${pad(node.name, 12)} ${node.url}   dashboard ${node.url}/   metrics ${node.url}/metrics`);
+  for (const node of nodes)
+    line(`${pad(node.name, 12)} ${node.url}   demo page ${node.url}/   dashboard ${node.url}/flight/   metrics ${node.url}/metrics`);
   line(`logs         ${logDir}`);
   line('');
 

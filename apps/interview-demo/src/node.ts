@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { FLIGHT_MODES, createSingleFlight, type FlightLogger, type FlightMode, type SingleFlight } from '@flight/core';
 import pino, { type Logger } from 'pino';
+import { createFlightDashboard } from '@flight/dashboard';
 import { createApp } from './app.js';
 import { createCoordination, type Coordination } from './coordination.js';
 import { InterviewAiInvoker } from './invoker.js';
@@ -138,7 +139,24 @@ export async function startNode(
     logger,
     onModelCall: (outcome) => metrics.modelCall(REPORT_STAGE, outcome),
   });
-  const app = createApp({ invoker, tracker, metrics, logger, nodeId: config.nodeId, peers: config.peers, extend: reportRoute });
+  // The library's dashboard, mounted at /flight (the demo's own page at / adds the burst form and streamed text).
+  const dashboard = createFlightDashboard({
+    singleFlight: flight,
+    inspector: coordination.inspector,
+    stages: [...STAGE_NAMES, REPORT_STAGE],
+    peers: config.peers.map((peer) => `${peer}/flight`),
+    title: 'flight · interview demo',
+  });
+  const app = createApp({
+    invoker,
+    tracker,
+    metrics,
+    logger,
+    nodeId: config.nodeId,
+    peers: config.peers,
+    dashboard: dashboard.handler,
+    extend: reportRoute,
+  });
 
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(s)));
@@ -162,6 +180,7 @@ export async function startNode(
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      dashboard.close();
       await flight.close();
       await coordination.close();
     },

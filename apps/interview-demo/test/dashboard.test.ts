@@ -2,25 +2,13 @@
  * The dashboard in headless Chromium (playwright-core + the system chromium): it shows the flights
  * of a request burst while they run and its counters move live, without a reload.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { HEADLESS_CHROMIUM_ARGS, systemChromium } from '@flight/test-servers';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { burst } from '../src/load.js';
 import { ARTIFACTS, startCluster, until, type TestCluster } from './helpers.js';
-
-/** The system Chromium, or one clear line saying how to get it (never a raw shell error). */
-function chromiumPath(): string {
-  for (const candidate of ['/usr/bin/chromium', '/usr/bin/chromium-browser']) if (existsSync(candidate)) return candidate;
-  try {
-    return execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim();
-  } catch {
-    throw new Error(
-      'the dashboard test needs a system Chromium: run `npm test` (it installs one with apt-get) or `apt-get install -y chromium`',
-    );
-  }
-}
 
 let cluster: TestCluster | undefined;
 let browser: Browser | undefined;
@@ -32,19 +20,11 @@ afterAll(async () => {
 });
 
 beforeAll(async () => {
-  const executablePath = chromiumPath();
+  const executablePath = systemChromium();
   cluster = await startCluster({ name: 'dashboard', redisUrl: process.env.REDIS_URL!, nodes: 2, latencyMs: 200 });
   browser = await chromium.launch({
     executablePath,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
+    args: HEADLESS_CHROMIUM_ARGS,
   });
 }, 60_000);
 
@@ -93,6 +73,18 @@ it('shows the live flights of a burst, then its counters, updated over server-se
     .toBe('2 of 2 nodes: 40 requests, 1 model calls, 98% saved');
   expect(await page.getByTestId('cluster').locator('tr').count()).toBe(2);
   await page.screenshot({ path: join(ARTIFACTS, 'dashboard-after.png'), fullPage: true });
+
+  // The library's dashboard, mounted at /flight: the same burst, summed over both nodes.
+  await page.getByTestId('library-dashboard').click();
+  await page.getByTestId('conn').filter({ hasText: 'live' }).waitFor({ timeout: 10_000 });
+  expect(page.url()).toBe(`${node1}/flight/`);
+  expect(await page.getByTestId('requests').textContent()).toBe('40');
+  expect(await page.getByTestId('runs').textContent()).toBe('1');
+  expect(await page.getByTestId('nodes').locator('tr').count()).toBe(2);
+  expect(await page.getByTestId('stages').locator('tr', { hasText: 'interview-evaluation' }).textContent()).toMatch(
+    /^interview-evaluation20/,
+  );
+  await page.screenshot({ path: join(ARTIFACTS, 'flight-dashboard.png'), fullPage: true });
 }, 45_000);
 
 it('shows the text of a streamed burst arriving in steps, in the burst panel and in the live flights table', async () => {

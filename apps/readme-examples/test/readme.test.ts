@@ -21,6 +21,7 @@ const READMES = [
   'packages/express',
   'packages/koa',
   'packages/fastify',
+  'packages/dashboard',
 ];
 
 afterAll(() => {

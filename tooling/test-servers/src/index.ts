@@ -15,3 +15,4 @@ export {
 export { startValkeyServer, valkeyServerBinary } from './valkey';
 export { scanKeysWithoutTtl, deleteKeys, sharedRedisUrl, countClients } from './keys';
 export { rawCommand, serverTimeMs, type RespValue } from './resp';
+export { systemChromium, HEADLESS_CHROMIUM_ARGS } from './chromium';

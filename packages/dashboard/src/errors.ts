@@ -1,0 +1,6 @@
+import { FlightError } from '@flight/core';
+
+/** A write (`POST <mount>/forget`) reached a dashboard created read-only (the default). */
+export class DashboardReadOnlyError extends FlightError {
+  static override readonly code = 'E_FLIGHT_DASHBOARD_READ_ONLY';
+}
