@@ -1,14 +1,22 @@
 #!/usr/bin/env node
-// Proves the release path on a scratch copy of the repository, the way the release workflow runs it:
-//   1. `changeset version` applies the pending changesets cleanly (versions and changelogs move);
-//   2. `pnpm -r publish --dry-run` packs every public package;
-//   3. each packed manifest has its `workspace:` and `catalog:` ranges replaced by real versions.
-// The working tree is never touched: everything happens in a temporary copy, removed at the end.
+// Proves the release path on a scratch copy of the repository, step by step as the release workflow runs
+// it, without publishing anything:
+//   1. the workflow is set up for npm trusted publishing (release/workflow-check.mjs);
+//   2. the canary channel: `changeset version --snapshot canary` gives prerelease versions, and
+//      `publish.mjs --tag canary --dry-run` packs and dry-run publishes every public package;
+//   3. the release: `changeset version` applies every pending changeset (a package never released comes
+//      out at 0.1.0 with its changelog), and `publish.mjs --tag latest --dry-run` passes;
+//   4. each tarball: real ranges, shipped exports, resolvable source maps (release/tarball-check.mjs);
+//   5. the tarballs install with npm in a scratch project and load and run (release/install-check.mjs).
+// The working tree is never touched: everything happens in temporary folders, removed at the end.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkInstall } from './release/install-check.mjs';
+import { checkTarball, readPackedManifest } from './release/tarball-check.mjs';
+import { checkWorkflow } from './release/workflow-check.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const scratch = mkdtempSync(join(tmpdir(), 'flight-release-'));
@@ -22,6 +30,7 @@ const run = (cmd, args, options = {}) => {
   if (result.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${result.status}\n${result.stdout}\n${result.stderr}`);
   return `${result.stdout}\n${result.stderr}`;
 };
+const git = (...args) => run('git', ['-c', 'user.email=ci@localhost', '-c', 'user.name=ci', ...args]);
 
 function publicPackages(dir) {
   return readdirSync(join(dir, 'packages'))
@@ -29,6 +38,33 @@ function publicPackages(dir) {
     .filter((pkgDir) => existsSync(join(pkgDir, 'package.json')))
     .map((pkgDir) => ({ dir: pkgDir, manifest: JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) }))
     .filter((p) => !p.manifest.private);
+}
+const versions = (dir) => Object.fromEntries(publicPackages(dir).map((p) => [p.manifest.name, p.manifest.version]));
+const pendingChangesets = () => readdirSync(join(scratch, '.changeset')).filter((f) => f.endsWith('.md') && f !== 'README.md');
+
+/** Dry-runs publish.mjs with `tag` on the scratch copy: the tarballs it packed, by package name. */
+function dryPublish(tag) {
+  const packDir = mkdtempSync(join(scratch, `pack-${tag}-`));
+  const output = run(process.execPath, [
+    join(scratch, 'tooling/scripts/publish.mjs'),
+    '--tag',
+    tag,
+    '--dry-run',
+    '--root',
+    scratch,
+    '--pack-dir',
+    packDir,
+  ]);
+  const tarballs = new Map();
+  for (const file of readdirSync(packDir).filter((f) => f.endsWith('.tgz'))) {
+    const manifest = readPackedManifest(join(packDir, file));
+    tarballs.set(manifest.name, { name: manifest.name, tarball: join(packDir, file), manifest });
+  }
+  for (const [name, version] of Object.entries(versions(scratch))) {
+    if (!output.includes(`${name}@${version}: would be published as ${tag}`))
+      fail(`${name}@${version}: not dry-run published as ${tag}\n${output}`);
+  }
+  return tarballs;
 }
 
 try {
@@ -40,85 +76,65 @@ try {
     if (existsSync(dist)) cpSync(dist, join(scratch, relative(root, dist)), { recursive: true });
   }
   run('pnpm', ['install', '--frozen-lockfile', '--offline', '--ignore-scripts']);
-  run('git', ['init', '-q']);
-  run('git', ['-c', 'user.email=ci@localhost', '-c', 'user.name=ci', 'add', '-A']);
-  run('git', ['-c', 'user.email=ci@localhost', '-c', 'user.name=ci', 'commit', '-qm', 'scratch']);
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-qm', 'scratch');
 
-  const before = Object.fromEntries(publicPackages(scratch).map((p) => [p.manifest.name, p.manifest.version]));
-  const pending = readdirSync(join(scratch, '.changeset')).filter((f) => f.endsWith('.md') && f !== 'README.md');
+  const workflow = checkWorkflow(join(scratch, '.github/workflows/release.yml'));
+  workflow.problems.forEach(fail);
+  say(`workflow: ${workflow.summary}`);
+
+  const before = versions(scratch);
+  const neverReleased = publicPackages(scratch)
+    .filter((p) => !existsSync(join(p.dir, 'CHANGELOG.md')))
+    .map((p) => p.manifest.name);
+  const pending = pendingChangesets();
+
+  if (pending.length > 0) {
+    run('pnpm', ['exec', 'changeset', 'version', '--snapshot', 'canary']);
+    const snapshot = versions(scratch);
+    const bad = Object.entries(snapshot).filter(([name, v]) => v !== before[name] && !/^\d+\.\d+\.\d+-canary-\d{14}$/.test(v));
+    if (bad.length > 0) fail(`snapshot versions are not <version>-canary-<time>: ${bad.map(([n, v]) => `${n} ${v}`).join(', ')}`);
+    dryPublish('canary');
+    say(
+      `canary: ${Object.entries(snapshot)
+        .map(([n, v]) => `${n}@${v}`)
+        .join(', ')} would be published as canary`,
+    );
+    git('reset', '-q', '--hard');
+    git('clean', '-qfd');
+  }
+
   run('pnpm', ['exec', 'changeset', 'version']);
-  const after = publicPackages(scratch);
-  const moved = after.filter((p) => p.manifest.version !== before[p.manifest.name]);
+  const after = versions(scratch);
+  const moved = Object.keys(after).filter((name) => after[name] !== before[name]);
   say(
-    `changeset version: ${pending.length} changesets applied; ${moved.map((p) => `${p.manifest.name} ${before[p.manifest.name]} → ${p.manifest.version}`).join(', ') || 'no version moved'}`,
+    `changeset version: ${pending.length} changesets applied; ${moved.map((n) => `${n} ${before[n]} → ${after[n]}`).join(', ') || 'no version moved'}`,
   );
   if (pending.length > 0 && moved.length === 0) fail('changesets are pending but no public package version moved');
-  const left = readdirSync(join(scratch, '.changeset')).filter((f) => f.endsWith('.md') && f !== 'README.md');
-  if (left.length > 0) fail(`changesets left after version: ${left.join(', ')}`);
-
-  /**
-   * What a user's tools follow in a tarball: every export target and bin is a shipped file (the workspace's
-   * `@flight/source` condition, which points at `src/`, is not published), and every source map either
-   * ships each source it names or carries its content.
-   */
-  function checkShippedFiles(name, tarballPath, manifest) {
-    const files = new Set(
-      execFileSync('tar', ['-tzf', tarballPath], { encoding: 'utf8' })
-        .split('\n')
-        .filter(Boolean)
-        .map((f) => f.replace(/^package\//, '')),
-    );
-    const targets = [];
-    const walk = (value) => {
-      if (typeof value === 'string') targets.push(value);
-      else if (value && typeof value === 'object')
-        for (const [key, inner] of Object.entries(value)) {
-          if (key === '@flight/source') fail(`${name}: the packed exports keep the @flight/source condition`);
-          walk(inner);
-        }
-    };
-    walk(manifest.exports);
-    walk(manifest.bin);
-    for (const target of targets) if (!files.has(target.replace(/^\.\//, ''))) fail(`${name}: ${target} is exported but not shipped`);
-    let maps = 0;
-    for (const file of files) {
-      if (!file.endsWith('.map')) continue;
-      maps++;
-      const map = JSON.parse(execFileSync('tar', ['-xOzf', tarballPath, `package/${file}`], { encoding: 'utf8' }));
-      map.sources.forEach((source, i) => {
-        const shippedSource = join(dirname(file), source).replace(/\\/g, '/');
-        if (!files.has(shippedSource) && typeof map.sourcesContent?.[i] !== 'string')
-          fail(`${name}: ${file} names ${source}, neither shipped nor inlined`);
-      });
-    }
-    return `${targets.length} export targets shipped, ${maps} source maps resolve`;
+  if (pendingChangesets().length > 0) fail(`changesets left after version: ${pendingChangesets().join(', ')}`);
+  for (const name of neverReleased) {
+    if (after[name] !== '0.1.0') fail(`${name} is released for the first time as ${after[name]}; the first public version is 0.1.0`);
+    const pkg = publicPackages(scratch).find((p) => p.manifest.name === name);
+    const changelog = existsSync(join(pkg.dir, 'CHANGELOG.md')) ? readFileSync(join(pkg.dir, 'CHANGELOG.md'), 'utf8') : '';
+    if (!changelog.includes('## 0.1.0')) fail(`${name}: no 0.1.0 section in its CHANGELOG.md`);
   }
 
-  const dry = run('pnpm', ['-r', 'publish', '--dry-run', '--no-git-checks', '--access', 'public'], {
-    env: { ...process.env, npm_config_loglevel: 'notice' },
-  });
-  for (const pkg of after) {
-    const { name, version } = pkg.manifest;
-    const packDir = mkdtempSync(join(scratch, 'pack-'));
-    run('pnpm', ['pack', '--pack-destination', packDir], { cwd: pkg.dir });
-    const tarball = readdirSync(packDir).find((f) => f.endsWith('.tgz'));
-    if (!tarball) {
-      fail(`${name}: pnpm pack produced no tarball`);
+  const tarballs = dryPublish('latest');
+  for (const [name, version] of Object.entries(after)) {
+    const packed = tarballs.get(name);
+    if (!packed) {
+      fail(`${name}: publish.mjs packed no tarball`);
       continue;
     }
-    const manifest = JSON.parse(execFileSync('tar', ['-xOzf', join(packDir, tarball), 'package/package.json'], { encoding: 'utf8' }));
-    const ranges = ['dependencies', 'peerDependencies', 'optionalDependencies'].flatMap((field) => Object.entries(manifest[field] ?? {}));
-    const unresolved = ranges.filter(([, range]) => /^(workspace|catalog):/.test(range));
-    if (unresolved.length > 0) fail(`${name}: packed manifest keeps ${unresolved.map(([n, r]) => `${n}@${r}`).join(', ')}`);
-    if (manifest.version !== version) fail(`${name}: packed version ${manifest.version}, expected ${version}`);
-    if (!dry.includes(`${name}@${version}`)) fail(`${name}@${version}: not in the output of pnpm -r publish --dry-run`);
-    const internal = ranges.filter(([n]) => n === '@flight/redis-scripts' || n === '@flight/http-shared');
-    if (internal.length > 0) fail(`${name}: depends on an unpublished workspace package (${internal.map(([n]) => n).join(', ')})`);
-    const shipped = checkShippedFiles(name, join(packDir, tarball), manifest);
-    say(
-      `${name}@${version}: packed, ${ranges.length} dependency ranges all resolved (${ranges.map(([n, r]) => `${n} ${r}`).join('; ') || 'none'}); ${shipped}`,
-    );
+    const { problems, summary } = checkTarball(name, version, packed.tarball);
+    problems.forEach(fail);
+    say(`${name}@${version}: packed, dry-run published; ${summary}`);
   }
+
+  const install = checkInstall([...tarballs.values()]);
+  install.problems.forEach(fail);
+  if (install.summary) say(`scratch install: ${install.summary}`);
   if (!process.exitCode) say('release path OK');
 } catch (error) {
   fail(error instanceof Error ? error.message : String(error));

@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+// The one way @flight packages reach npm: the release workflow (dist-tag `latest`), the canary job
+// (`canary`), the one-time first publish from a maintainer's machine, and the release check's dry run.
+//
+// Each public package of packages/ whose version is not on npm yet is packed with pnpm (which turns the
+// `workspace:` and `catalog:` ranges into real versions and applies publishConfig) and the tarball is
+// published with the npm CLI, which authenticates by npm trusted publishing (OIDC) inside GitHub Actions
+// and signs provenance there. @flight/core goes first, so no package is ever on npm before what it needs.
+//
+//   node tooling/scripts/publish.mjs --tag latest|canary [--dry-run] [--pack-dir DIR] [--no-provenance]
+//
+// With `--tag latest` every published package gets a git tag `<name>@<version>` and a `New tag:` line,
+// from which the changesets action makes the GitHub releases. Exit code 1 when any publish failed.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const DIST_TAGS = ['latest', 'canary', 'next'];
+
+const { values } = parseArgs({
+  options: {
+    tag: { type: 'string' },
+    'dry-run': { type: 'boolean', default: false },
+    'pack-dir': { type: 'string' },
+    'no-provenance': { type: 'boolean', default: false },
+    root: { type: 'string' },
+  },
+  strict: true,
+});
+if (!values.tag || !DIST_TAGS.includes(values.tag)) {
+  console.error(`[publish] --tag must be one of ${DIST_TAGS.join(', ')}`);
+  process.exit(2);
+}
+const workspace = values.root ? resolve(values.root) : root;
+const tag = values.tag;
+const dryRun = values['dry-run'];
+// Provenance needs the CI's identity token (GitHub Actions with `id-token: write`); elsewhere npm refuses it.
+const provenance = !values['no-provenance'] && Boolean(process.env.ACTIONS_ID_TOKEN_REQUEST_URL);
+const say = (line) => console.log(`[publish] ${line}`);
+
+/** The public packages, @flight/core first, then the others by name. */
+function publicPackages(dir) {
+  return readdirSync(join(dir, 'packages'))
+    .map((name) => join(dir, 'packages', name))
+    .filter((pkgDir) => existsSync(join(pkgDir, 'package.json')))
+    .map((pkgDir) => ({ dir: pkgDir, manifest: JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) }))
+    .filter((p) => !p.manifest.private)
+    .sort((a, b) =>
+      a.manifest.name === '@flight/core' ? -1 : b.manifest.name === '@flight/core' ? 1 : a.manifest.name.localeCompare(b.manifest.name),
+    );
+}
+
+/** Whether `name@version` is on the registry already (a 404 says it is not; any other failure stops the release). */
+function published(name, version) {
+  const result = spawnSync('npm', ['view', `${name}@${version}`, 'version', '--json'], { encoding: 'utf8' });
+  if (result.status === 0) return result.stdout.trim().length > 0;
+  if (/E404|404 Not Found/.test(result.stderr)) return false;
+  throw new Error(`npm view ${name}@${version} failed: ${result.stderr.trim()}`);
+}
+
+const packDir = values['pack-dir'] ? resolve(values['pack-dir']) : mkdtempSync(join(tmpdir(), 'flight-pack-'));
+mkdirSync(packDir, { recursive: true });
+const done = [];
+for (const { dir, manifest } of publicPackages(workspace)) {
+  const { name, version } = manifest;
+  if (!dryRun && published(name, version)) {
+    say(`${name}@${version} is on npm already: skipped`);
+    continue;
+  }
+  const before = new Set(readdirSync(packDir));
+  execFileSync('pnpm', ['pack', '--pack-destination', packDir], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  const tarball = readdirSync(packDir).find((file) => file.endsWith('.tgz') && !before.has(file));
+  if (!tarball) throw new Error(`${name}: pnpm pack produced no tarball`);
+  const args = ['publish', join(packDir, tarball), '--access', 'public', '--tag', tag];
+  if (provenance) args.push('--provenance');
+  if (dryRun) args.push('--dry-run');
+  const result = spawnSync('npm', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (result.status !== 0) {
+    console.error(result.stdout, result.stderr);
+    say(`${name}@${version}: npm publish failed`);
+    process.exitCode = 1;
+    break;
+  }
+  say(`${name}@${version}: ${dryRun ? 'would be published' : 'published'} as ${tag}${provenance ? ' with provenance' : ''} (${tarball})`);
+  done.push({ name, version });
+}
+
+if (tag === 'latest' && !dryRun) {
+  for (const { name, version } of done) {
+    spawnSync('git', ['tag', `${name}@${version}`], { cwd: workspace, stdio: 'inherit' });
+    console.log(`New tag: ${name}@${version}`);
+  }
+}
+say(`${done.length} package(s) ${dryRun ? 'checked' : 'published'}; tarballs in ${packDir}`);

@@ -1,0 +1,94 @@
+// Installs the packed tarballs in a scratch project, as a user would (npm, the registry for everything
+// else), and uses them: every export loads through `import` and through `require`, a local single-flight
+// runs three calls once, the dashboard serves its page from the ESM and the CommonJS build, and the
+// adapters' `flight` command starts.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Entries that need test tooling of the user's (vitest, fast-check) to load. */
+const NEEDS_TEST_TOOLS = new Set(['@flight/core/testing']);
+
+const SMOKE = `
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import { createSingleFlight } from '@flight/core';
+import { createFlightDashboard } from '@flight/dashboard';
+
+const flight = createSingleFlight({ nodeId: 'scratch', mode: 'local' });
+let runs = 0;
+const results = await Promise.all([1, 2, 3].map(() => flight.execute('smoke', 'k', async () => (runs++, await new Promise((r) => setTimeout(r, 20)), 42))));
+if (runs !== 1 || results.some((r) => r.value !== 42)) throw new Error('three calls did not share one run: ' + runs);
+const cjs = createRequire(import.meta.url)('@flight/dashboard');
+for (const create of [createFlightDashboard, cjs.createFlightDashboard]) {
+  const dashboard = create({ singleFlight: flight });
+  const server = createServer(dashboard.handler).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const base = 'http://127.0.0.1:' + server.address().port;
+  const page = await fetch(base + '/');
+  if (page.status !== 200 || !(await page.text()).includes('<script nonce=')) throw new Error('the dashboard page did not load');
+  const state = await (await fetch(base + '/state')).json();
+  if (state.node.nodeId !== 'scratch') throw new Error('the dashboard state is wrong');
+  dashboard.close();
+  server.close();
+}
+console.log('smoke ok');
+`;
+
+function run(cwd, cmd, args) {
+  const result = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout: 300_000 });
+  return { ok: result.status === 0, output: `${result.stdout ?? ''}${result.stderr ?? ''}`.trim() };
+}
+
+/** `{ problems, summary }` after installing `packages` ({ name, tarball, manifest }) in a scratch project. */
+export function checkInstall(packages) {
+  const dir = mkdtempSync(join(tmpdir(), 'flight-install-'));
+  const problems = [];
+  try {
+    const ours = new Set(packages.map((p) => p.name));
+    const peers = new Map();
+    for (const { manifest } of packages)
+      for (const [name, range] of Object.entries(manifest.peerDependencies ?? {}))
+        if (!ours.has(name) && !['vitest', 'fast-check'].includes(name)) peers.set(name, range);
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module' }));
+    const install = run(dir, 'npm', [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      ...packages.map((p) => p.tarball),
+      ...[...peers].map(([n, r]) => `${n}@${r}`),
+    ]);
+    if (!install.ok) return { problems: [`npm install of the tarballs failed:\n${install.output}`], summary: '' };
+
+    const entries = packages.flatMap(({ name, manifest }) =>
+      Object.keys(manifest.exports ?? { '.': null })
+        .filter((subpath) => subpath !== './package.json')
+        .map((subpath) => (subpath === '.' ? name : `${name}/${subpath.slice(2)}`))
+        .filter((spec) => !NEEDS_TEST_TOOLS.has(spec)),
+    );
+    const load = (kind) =>
+      entries
+        .map((spec) =>
+          kind === 'esm'
+            ? `{ const m = await import(${JSON.stringify(spec)}); if (Object.keys(m).length === 0) throw new Error('${spec}: no exports'); }`
+            : `{ const m = require(${JSON.stringify(spec)}); if (Object.keys(m).length === 0) throw new Error('${spec}: no exports'); }`,
+        )
+        .join('\n');
+    writeFileSync(join(dir, 'load.mjs'), load('esm'));
+    writeFileSync(join(dir, 'load.cjs'), load('cjs'));
+    writeFileSync(join(dir, 'smoke.mjs'), SMOKE);
+    for (const file of ['load.mjs', 'load.cjs', 'smoke.mjs']) {
+      const result = run(dir, process.execPath, [file]);
+      if (!result.ok) problems.push(`${file} failed in the scratch project:\n${result.output}`);
+    }
+    const bin = run(dir, join(dir, 'node_modules', '.bin', 'flight'), ['--help']);
+    if (!bin.ok || !bin.output.includes('usage: flight')) problems.push(`npx flight --help failed:\n${bin.output}`);
+    const summary = `${packages.length} tarballs and their peers (${[...peers.keys()].join(', ')}) installed with npm; ${entries.length} entries load by import and by require; a local flight ran once for 3 calls; the dashboard page served from ESM and CJS; \`flight --help\` runs`;
+    return { problems, summary };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,59 @@
+// Checks the release workflow is set up for npm trusted publishing, as RELEASING.md describes it: the
+// tests on Node 20 first; publish jobs with the `id-token: write` permission, a Node and npm that can
+// exchange the OIDC token (Node >= 22.14, npm >= 11.5.1), the npm registry, and no npm token at all;
+// `latest` through the changesets action and `canary` from snapshot versions, both through publish.mjs.
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+
+const MIN_NPM = [11, 5, 1];
+const atLeast = (version, min) => {
+  for (let i = 0; i < min.length; i++) if ((version[i] ?? 0) !== min[i]) return (version[i] ?? 0) > min[i];
+  return true;
+};
+const steps = (job) => job?.steps ?? [];
+const runs = (job) =>
+  steps(job)
+    .map((step) => [step.run, step.with?.publish, step.with?.version].filter(Boolean).join('\n'))
+    .join('\n');
+const setupNode = (job) => steps(job).find((step) => String(step.uses ?? '').startsWith('actions/setup-node@'));
+
+/** The problems of the workflow at `path` (none: it is set up) and a one-line summary. */
+export function checkWorkflow(path) {
+  const text = readFileSync(path, 'utf8');
+  const workflow = parse(text);
+  const problems = [];
+  const jobs = workflow?.jobs ?? {};
+  const test = jobs.test;
+  if (!test) problems.push('no `test` job');
+  else {
+    if (String(setupNode(test)?.with?.['node-version']) !== '20') problems.push('the test job does not run on Node 20');
+    if (!/bash \.ci\/run/.test(runs(test))) problems.push('the test job does not run `bash .ci/run`');
+  }
+  const publishers = Object.entries(jobs).filter(([, job]) => /tooling\/scripts\/publish\.mjs/.test(runs(job)));
+  const tags = new Set();
+  for (const [name, job] of publishers) {
+    const where = `job ${name}`;
+    if (![job.needs].flat().includes('test')) problems.push(`${where} does not wait for the tests (needs: test)`);
+    if (job.permissions?.['id-token'] !== 'write') problems.push(`${where} lacks the id-token: write permission trusted publishing needs`);
+    const node = setupNode(job)?.with ?? {};
+    const nodeVersion = String(node['node-version'] ?? '')
+      .split('.')
+      .map(Number);
+    if (!atLeast(nodeVersion, [22, 14]))
+      problems.push(`${where} publishes on Node ${node['node-version'] ?? '?'}; trusted publishing needs >= 22.14`);
+    if (node['registry-url'] !== 'https://registry.npmjs.org')
+      problems.push(`${where} does not set registry-url https://registry.npmjs.org`);
+    const npm = /npm (?:install|i) -g npm@\^?(\d+)\.(\d+)\.(\d+)/.exec(runs(job));
+    if (!npm || !atLeast(npm.slice(1).map(Number), MIN_NPM)) problems.push(`${where} does not install npm >= ${MIN_NPM.join('.')}`);
+    for (const match of runs(job).matchAll(/publish\.mjs --tag (\w+)/g)) tags.add(match[1]);
+    if (/--tag canary/.test(runs(job)) && !/changeset version --snapshot canary/.test(runs(job)))
+      problems.push(`${where} publishes canary without snapshot versions`);
+  }
+  for (const tag of ['latest', 'canary']) if (!tags.has(tag)) problems.push(`no job publishes the ${tag} dist-tag through publish.mjs`);
+  if (workflow?.permissions?.['id-token']) problems.push('id-token is granted to every job; grant it to the publish jobs only');
+  const secrets = [...text.matchAll(/secrets\.(\w+)/g)].map((m) => m[1]).filter((name) => name !== 'GITHUB_TOKEN');
+  if (secrets.length > 0 || /NODE_AUTH_TOKEN|NPM_TOKEN/.test(text))
+    problems.push(`npm tokens are used (${secrets.join(', ') || 'NODE_AUTH_TOKEN'}); trusted publishing needs none`);
+  const summary = `${publishers.length} publish jobs (${[...tags].join(', ')}) after the Node 20 tests, OIDC, npm >= ${MIN_NPM.join('.')}, no npm token`;
+  return { problems, summary };
+}
