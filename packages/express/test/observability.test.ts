@@ -24,6 +24,7 @@ const spans = new InMemorySpanExporter();
 let exporter: PrometheusExporter;
 let redis: Redis;
 let flights: SingleFlight;
+let quiet: SingleFlight;
 let server: Server;
 let base: string;
 let handlerRuns = 0;
@@ -52,7 +53,14 @@ beforeAll(async () => {
     coordinator: createIoredisCoordinator({ client: redis, prefix: `obs-${randomUUID()}` }),
     stages: { answer: { resultTtlMs: 5_000, l1: { enabled: false } } },
   });
+  // The same app's second instance, with telemetry off: it writes nothing to the spans it runs under.
+  quiet = createSingleFlight({ telemetry: false, coordinator: createIoredisCoordinator({ client: redis, prefix: `obs-${randomUUID()}` }) });
   const app = express();
+  app.get(
+    '/quiet/:id',
+    createFlightMiddleware({ singleFlight: quiet, stage: 'quiet' }),
+    (req, res) => void res.json({ id: req.params.id }),
+  );
   app.get('/metrics', (req, res) => exporter.getMetricsRequestHandler(req, res));
   app.get('/answer/:id', createFlightMiddleware({ singleFlight: flights, stage: 'answer' }), async (req, res) => {
     handlerRuns++;
@@ -76,6 +84,7 @@ afterAll(async () => {
   server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
   await flights?.close();
+  await quiet?.close();
   redis?.disconnect();
   await exporter?.shutdown();
   metrics.disable();
@@ -111,5 +120,18 @@ describe('observability of a herd', () => {
     for (const span of server) byRole.set(span.attributes['flight.role'], (byRole.get(span.attributes['flight.role']) ?? 0) + 1);
     expect(byRole.get('owner')).toBe(1);
     expect(byRole.get('follower')).toBe(299);
+  });
+});
+
+describe('telemetry: false', () => {
+  it('leaves the server span alone: no flight.role, no flight spans', async () => {
+    const id = randomUUID();
+    const answers = await Promise.all(Array.from({ length: 3 }, () => fetch(`${base}/quiet/${id}`)));
+    expect(answers.every((answer) => answer.status === 200 && answer.headers.get('x-flight-role'))).toBe(true);
+    const server = spans.getFinishedSpans().filter((span) => span.name === `GET /quiet/${id}`);
+    expect(server).toHaveLength(3);
+    for (const span of server) expect(span.attributes).not.toHaveProperty('flight.role');
+    const flightSpans = spans.getFinishedSpans().filter((span) => span.attributes['flight.stage'] === 'quiet');
+    expect(flightSpans).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@
  * when it owns the run (recording the response and releasing it to its client as soon as it is known
  * to be shareable), and, as its own `ExecuteOptions`, what the flight reads of it.
  */
-import { type ExecuteOptions, type FlightContext } from '@flight/core';
+import { type ExecuteOptions, type FlightContext, type SingleFlight } from '@flight/core';
 import { activeSpan, untilAborted, type SpanHandle } from '@flight/core/adapter';
 import { UnshareableResponse, type FlightHttpError } from './errors.js';
 import type { HttpExchange, HttpFlightRole } from './exchange.js';
@@ -13,7 +13,6 @@ import type { FlightPlan } from './plan.js';
 import type { OwnerRun, RecordResult } from './recorder.js';
 import { toShared, unsharedOutcome, unshareableReason, type HttpFlightValue, type UnsharedOutcome } from './response.js';
 
-/** Tells the client how its response was obtained, when the middleware has a role header. */
 /**
  * Tells the client its role (the role header) and records it as `flight.role` on the request's server span
  * (`span`: the span active when the request arrived, with OpenTelemetry's HTTP instrumentation).
@@ -26,6 +25,11 @@ export function tellRole<Req>(
 ): void {
   if (roleHeader) exchange.setHeader(roleHeader, role);
   span?.setAttribute('flight.role', role);
+}
+
+/** The request's server span, when the single-flight reports telemetry (`telemetry: false` leaves it alone). */
+export function serverSpan(singleFlight: SingleFlight): SpanHandle | undefined {
+  return singleFlight.reportsTelemetry ? activeSpan() : undefined;
 }
 
 /** The failure of a run for a request already answered: its callers stop waiting (never kept: `keepFailures: false`). */
@@ -103,13 +107,14 @@ export class FlightCall<Req> implements ExecuteOptions {
   readonly supplier: (context: FlightContext) => Promise<HttpFlightValue>;
   private signalOf: { signal: AbortSignal; dispose(): void } | AbortSignal | undefined;
   /** The request's server span, taken when the request arrived (the supplier runs under another). */
-  private readonly span = activeSpan();
+  private readonly span: SpanHandle | undefined;
 
   constructor(
     readonly exchange: HttpExchange<Req>,
     readonly flight: FlightPlan,
     private readonly options: ResolvedHttpFlightOptions<Req>,
   ) {
+    this.span = serverSpan(options.singleFlight);
     this.idempotent = flight.fingerprint !== undefined;
     this.localFallback = !this.idempotent;
     this.atMostOnce = this.idempotent;

@@ -7,7 +7,6 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FlightExecutionError, FlightWaitTimeoutError } from '@flight/core';
-import { activeSpan } from '@flight/core/adapter';
 import {
   FlightHttpError,
   FlightHttpTimeoutError,
@@ -19,7 +18,7 @@ import {
   type UnshareableOutcome,
 } from './errors.js';
 import type { HttpExchange, HttpFlightRole, HttpRequestView } from './exchange.js';
-import { DetachedRequest, FlightCall, tellRole } from './flight-call.js';
+import { DetachedRequest, FlightCall, serverSpan, tellRole } from './flight-call.js';
 import { ageOf, staleFor } from './freshness.js';
 import { resolveHttpFlightOptions, type HttpFlightOptions, type ResolvedHttpFlightOptions } from './options.js';
 import { RequestPlanner, type FlightPlan, type Plan } from './plan.js';
@@ -102,7 +101,7 @@ function dispatch<Req>(handler: Handler<Req>, exchange: HttpExchange<Req>, decid
 
 /** A request that is not coalesced: the handler runs as if the middleware were not there. */
 async function bypass<Req>(handler: Handler<Req>, exchange: HttpExchange<Req>): Promise<void> {
-  tellRole(exchange, 'bypass', handler.options.roleHeader, activeSpan());
+  tellRole(exchange, 'bypass', handler.options.roleHeader, serverSpan(handler.options.singleFlight));
   return exchange.passthrough();
 }
 

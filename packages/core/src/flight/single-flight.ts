@@ -55,6 +55,14 @@ export class SingleFlight {
   }
 
   /**
+   * Whether this instance reports to OpenTelemetry (the `telemetry` option; it also needs
+   * `@opentelemetry/api` and an SDK to record anything). Bindings write to the request's span only then.
+   */
+  get reportsTelemetry(): boolean {
+    return this.options.telemetry;
+  }
+
+  /**
    * The metrics of this call, or undefined when none are recorded. The first call with a live meter also
    * subscribes the metrics that lifecycle events carry (the per-call ones are recorded by `execute`).
    */
