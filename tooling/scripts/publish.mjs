@@ -12,11 +12,12 @@
 // With `--tag latest` every published package gets a git tag `<name>@<version>` and a `New tag:` line,
 // from which the changesets action makes the GitHub releases. Exit code 1 when any publish failed.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { publicPackages } from './release/packages.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const DIST_TAGS = ['latest', 'canary', 'next'];
@@ -41,18 +42,6 @@ const dryRun = values['dry-run'];
 // Provenance needs the CI's identity token (GitHub Actions with `id-token: write`); elsewhere npm refuses it.
 const provenance = !values['no-provenance'] && Boolean(process.env.ACTIONS_ID_TOKEN_REQUEST_URL);
 const say = (line) => console.log(`[publish] ${line}`);
-
-/** The public packages, @flight/core first, then the others by name. */
-function publicPackages(dir) {
-  return readdirSync(join(dir, 'packages'))
-    .map((name) => join(dir, 'packages', name))
-    .filter((pkgDir) => existsSync(join(pkgDir, 'package.json')))
-    .map((pkgDir) => ({ dir: pkgDir, manifest: JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) }))
-    .filter((p) => !p.manifest.private)
-    .sort((a, b) =>
-      a.manifest.name === '@flight/core' ? -1 : b.manifest.name === '@flight/core' ? 1 : a.manifest.name.localeCompare(b.manifest.name),
-    );
-}
 
 /** Whether `name@version` is on the registry already (a 404 says it is not; any other failure stops the release). */
 function published(name, version) {

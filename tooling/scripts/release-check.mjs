@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { checkInstall } from './release/install-check.mjs';
 import { checkTarball, readPackedManifest } from './release/tarball-check.mjs';
 import { checkWorkflow } from './release/workflow-check.mjs';
+import { publicPackages } from './release/packages.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const scratch = mkdtempSync(join(tmpdir(), 'flight-release-'));
@@ -32,13 +33,6 @@ const run = (cmd, args, options = {}) => {
 };
 const git = (...args) => run('git', ['-c', 'user.email=ci@localhost', '-c', 'user.name=ci', ...args]);
 
-function publicPackages(dir) {
-  return readdirSync(join(dir, 'packages'))
-    .map((name) => join(dir, 'packages', name))
-    .filter((pkgDir) => existsSync(join(pkgDir, 'package.json')))
-    .map((pkgDir) => ({ dir: pkgDir, manifest: JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) }))
-    .filter((p) => !p.manifest.private);
-}
 const versions = (dir) => Object.fromEntries(publicPackages(dir).map((p) => [p.manifest.name, p.manifest.version]));
 const pendingChangesets = () => readdirSync(join(scratch, '.changeset')).filter((f) => f.endsWith('.md') && f !== 'README.md');
 

@@ -1,0 +1,16 @@
+// The packages a release publishes: every package of packages/ that is not private, @flight/core first
+// (so nothing reaches npm before what it needs), then the others by name.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** `{ dir, manifest }` of each public package under `root`. */
+export function publicPackages(root) {
+  return readdirSync(join(root, 'packages'))
+    .map((name) => join(root, 'packages', name))
+    .filter((dir) => existsSync(join(dir, 'package.json')))
+    .map((dir) => ({ dir, manifest: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) }))
+    .filter((p) => !p.manifest.private)
+    .sort((a, b) => rank(a) - rank(b) || a.manifest.name.localeCompare(b.manifest.name));
+}
+
+const rank = (p) => (p.manifest.name === '@flight/core' ? 0 : 1);
