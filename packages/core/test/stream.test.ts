@@ -179,8 +179,11 @@ describe('executeStream', () => {
     expect(runs.count).toBe(1);
     // After completion: replayed from the stored chunk list, on either node, without a run.
     const replay = b.executeStream('s', key, supplier);
+    expect(replay.epoch).toBeUndefined();
     expect(await collect(replay)).toEqual(expected(10));
     expect((await replay.result()).role).toBe('replay');
+    expect(replay.epoch).toBe((await owner.result()).epoch);
+    expect(follower.epoch).toBe((await owner.result()).epoch);
     expect(runs.count).toBe(1);
     // `execute` on the same key replays the stored chunk list as an array.
     expect((await a.execute('s', key, () => ['not run'])).value).toEqual(expected(10));
@@ -410,14 +413,18 @@ describe('executeStream', () => {
       const idleJoined = idle.result();
       const reader = b.executeStream('s', key, supplier, { onRestart });
       const got: unknown[] = [];
+      const epochs: (number | undefined)[] = [];
       const read = (async () => {
-        for await (const chunk of reader) got.push(chunk);
+        for await (const chunk of reader) {
+          got.push(chunk);
+          epochs.push(reader.epoch);
+        }
       })().catch((e: unknown) => e);
       while (got.length < 3) await sleep(5);
       await a.close();
       const ended = await read;
       await idleJoined;
-      return { got, ended, idle: await collect(idle), owner: await owner, runs: () => runs };
+      return { got, epochs, ended, idle: await collect(idle), owner: await owner, runs: () => runs };
     }
 
     it("onRestart 'error': a caller that received chunks ends with FlightStreamInterruptedError; one that received none follows the new run", async () => {
@@ -429,14 +436,17 @@ describe('executeStream', () => {
       expect(runs()).toBe(2);
     });
 
-    it("onRestart 'restart': the caller receives a FlightStreamRestart marker, then the new run from its start", async () => {
-      const { got, ended } = await takeover('restart');
+    it("onRestart 'restart': the caller receives a FlightStreamRestart marker, then the new run from its start; its epoch follows", async () => {
+      const { got, ended, epochs } = await takeover('restart');
       expect(ended).toBeUndefined();
       expect(got.slice(0, 3)).toEqual(['r1-0', 'r1-1', 'r1-2']);
       expect(got[3]).toBeInstanceOf(FlightStreamRestart);
       const marker = got[3] as FlightStreamRestart;
       expect(marker.epoch).toBeGreaterThan(marker.previousEpoch!);
       expect(got.slice(4)).toEqual(['r2-0', 'r2-1', 'r2-2', 'r2-3', 'r2-4', 'r2-5']);
+      // The epoch of the run each chunk came from (what a resumable HTTP stream puts in its event ids).
+      expect(epochs.slice(0, 3)).toEqual([marker.previousEpoch, marker.previousEpoch, marker.previousEpoch]);
+      expect(epochs.slice(3)).toEqual(Array(7).fill(marker.epoch));
     });
   });
 });

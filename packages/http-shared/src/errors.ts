@@ -91,6 +91,27 @@ export class FlightIdempotencyIdentityRequiredError extends FlightHttpError {
   static override readonly status = 500;
 }
 
+/** 400: a resumable route got a `Last-Event-ID` (or its query parameter) that is not one of its event ids. */
+export class FlightResumeInvalidError extends FlightHttpError {
+  static override readonly code = 'E_FLIGHT_HTTP_RESUME_INVALID';
+  static override readonly status = 400;
+}
+
+/** 409: the last event id names another flight's stream (another user, another URL): nothing is resumed. */
+export class FlightResumeMismatchError extends FlightHttpError {
+  static override readonly code = 'E_FLIGHT_HTTP_RESUME_MISMATCH';
+  static override readonly status = 409;
+}
+
+/**
+ * 410: the stream the last event id names is gone (its run ended and its events are no longer kept, or
+ * were forgotten), and the route resumes with `expired: 'gone'`: the handler was not run again.
+ */
+export class FlightResumeExpiredError extends FlightHttpError {
+  static override readonly code = 'E_FLIGHT_HTTP_RESUME_EXPIRED';
+  static override readonly status = 410;
+}
+
 /** Every HTTP error class by its code. */
 export const FlightHttpErrorCodes = {
   E_FLIGHT_HTTP: FlightHttpError,
@@ -103,6 +124,9 @@ export const FlightHttpErrorCodes = {
   E_FLIGHT_HTTP_SHARED_FAILURE: FlightSharedFailureError,
   E_FLIGHT_HTTP_UNAVAILABLE: FlightHttpUnavailableError,
   E_FLIGHT_HTTP_TIMEOUT: FlightHttpTimeoutError,
+  E_FLIGHT_HTTP_RESUME_INVALID: FlightResumeInvalidError,
+  E_FLIGHT_HTTP_RESUME_MISMATCH: FlightResumeMismatchError,
+  E_FLIGHT_HTTP_RESUME_EXPIRED: FlightResumeExpiredError,
 } as const;
 
 /** Response headers an error is answered with besides its body (`Retry-After` on a 503). */

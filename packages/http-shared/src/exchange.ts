@@ -8,7 +8,7 @@ import type { FlightHttpError } from './errors.js';
 import type { OwnerRun } from './recorder.js';
 import type { HttpRequestInfo } from './request.js';
 import type { SharedResponse } from './response.js';
-import type { StreamedOwnerRun } from './stream-tee.js';
+import type { OwnerEventIds, StreamedOwnerRun } from './stream-tee.js';
 
 /** How the response was obtained, as told by the role header. `bypass`: not coalesced, the handler ran. */
 export type HttpFlightRole = FlightRole | 'bypass';
@@ -39,8 +39,11 @@ export interface HttpExchange<Req> {
    * framework sends the response when the middleware returns (Koa) returns from the middleware then.
    */
   ownerReleased?(): void;
-  /** Optional (routes with `stream: true`): runs the downstream handler, its writes going to the client live and teed to the flight. */
-  recordStream?(): StreamedOwnerRun;
+  /**
+   * Optional (routes with `stream: true`): runs the downstream handler, its writes going to the client live
+   * and teed to the flight; with `ids` (resumable routes), Server-Sent Events are cut into events with ids.
+   */
+  recordStream?(ids?: OwnerEventIds): StreamedOwnerRun;
   /** Optional (routes with `stream: true`): answers with a shared head, then `body` as it comes. */
   replayStream?(head: SharedResponse, body: Readable): void;
 }

@@ -107,6 +107,8 @@ export class FlightCall<Req> implements ExecuteOptions {
   readonly supplier: (context: FlightContext) => Promise<HttpFlightValue>;
   private signalOf: { signal: AbortSignal; dispose(): void } | AbortSignal | undefined;
   /** The request's server span, taken when the request arrived (the supplier runs under another). */
+  /** Set when the request resumes a stream after an event id (resumable routes). */
+  resuming = false;
   private readonly span: SpanHandle | undefined;
 
   constructor(

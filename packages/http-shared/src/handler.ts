@@ -13,6 +13,9 @@ import {
   FlightHttpUnavailableError,
   FlightIdempotencyConflictError,
   FlightIdempotencyKeyReusedError,
+  FlightResumeExpiredError,
+  FlightResumeInvalidError,
+  FlightResumeMismatchError,
   FlightSharedFailureError,
   unshareableOf,
   type UnshareableOutcome,
@@ -57,7 +60,18 @@ interface Handler<Req> {
  * handler ran. A request that joined such a run in-process must not be answered as if its handler had failed.
  */
 function joinedRefusedRun(error: unknown): boolean {
-  return error instanceof FlightExecutionError && error.cause instanceof DetachedRequest;
+  return (
+    error instanceof FlightExecutionError && (error.cause instanceof DetachedRequest || error.cause instanceof FlightResumeExpiredError)
+  );
+}
+
+/** A resumable route's answer to a resume that cannot continue (bad id, another flight's id, a stream gone). */
+function resumeFailureOf(call: FlightCall<unknown>, error: unknown): FlightHttpError | undefined {
+  if (error instanceof FlightResumeInvalidError || error instanceof FlightResumeMismatchError) return error;
+  // Only the resuming caller's own run says its stream is gone; a caller that joined that run asks again.
+  if (call.run === undefined && error instanceof FlightExecutionError && error.cause instanceof FlightResumeExpiredError && call.resuming)
+    return error.cause;
+  return undefined;
 }
 
 /** True when the flight failed because its run or this caller's wait ran out of time. */
@@ -187,6 +201,8 @@ async function runFlight<Req>(
 /** Answers a request whose flight failed (or, for the owner, whose sharing failed). */
 async function answerFailure<Req>(handler: Handler<Req>, call: FlightCall<Req>, error: unknown, rejoined: boolean): Promise<void> {
   const { exchange, idempotent, flight } = call;
+  const resumeFailure = resumeFailureOf(call as FlightCall<unknown>, error);
+  if (resumeFailure) return call.reject(resumeFailure);
   if (call.run) {
     // An owner whose client went away still finishes, so the others get the response.
     if (exchange.signal.aborted) {

@@ -7,4 +7,4 @@ export { createHttpFlightHandler, type HttpFlightHandler } from './handler.js';
 export type { HttpExchange, HttpFlightRole, HttpRequestView } from './exchange.js';
 export { eachSharedHeader, groupedHeaders, errorStatus } from './replay.js';
 export { NodeExchange, nodeRequestView, type NodeRequest } from './node-exchange.js';
-export { teeResponse, type StreamedHead, type StreamedOwnerRun } from './stream-tee.js';
+export { teeResponse, type OwnerEventIds, type StreamedHead, type StreamedOwnerRun } from './stream-tee.js';

@@ -13,7 +13,7 @@ import { recordResponse, type OwnerRun } from './recorder.js';
 import { eachSharedHeader } from './replay.js';
 import { disconnectSignal, drainRefusedBody, nodeRequestInfo, readBody, type HttpRequestInfo } from './request.js';
 import { sharedPayload, type SharedResponse } from './response.js';
-import { teeResponse, type StreamedOwnerRun } from './stream-tee.js';
+import { teeResponse, type OwnerEventIds, type StreamedOwnerRun } from './stream-tee.js';
 
 /** The Node request and the framework's view of its method, URL and headers. */
 export interface NodeRequest {
@@ -82,8 +82,8 @@ export abstract class NodeExchange<Req> implements HttpExchange<Req> {
     return recordResponse(this.res, { maxBodyBytes, head: this.request.method === 'HEAD' }, () => void this.runHandler());
   }
 
-  recordStream(): StreamedOwnerRun {
-    return teeResponse(this.res, () => this.runHandler());
+  recordStream(ids?: OwnerEventIds): StreamedOwnerRun {
+    return teeResponse(this.res, () => this.runHandler(), ids);
   }
 
   /** Sends the head at once, then the body as it comes; a body that fails cuts the response short (the connection closes). */

@@ -105,6 +105,32 @@ export interface HttpFlightOptions<Req> {
    * @default false
    */
   stream?: boolean;
+  /**
+   * Streamed Server-Sent Events that survive a reconnect (needs `stream: true`). Every event a caller
+   * receives carries an `id:` that names the flight, the run and the event's position, the same on every
+   * node. A request that comes back with `Last-Event-ID` (the header browsers send when an `EventSource`
+   * reconnects, or the `param` query parameter for clients that cannot set it) continues after that event
+   * on any node: joining the run live, or from the stored events once it completed. A run replaced since
+   * (its owner died) continues with a `flight-restart` event and the new run from its first event. An id
+   * of another flight (another user, another URL) is answered 409 `E_FLIGHT_HTTP_RESUME_MISMATCH`, an id
+   * that is not one of ours 400; an id whose run and stored events are gone 410
+   * `E_FLIGHT_HTTP_RESUME_EXPIRED` (`expired: 'gone'`), or, with `expired: 'restart'`, a new run
+   * (`flight-restart`, then its events). `true` takes the defaults.
+   * @default false
+   */
+  resume?: boolean | ResumeOptions;
+}
+
+export interface ResumeOptions {
+  /** What a resume whose run and events are gone gets: 410 (`'gone'`), or a new run (`'restart'`). @default 'gone' */
+  expired?: 'gone' | 'restart';
+  /** The query parameter carrying the last event id (left out of the flight key); `false`: header only. @default 'lastEventId' */
+  param?: string | false;
+}
+
+export interface ResolvedResume {
+  expired: 'gone' | 'restart';
+  param: string | undefined;
 }
 
 export interface ResolvedIdempotency {
@@ -131,6 +157,7 @@ export interface ResolvedHttpFlightOptions<Req> {
   credentialHeaders: readonly string[];
   shareAcrossHosts: boolean;
   stream: boolean;
+  resume: ResolvedResume | undefined;
 }
 
 export const DEFAULT_CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-auth-token'] as const;
@@ -197,6 +224,7 @@ export const HTTP_OPTION_NAMES: readonly (keyof HttpFlightOptions<unknown>)[] = 
   'credentialHeaders',
   'shareAcrossHosts',
   'stream',
+  'resume',
 ];
 const IDEMPOTENCY_OPTION_NAMES: readonly (keyof IdempotencyOptions)[] = ['header', 'required', 'methods', 'maxKeyLength', 'inFlight'];
 
@@ -281,6 +309,7 @@ export function resolveHttpFlightOptions<Req>(options: HttpFlightOptions<Req>): 
   const credentialHeaders = headerList('credentialHeaders', options.credentialHeaders ?? DEFAULT_CREDENTIAL_HEADERS);
   if (options.shareAcrossHosts !== undefined && typeof options.shareAcrossHosts !== 'boolean') fail('shareAcrossHosts must be a boolean');
   if (options.stream !== undefined && typeof options.stream !== 'boolean') fail('stream must be a boolean');
+  const resume = resolveResume(options.resume, options.stream ?? false);
 
   return {
     singleFlight,
@@ -298,5 +327,19 @@ export function resolveHttpFlightOptions<Req>(options: HttpFlightOptions<Req>): 
     credentialHeaders: [...new Set(credentialHeaders)],
     shareAcrossHosts: options.shareAcrossHosts ?? false,
     stream: options.stream ?? false,
+    resume,
   };
+}
+
+const RESUME_OPTION_NAMES: readonly (keyof ResumeOptions)[] = ['expired', 'param'];
+
+function resolveResume(input: boolean | ResumeOptions | undefined, stream: boolean): ResolvedResume | undefined {
+  if (input === undefined || input === false) return undefined;
+  if (input !== true) assertKnownOptions('flight middleware: resume', input, RESUME_OPTION_NAMES);
+  if (!stream) fail('resume needs stream: true (it resumes streamed Server-Sent Events)');
+  const { expired = 'gone', param = 'lastEventId' } = input === true ? {} : input;
+  if (expired !== 'gone' && expired !== 'restart') fail(`resume.expired must be 'gone' or 'restart', got ${JSON.stringify(expired)}`);
+  if (param !== false && (typeof param !== 'string' || !/^[\w.-]{1,64}$/.test(param)))
+    fail(`resume.param must be a query parameter name or false, got ${JSON.stringify(param)}`);
+  return { expired, param: param === false ? undefined : param };
 }

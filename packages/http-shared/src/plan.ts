@@ -7,6 +7,7 @@ import { buildFlightKey, hashPart, type KeyPart } from '@flight/core';
 import { FlightBodyTooLargeError, FlightIdempotencyIdentityRequiredError, FlightIdempotencyKeyMissingError } from './errors.js';
 import type { HttpExchange, HttpRequestView } from './exchange.js';
 import type { FlightKeySpec, ResolvedHttpFlightOptions } from './options.js';
+import { withoutResumeParam } from './resume/resume-request.js';
 import {
   canonicalQuery,
   declaredLength,
@@ -90,7 +91,9 @@ export class RequestPlanner<Req> {
     if (spec.identity === undefined) {
       for (const name of options.credentialHeaders) if (headers[name] !== undefined) return null;
     }
-    const parts = spec.parts ?? [request.path, request.query.length === 0 ? '' : canonicalQuery(request.query)];
+    // A resumed request asks for the same stream: the resume parameter is not part of what it asks for.
+    const query = withoutResumeParam(request.query, options.resume?.param);
+    const parts = spec.parts ?? [request.path, query.length === 0 ? '' : canonicalQuery(query)];
     const vary: (string | null)[] = [];
     for (const name of options.vary) vary.push(headerValue(headers, name) ?? null);
     // One hash of the whole tuple: JSON keeps the parts apart, so no two tuples share a text.

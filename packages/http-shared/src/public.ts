@@ -14,6 +14,9 @@ export {
   FlightIdempotencyKeyInvalidError,
   FlightIdempotencyKeyMissingError,
   FlightIdempotencyKeyReusedError,
+  FlightResumeExpiredError,
+  FlightResumeInvalidError,
+  FlightResumeMismatchError,
   FlightSharedFailureError,
 } from './errors.js';
 export {
@@ -22,6 +25,7 @@ export {
   REPRESENTATION_HEADERS,
   type FlightKeySpec,
   type IdempotencyOptions,
+  type ResumeOptions,
 } from './options.js';
 export type { HttpFlightRole } from './exchange.js';
 export type { SharedResponse } from './response.js';

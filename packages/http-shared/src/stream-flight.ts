@@ -9,13 +9,16 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
-import type { FlightContext, FlightRole, StreamChunk, StreamJson } from '@flight/core';
-import { UnshareableResponse } from './errors.js';
+import type { FlightContext, FlightRole, FlightStreamRestart, StreamChunk, StreamJson } from '@flight/core';
+import { FlightResumeExpiredError, UnshareableResponse } from './errors.js';
 import type { HttpExchange, HttpFlightRole } from './exchange.js';
 import type { ResolvedHttpFlightOptions } from './options.js';
 import type { OwnerRun, Piece } from './recorder.js';
 import { ageOf, keepFor, staleFor } from './freshness.js';
 import { isSharedResponse, toShared, unshareableReason, type SharedResponse } from './response.js';
+import { eventPieces } from './resume/event-pieces.js';
+import { isEventStream } from './resume/sse-events.js';
+import { resumeRequestOf, type ResumeRequest } from './resume/resume-request.js';
 import type { StreamedHead } from './stream-tee.js';
 
 /** What a streamed flight needs of the handler's call for one request. */
@@ -27,6 +30,8 @@ export interface StreamedCall<Req> {
   run: OwnerRun | undefined;
   /** Set once this call's client is being answered. */
   answered: boolean;
+  /** Set when the request resumes a stream after an event id (resumable routes). */
+  resuming: boolean;
   /** Throws unless this call may run the handler for `context` (never twice, never once answered); marks its role. */
   claim(context: FlightContext): void;
   /** Tells this call's client its role. */
@@ -35,7 +40,7 @@ export interface StreamedCall<Req> {
 
 type StreamOptions = Pick<
   ResolvedHttpFlightOptions<unknown>,
-  'singleFlight' | 'stage' | 'shareStatus' | 'vary' | 'maxBodyBytes' | 'replayHeaders'
+  'singleFlight' | 'stage' | 'shareStatus' | 'vary' | 'maxBodyBytes' | 'replayHeaders' | 'resume'
 >;
 
 /** A body piece as a chunk: text as it was written (or bytes that are valid UTF-8, as text), else the bytes. */
@@ -50,11 +55,22 @@ function pieceOf(chunk: StreamChunk): Piece {
   throw new TypeError('a streamed response chunk is neither text nor bytes');
 }
 
-/** The owner's chunks: its handler's head (refused when it may not be shared), then its body pieces. */
-async function* ownerChunks<Req>(call: StreamedCall<Req>, context: FlightContext, options: StreamOptions): AsyncGenerator<StreamChunk> {
+/**
+ * The owner's chunks: its handler's head (refused when it may not be shared), then its body pieces (on a
+ * resumable route, its whole events). A resumed request never runs the handler for a stream that is gone,
+ * unless the route says to restart.
+ */
+async function* ownerChunks<Req>(
+  call: StreamedCall<Req>,
+  context: FlightContext,
+  options: StreamOptions,
+  resume: ResumeRequest | undefined,
+): AsyncGenerator<StreamChunk> {
+  const resuming = resume?.after !== undefined;
+  if (resuming && resume.expired === 'gone') throw new FlightResumeExpiredError('the stream this Last-Event-ID names is gone');
   call.claim(context);
   const { exchange } = call;
-  const run = exchange.recordStream!();
+  const run = exchange.recordStream!(resume && { tag: resume.tag, epoch: context.epoch ?? 0, restart: resuming });
   call.run = run;
   // The run was given up (lease lost, timeout): the owner's client gets the rest of the response directly.
   const stop = () => run.detach();
@@ -81,12 +97,12 @@ async function* ownerChunks<Req>(call: StreamedCall<Req>, context: FlightContext
 }
 
 /** The body pieces after the head; returning it (the client went away) detaches this caller from the flight. */
-async function* bodyPieces(chunks: AsyncIterator<StreamChunk>): AsyncGenerator<Piece> {
+async function* bodyPieces(chunks: AsyncIterator<StreamChunk | FlightStreamRestart>): AsyncGenerator<Piece> {
   try {
     for (;;) {
       const next = await chunks.next();
       if (next.done) return;
-      yield pieceOf(next.value);
+      yield pieceOf(next.value as StreamChunk);
     }
   } finally {
     await chunks.return?.();
@@ -105,11 +121,15 @@ const keepChunksFor = (chunks: readonly StreamChunk[]) => keepFor(chunks[0]);
  * coordination error).
  */
 export async function streamFlight<Req>(call: StreamedCall<Req>, key: string, options: StreamOptions): Promise<number | undefined> {
-  const stream = options.singleFlight.executeStream(options.stage, key, (context) => ownerChunks(call, context, options), {
+  const resume = options.resume && resumeRequestOf(call.exchange.request, options.resume, options.stage, key);
+  call.resuming = resume?.after !== undefined;
+  const stream = options.singleFlight.executeStream(options.stage, key, (context) => ownerChunks(call, context, options, resume), {
     signal: call.signal,
     keepFailures: false,
     maxBytes: options.maxBodyBytes,
     resultTtlMs: keepChunksFor,
+    // A resumable stream announces a replaced run (restart event); any other caller is cut short.
+    onRestart: resume ? 'restart' : 'error',
   });
   let settledRole: FlightRole | undefined;
   const outcome = stream.result();
@@ -119,7 +139,7 @@ export async function streamFlight<Req>(call: StreamedCall<Req>, key: string, op
     () => {},
   );
   const chunks = stream[Symbol.asyncIterator]();
-  let first: IteratorResult<StreamChunk>;
+  let first: IteratorResult<StreamChunk | FlightStreamRestart>;
   try {
     first = await chunks.next();
   } catch (error) {
@@ -137,7 +157,8 @@ export async function streamFlight<Req>(call: StreamedCall<Req>, key: string, op
   }
   const head = first.value as SharedResponse;
   const stored = settledRole === 'replay' || settledRole === 'l1';
-  if (stored) {
+  // A resumed request continues the response it was receiving, whatever its freshness says now.
+  if (stored && !resume?.after) {
     const stale = staleFor(head);
     if (stale) {
       await chunks.return?.();
@@ -148,6 +169,8 @@ export async function streamFlight<Req>(call: StreamedCall<Req>, key: string, op
   }
   call.answered = true;
   call.tell(stored ? settledRole! : 'follower');
-  call.exchange.replayStream!(head, Readable.from(bodyPieces(chunks)));
+  const sse = resume && isEventStream(head.headers.find(([name]) => name === 'content-type')?.[1]);
+  const body = sse ? eventPieces({ chunks, epoch: () => stream.epoch ?? 0 }, resume.tag, resume.after) : bodyPieces(chunks);
+  call.exchange.replayStream!(head, Readable.from(body));
   return undefined;
 }

@@ -17,11 +17,33 @@ import type { EventEmitter } from 'node:events';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import { applyHeaders, toPiece, type OwnerRun, type Piece, type RecordResult } from './recorder.js';
+import { formatEventId } from './resume/event-id.js';
+import { isEventStream, restartEvent, SseEventSplitter, withEventId } from './resume/sse-events.js';
 
 /** The head of a streamed response, as the owner's client receives it (every header). */
 export interface StreamedHead {
   status: number;
   headers: OutgoingHttpHeaders;
+}
+
+/**
+ * A resumable route's event ids, for the owner's run: with a `text/event-stream` response the tee cuts the
+ * handler's writes into whole events, gives each to the flight as one chunk and to the owner's client with
+ * its id (the client gets an event once it is complete: a write that ends mid-event waits for the rest).
+ */
+export interface OwnerEventIds {
+  tag: string;
+  epoch: number;
+  /** The owner resumes a stream that was gone: its client first gets a `flight-restart` event. */
+  restart: boolean;
+}
+
+/** The owner's events in progress: how the writes are cut, and the position of the next one. */
+interface EventCutting {
+  ids: OwnerEventIds;
+  splitter: SseEventSplitter;
+  next: number;
+  prefix: string;
 }
 
 /** A handler run whose response is teed: an `OwnerRun` whose release is a no-op (its client is answered live). */
@@ -55,8 +77,13 @@ class ResponseTee implements StreamedOwnerRun {
   private forwarding = false;
   /** The server the response belongs to: its closing ends the tee. */
   private readonly server: EventEmitter | undefined;
+  /** Set at the head when the route's event ids apply (a `text/event-stream` response). */
+  private events: EventCutting | undefined;
 
-  constructor(private readonly res: ServerResponse) {
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly ids: OwnerEventIds | undefined,
+  ) {
     const target = res as unknown as Methods;
     this.original = {
       writeHead: target.writeHead,
@@ -80,13 +107,21 @@ class ResponseTee implements StreamedOwnerRun {
       return this.original.flushHeaders.call(res);
     };
     target.write = (chunk: unknown, encoding?: unknown, callback?: unknown) => {
-      this.take(chunk, encoding);
-      return this.original.write.call(res, chunk, encoding, callback);
+      const stamped = this.take(chunk, encoding);
+      if (stamped === undefined) return this.original.write.call(res, chunk, encoding, callback);
+      return this.original.write.call(res, stamped, 'utf8', typeof encoding === 'function' ? encoding : callback);
     };
     target.end = (chunk?: unknown, encoding?: unknown, callback?: unknown) => {
-      this.take(typeof chunk === 'function' ? undefined : chunk, encoding);
+      const data = typeof chunk === 'function' ? undefined : chunk;
+      const stamped = this.take(data, typeof encoding === 'function' ? undefined : encoding);
+      if (stamped === undefined) {
+        this.detach();
+        return this.original.end.call(res, chunk, encoding, callback);
+      }
+      const rest = stamped + this.cutLast();
       this.detach();
-      return this.original.end.call(res, chunk, encoding, callback);
+      const done = [chunk, encoding, callback].find((arg) => typeof arg === 'function');
+      return this.original.end.call(res, rest, 'utf8', done);
     };
     target.destroy = (error?: unknown) => {
       // The server side gives up on a response its client still reads (a handler or its body failed);
@@ -150,14 +185,44 @@ class ResponseTee implements StreamedOwnerRun {
   private takeHead(): void {
     if (this.headTaken) return;
     this.headTaken = true;
+    const { ids } = this;
+    if (ids && isEventStream(this.res.getHeader('content-type'))) {
+      const prefix = ids.restart ? restartEvent(formatEventId({ tag: ids.tag, epoch: ids.epoch, index: 0 }), 'expired') : '';
+      this.events = { ids, splitter: new SseEventSplitter(), next: 1, prefix };
+    }
     if (this.teeing) this.channel.write({ status: this.res.statusCode, headers: this.res.getHeaders() } satisfies StreamedHead);
   }
 
-  private take(chunk: unknown, encoding: unknown): void {
+  /**
+   * Takes a write for the flight. Returns what the owner's client gets instead of the write (its events
+   * with their ids) when the route's event ids apply, else undefined (the write as it is).
+   */
+  private take(chunk: unknown, encoding: unknown): string | undefined {
     this.takeHead();
-    if (!this.teeing) return;
+    if (!this.teeing) return undefined;
     const piece = toPiece(chunk, typeof encoding === 'function' ? undefined : encoding);
-    if (piece.length > 0) this.channel.write(piece);
+    if (!this.events) {
+      if (piece.length > 0) this.channel.write(piece);
+      return undefined;
+    }
+    return this.stamp(this.events.splitter.push(piece));
+  }
+
+  /** Gives whole events to the flight, and returns them with their ids for the owner's client. */
+  private stamp(events: string[]): string {
+    const cutting = this.events!;
+    let out = cutting.prefix;
+    cutting.prefix = '';
+    for (const event of events) {
+      this.channel.write(event);
+      out += withEventId(event, formatEventId({ tag: cutting.ids.tag, epoch: cutting.ids.epoch, index: cutting.next++ }));
+    }
+    return out;
+  }
+
+  /** The handler ended its response: what is left after the last blank line is its last event. */
+  private cutLast(): string {
+    return this.events ? this.stamp(this.events.splitter.end()) : '';
   }
 
   detach(): void {
@@ -165,6 +230,9 @@ class ResponseTee implements StreamedOwnerRun {
     this.teeing = false;
     const target = this.res as unknown as Methods;
     for (const name of TEED) target[name] = this.original[name];
+    // Given up mid-event: the owner's client gets the part it was waiting for; the rest comes as written.
+    const held = this.events?.splitter.end().join('') ?? '';
+    if (held.length > 0 && !this.res.writableEnded) this.res.write(held);
     this.res.off('pipe', this.onPipe);
     this.res.off('close', this.onClose);
     this.server?.off('close', this.onServerClose);
@@ -182,8 +250,8 @@ class ResponseTee implements StreamedOwnerRun {
  * Starts teeing `res`, then calls `run` (which invokes the downstream handler). A handler that throws
  * synchronously ends the tee (nothing more is shared) and the error is thrown on.
  */
-export function teeResponse(res: ServerResponse, run: () => Promise<void> | void): StreamedOwnerRun {
-  const tee = new ResponseTee(res);
+export function teeResponse(res: ServerResponse, run: () => Promise<void> | void, ids?: OwnerEventIds): StreamedOwnerRun {
+  const tee = new ResponseTee(res, ids);
   try {
     tee.handled = run();
   } catch (error) {

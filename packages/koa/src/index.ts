@@ -18,6 +18,7 @@ import {
   type FlightHttpError,
   type HttpFlightOptions,
   type NodeRequest,
+  type OwnerEventIds,
   type OwnerRun,
   type RecordResult,
   type SharedResponse,
@@ -170,8 +171,8 @@ class KoaExchange extends NodeExchange<Context> {
    * A streamed owner's middleware returns once the downstream middleware did (Koa then sends the body it
    * left, through the tee), or rejects with its error (Koa answers it, through the tee).
    */
-  override recordStream(): StreamedOwnerRun {
-    const run = super.recordStream();
+  override recordStream(ids?: OwnerEventIds): StreamedOwnerRun {
+    const run = super.recordStream(ids);
     Promise.resolve(run.handled).then(this.ownerReleased, this.ownerFailed);
     return run;
   }

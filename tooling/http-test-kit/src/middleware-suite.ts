@@ -24,6 +24,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FlightKeySpec, HttpFlightOptions } from '@flight/http-shared';
 import { registerFreshnessCases } from './freshness-cases.js';
 import { registerHttp2Cases } from './http2-cases.js';
+import { registerResumeSuite } from './resume-suite.js';
 import { registerStreamSuite } from './stream-suite.js';
 
 export interface NeutralRequest {
@@ -148,6 +149,7 @@ function gatedCompletion(coordinator: FlightCoordinator) {
 export function registerMiddlewareSuite(driver: Driver): void {
   describe(driver.name, () => {
     registerStreamSuite(driver);
+    registerResumeSuite(driver);
     registerFreshnessCases(driver);
     const servers: Array<{ close(): Promise<void> }> = [];
     const flights: SingleFlight[] = [];

@@ -1,14 +1,14 @@
 /**
  * One server process of the streamed-response suite: serves the routes of stream-routes.ts with the
  * driver named `DRIVER_NAME` of the module `DRIVER_MODULE` (which exports `drivers`), coalesced through a
- * Redis coordinator under `FLIGHT_PREFIX`. Run with `node --import tsx`; sends `{ port }` over IPC once
+ * Redis coordinator under `FLIGHT_PREFIX` (resumable with `FLIGHT_RESUME`). Run with `node --import tsx`; sends `{ port }` over IPC once
  * listening and stops on SIGTERM.
  */
 import { pathToFileURL } from 'node:url';
 import { createSingleFlight } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { Redis } from 'ioredis';
-import type { Driver } from './middleware-suite.js';
+import type { Driver, MiddlewareOptions } from './middleware-suite.js';
 import { streamRoutes } from './stream-routes.js';
 
 const prefix = process.env.FLIGHT_PREFIX!;
@@ -20,7 +20,11 @@ const singleFlight = createSingleFlight({
   mode: 'distributed',
   nodeId: `node-${process.pid}`,
 });
-const server = await driver.start({ singleFlight, stage: 'stream', options: { stream: true }, handler: streamRoutes(redis, prefix) });
+// FLIGHT_RESUME: the resume suite's routes (resumable, and keyed per user by `x-user`).
+const options: MiddlewareOptions = process.env.FLIGHT_RESUME
+  ? { stream: true, resume: true, key: (req) => ({ identity: String(req.headers['x-user'] ?? 'anonymous') }) }
+  : { stream: true };
+const server = await driver.start({ singleFlight, stage: 'stream', options, handler: streamRoutes(redis, prefix) });
 process.send?.({ port: Number(new URL(server.url).port) });
 
 process.on('SIGTERM', () => {

@@ -7,7 +7,7 @@
  *   then waits until every client of the test saw a first piece (`seen`, counted by the clients), events 2
  *   and 3, then waits for a late joiner's first piece (`late`), events 4 and 5. A wait that runs out (5 s) is
  *   recorded (`stalled`): the clients' first pieces did not arrive while the handler ran.
- * - `/r/paced/<kind>/<id>`: five events 60 ms apart; `kind` `private` adds `Cache-Control: private`,
+ * - `/r/paced/<kind>/<id>`: five events 60 ms apart (`x-gap` ms when the request says); `kind` `private` adds `Cache-Control: private`,
  *   `nocache` `Cache-Control: no-cache` (what SSE handlers usually send), `fresh` `Cache-Control:
  *   max-age=60`, `cookie` a `Set-Cookie`, `plain` nothing; `broken` fails after two events.
  */
@@ -51,6 +51,7 @@ export function streamRoutes(redis: Redis, prefix: string) {
     if (kind === 'fresh') headers['cache-control'] = 'max-age=60';
     if (kind === 'cookie') headers['set-cookie'] = `sid=${id}`;
     const expected = Number(req.headers['x-expect'] ?? 1);
+    const gapMs = Number(req.headers['x-gap'] ?? 60);
     async function* live() {
       yield STREAM_EVENTS[0]!;
       await until(keys.seen, expected, keys.stalled);
@@ -64,7 +65,7 @@ export function streamRoutes(redis: Redis, prefix: string) {
       for (const [i, event] of STREAM_EVENTS.entries()) {
         if (kind === 'broken' && i === 2) throw new Error('upstream failed mid-stream');
         yield event;
-        await sleep(60);
+        await sleep(gapMs);
       }
     }
     return { kind: 'live', headers, live: route === 'live' ? live : paced };

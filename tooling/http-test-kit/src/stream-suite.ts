@@ -12,7 +12,7 @@ import { deleteByPrefix, startServerProcess, stopServerProcesses, type ServerPro
 import type { Driver } from './middleware-suite.js';
 import { STREAM_EVENTS, streamKeys } from './stream-routes.js';
 
-interface Streamed {
+export interface Streamed {
   status: number;
   role: string | null;
   cookie: string | null;
@@ -27,7 +27,7 @@ interface Streamed {
   aborted: boolean;
 }
 
-interface OpenStream {
+export interface OpenStream {
   done: Promise<Streamed>;
   /** The body received so far. */
   readonly body: string;
@@ -39,7 +39,7 @@ const WHOLE = STREAM_EVENTS.join('');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A GET whose body is read piece by piece; `onFirst` runs when the first body piece arrives. */
-function open(server: ServerProcess, path: string, headers: Record<string, string>, onFirst?: () => unknown): OpenStream {
+export function open(server: ServerProcess, path: string, headers: Record<string, string>, onFirst?: () => unknown): OpenStream {
   let body = '';
   let request: ClientRequest;
   const done = new Promise<Streamed>((resolve, reject) => {
@@ -86,7 +86,7 @@ function open(server: ServerProcess, path: string, headers: Record<string, strin
   };
 }
 
-async function until(condition: () => boolean, what: string, ms = 5000): Promise<void> {
+export async function until(condition: () => boolean, what: string, ms = 5000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -29,12 +29,17 @@ const UNBOUND = Symbol('unbound');
 export class FlightStreamCall<C extends StreamChunk, Y = C> implements FlightStream<Y> {
   private started: { log: StreamLog; demand: () => void; outcome: Promise<FlightResult<C[]>> } | undefined;
   private settled: Settled<C> | undefined;
+  private readEpoch: number | undefined;
 
   constructor(
     private readonly ref: { stage: string; key: string },
     private readonly onRestart: StreamRestartMode,
     private readonly start: () => StreamStart<C>,
   ) {}
+
+  get epoch(): number | undefined {
+    return this.readEpoch;
+  }
 
   result(): Promise<FlightResult<Y[]>> {
     return this.begin().outcome as unknown as Promise<FlightResult<Y[]>>;
@@ -74,7 +79,7 @@ export class FlightStreamCall<C extends StreamChunk, Y = C> implements FlightStr
           { context: { ...this.ref, epoch: previous, newEpoch: next, received: index } },
         );
       }
-      epoch = next;
+      epoch = this.readEpoch = next;
       index = 0;
       return new FlightStreamRestart(previous, next);
     };
@@ -84,12 +89,13 @@ export class FlightStreamCall<C extends StreamChunk, Y = C> implements FlightStr
         if (!settled.ok) throw settled.error;
         const { value, epoch: final } = settled.result;
         if (index > 0 && final !== undefined && epoch !== final) yield restart(final);
+        this.readEpoch = final;
         while (index < value.length) yield value[index++]!;
         return;
       }
       const run = log.run;
       if (run) {
-        if (index === 0) epoch = run.epoch;
+        if (index === 0) epoch = this.readEpoch = run.epoch;
         else if (run.epoch !== epoch) {
           yield restart(run.epoch);
           continue;

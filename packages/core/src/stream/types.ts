@@ -44,6 +44,11 @@ export interface ExecuteStreamOptions extends Pick<ExecuteOptions, 'signal' | 's
 /** The chunks a streamed flight produced, live, and its outcome. */
 export interface FlightStream<C> extends AsyncIterable<C> {
   /**
+   * The fencing epoch of the run whose chunks this caller's iteration is giving, once it gave one (it
+   * changes at a `FlightStreamRestart`); undefined before, and for runs without a coordinator.
+   */
+  readonly epoch: number | undefined;
+  /**
    * All chunks once the flight completed, with how they were obtained (`role`, `shared`, `epoch` as
    * `execute` reports them). Starts the flight when nothing iterated it yet.
    */

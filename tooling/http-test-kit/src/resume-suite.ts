@@ -1,0 +1,131 @@
+/**
+ * Resumable streams (routes with `resume: true`) across three server processes of a driver behind the
+ * shared Redis: clients that leave mid-stream and come back on another node with `Last-Event-ID` (or the
+ * query parameter) get exactly the events they had not received, during the run and after it, with one
+ * handler run; another user's id, a malformed id and a stream that is gone get their documented answers.
+ */
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deleteByPrefix, startServerProcess, stopServerProcesses, type ServerProcess } from './cluster-harness.js';
+import type { Driver } from './middleware-suite.js';
+import { STREAM_EVENTS, streamKeys } from './stream-routes.js';
+import { open, until } from './stream-suite.js';
+
+/** An event as a client parses it: its data and its id. */
+interface ParsedEvent {
+  data: string;
+  id: string | undefined;
+  event: string | undefined;
+}
+
+function parseEvents(body: string): ParsedEvent[] {
+  return body
+    .split(/\r?\n\r?\n/)
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      const fields = new Map<string, string>();
+      for (const line of block.split(/\r?\n/)) {
+        const colon = line.indexOf(':');
+        if (colon > 0) fields.set(line.slice(0, colon), line.slice(colon + 1).trimStart());
+      }
+      return { data: fields.get('data') ?? '', id: fields.get('id'), event: fields.get('event') };
+    });
+}
+
+const DATA = STREAM_EVENTS.map((event) => event.replace(/^data: /, '').trim());
+
+export function registerResumeSuite(driver: Driver): void {
+  describe('resumable streams (resume: true) across three server processes over Redis', () => {
+    const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+    const prefix = `flight-test:resume:${driver.name.replace(/\W+/g, '-')}:${randomBytes(4).toString('hex')}`;
+    const nodes: ServerProcess[] = [];
+    let redis: Redis;
+
+    beforeAll(async () => {
+      redis = new Redis(redisUrl);
+      const fixture = fileURLToPath(new URL('./stream-node.ts', import.meta.url));
+      const env = {
+        REDIS_URL: redisUrl,
+        FLIGHT_PREFIX: prefix,
+        DRIVER_MODULE: driver.process.module,
+        DRIVER_NAME: driver.name,
+        FLIGHT_RESUME: '1',
+      };
+      const started = await Promise.allSettled([0, 1, 2].map(() => startServerProcess(fixture, { ...driver.process, env })));
+      for (const result of started) if (result.status === 'fulfilled') nodes.push(result.value);
+      const failed = started.find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
+    }, 30_000);
+
+    afterAll(async () => {
+      await stopServerProcesses(nodes);
+      await deleteByPrefix(redis, prefix);
+      await redis.quit();
+    });
+
+    const calls = async (id: string) => Number(await redis.get(streamKeys(prefix, id).calls));
+    const user = (name: string, extra: Record<string, string> = {}) => ({ 'x-user': name, 'x-gap': '150', ...extra });
+
+    it('a client that leaves after two events resumes on another node during the run, and a third after it, with one handler run', async () => {
+      const id = `live-${randomBytes(4).toString('hex')}`;
+      const path = `/r/paced/fresh/${id}`;
+      const first = open(nodes[0]!, path, user('ann'));
+      await until(() => parseEvents(first.body).length >= 2, 'two events on the first node');
+      first.leave();
+      const received = parseEvents(first.body).slice(0, 2);
+      expect(received.map((e) => e.data)).toEqual(DATA.slice(0, 2));
+      const [, second] = received;
+      expect(second!.id).toMatch(/^[\w-]{16}\.\d+\.2$/);
+
+      // During the run, on another node: exactly the events after the second.
+      const resumed = await open(nodes[1]!, path, user('ann', { 'last-event-id': second!.id! })).done;
+      expect(resumed.status, resumed.body).toBe(200);
+      expect(resumed.contentType).toMatch(/^text\/event-stream/);
+      const rest = parseEvents(resumed.body);
+      expect(rest.map((e) => e.data)).toEqual(DATA.slice(2));
+      expect(rest.map((e) => e.id!.split('.')[2])).toEqual(['3', '4', '5']);
+      // The same flight and run on every node: one tag and epoch in every id.
+      expect(new Set([...received, ...rest].map((e) => e.id!.split('.').slice(0, 2).join('.'))).size).toBe(1);
+
+      // After the run (its response is fresh for 60 s), on a third node, by the query parameter.
+      const after = await open(nodes[2]!, `${path}?lastEventId=${encodeURIComponent(rest[0]!.id!)}`, user('ann')).done;
+      expect(parseEvents(after.body).map((e) => e.data)).toEqual(DATA.slice(3));
+      expect(after.role).toBe('replay');
+      expect(await calls(id)).toBe(1);
+    });
+
+    it("another user's id is refused (409), a malformed one too (400); neither runs the handler", async () => {
+      const id = `users-${randomBytes(4).toString('hex')}`;
+      const path = `/r/paced/fresh/${id}`;
+      const ann = await open(nodes[0]!, path, user('ann', { 'x-gap': '10' })).done;
+      const annIds = parseEvents(ann.body).map((e) => e.id!);
+      expect(annIds).toHaveLength(5);
+      const bob = await open(nodes[1]!, path, user('bob', { 'last-event-id': annIds[1]! })).done;
+      expect(bob.status).toBe(409);
+      expect(JSON.parse(bob.body).code).toBe('E_FLIGHT_HTTP_RESUME_MISMATCH');
+      const bad = await open(nodes[2]!, path, user('ann', { 'last-event-id': 'not-an-id' })).done;
+      expect(bad.status).toBe(400);
+      expect(JSON.parse(bad.body).code).toBe('E_FLIGHT_HTTP_RESUME_INVALID');
+      expect(await calls(id)).toBe(1);
+    });
+
+    it('a resume whose stream is gone gets 410 and does not run the handler again', async () => {
+      const id = `gone-${randomBytes(4).toString('hex')}`;
+      // no-cache: the completed stream is kept only for the callers that joined it (half a second).
+      const path = `/r/paced/nocache/${id}`;
+      const whole = await open(nodes[0]!, path, user('ann', { 'x-gap': '10' })).done;
+      const ids = parseEvents(whole.body).map((e) => e.id!);
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      const gone = await open(nodes[1]!, path, user('ann', { 'last-event-id': ids[2]! })).done;
+      expect(gone.status).toBe(410);
+      expect(JSON.parse(gone.body).code).toBe('E_FLIGHT_HTTP_RESUME_EXPIRED');
+      expect(await calls(id)).toBe(1);
+      // A new request (no id) starts a new run as before.
+      const again = await open(nodes[2]!, path, user('ann', { 'x-gap': '10' })).done;
+      expect(parseEvents(again.body).map((e) => e.data)).toEqual(DATA);
+      expect(await calls(id)).toBe(2);
+    });
+  });
+}
