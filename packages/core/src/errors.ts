@@ -148,6 +148,16 @@ export class FlightStreamLimitError extends FlightError {
   readonly failureType = 'VALIDATION';
 }
 
+/**
+ * A resumed stream (`executeStream` with `after`) whose run is gone: no run of the flight is in progress
+ * and no completed one is kept. Nothing was run for it. Context: `epoch`, `index` (where it asked to resume).
+ */
+export class FlightStreamExpiredError extends FlightError {
+  static override readonly code = 'E_FLIGHT_STREAM_EXPIRED';
+  /** Classified as VALIDATION: asking again resumes nothing either. */
+  readonly failureType = 'VALIDATION';
+}
+
 /** `executeStream` needs a coordinator with the streaming extension (`supportsStreams`) in distributed and hybrid modes. */
 export class FlightStreamUnsupportedError extends FlightError {
   static override readonly code = 'E_FLIGHT_STREAM_UNSUPPORTED';
@@ -171,6 +181,7 @@ export const FlightErrorCodes = {
   E_FLIGHT_EXECUTION: FlightExecutionError,
   E_FLIGHT_STREAM_INTERRUPTED: FlightStreamInterruptedError,
   E_FLIGHT_STREAM_LIMIT: FlightStreamLimitError,
+  E_FLIGHT_STREAM_EXPIRED: FlightStreamExpiredError,
   E_FLIGHT_STREAM_UNSUPPORTED: FlightStreamUnsupportedError,
 } as const;
 

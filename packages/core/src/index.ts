@@ -10,7 +10,7 @@ export type { ExecuteOptions, FlightContext, FlightResult, Supplier } from './fl
 export type { StagePolicyInput, GuardPolicy } from './policy/stage-policy.js';
 export { FlightStreamRestart } from './stream/restart.js';
 export type { ChunkSupplier } from './stream/streamed-supplier.js';
-export type { ExecuteStreamOptions, FlightStream, StreamChunk, StreamJson, StreamRestartMode } from './stream/types.js';
+export type { ExecuteStreamOptions, FlightStream, StreamChunk, StreamJson, StreamPosition, StreamRestartMode } from './stream/types.js';
 export type { FlightEventMap, FlightEventName, FlightRole, LeaseLossReason } from './events/types.js';
 export { buildFlightKey, hashPart, type KeyPart } from './keys/key-builder.js';
 export { createMemoryCoordinator, type MemoryCoordinatorOptions } from './memory/memory-coordinator.js';
@@ -35,6 +35,7 @@ export {
   FlightResultTooLargeError,
   FlightRunTimeoutError,
   FlightStreamInterruptedError,
+  FlightStreamExpiredError,
   FlightStreamLimitError,
   FlightStreamUnsupportedError,
   FlightValidationError,

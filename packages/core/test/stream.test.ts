@@ -5,6 +5,7 @@ import {
   createMemoryCoordinator,
   createSingleFlight,
   FlightExecutionError,
+  FlightStreamExpiredError,
   FlightStreamInterruptedError,
   FlightStreamRestart,
   FlightStreamUnsupportedError,
@@ -386,6 +387,65 @@ describe('executeStream', () => {
     expect(takenOverAt).toBeGreaterThan(0);
     expect(endedAt - takenOverAt).toBeLessThan(700);
     await taker;
+  });
+
+  describe('resume (after)', () => {
+    it('a caller that read 3 chunks on one node continues on another from chunk 3, during the run and after it, with one run', async () => {
+      const coordinator = createMemoryCoordinator();
+      const [a, b, c] = [node(coordinator), node(coordinator), node(coordinator)];
+      const { supplier, runs } = tokens(8, 25);
+      const key = randomUUID();
+      const first = a.executeStream('s', key, supplier);
+      const got: unknown[] = [];
+      for await (const chunk of first) {
+        got.push(chunk);
+        if (got.length === 3) break; // the client went away
+      }
+      const position = { epoch: first.epoch, index: got.length };
+      expect(position.epoch).toEqual(expect.any(Number));
+      const resumed = b.executeStream('s', key, supplier, { after: position });
+      expect(await collect(resumed)).toEqual(expected(8).slice(3));
+      expect(resumed.epoch).toBe(position.epoch);
+      const afterRun = c.executeStream('s', key, supplier, { after: { ...position, index: 6 } });
+      expect(await collect(afterRun)).toEqual(expected(8).slice(6));
+      expect((await afterRun.result()).role).toBe('replay');
+      expect(runs.count).toBe(1);
+    });
+
+    it('a stream that is gone fails with E_FLIGHT_STREAM_EXPIRED without running anything, and the failure is not kept', async () => {
+      const coordinator = createMemoryCoordinator();
+      const [a, b] = [node(coordinator), node(coordinator)];
+      const { supplier, runs } = tokens(3, 0);
+      const key = randomUUID();
+      const gone = b.executeStream('s', key, supplier, { after: { epoch: 42, index: 2 } });
+      const error = await collect(gone).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(FlightExecutionError);
+      expect((error as FlightExecutionError).cause).toBeInstanceOf(FlightStreamExpiredError);
+      expect(runs.count).toBe(0);
+      expect(await collect(a.executeStream('s', key, supplier))).toEqual(expected(3));
+      expect(runs.count).toBe(1);
+    });
+
+    it('a position in a run that was replaced gives the restart marker, then the new run', async () => {
+      const coordinator = createMemoryCoordinator();
+      const [a, b] = [node(coordinator), node(coordinator)];
+      const { supplier } = tokens(4, 0);
+      const key = randomUUID();
+      const first = a.executeStream('s', key, supplier);
+      await collect(first);
+      const stale = { epoch: first.epoch! - 1, index: 2 };
+      const restarted = await collect(b.executeStream('s', key, supplier, { after: stale, onRestart: 'restart' }));
+      expect(restarted[0]).toBeInstanceOf(FlightStreamRestart);
+      expect(restarted.slice(1)).toEqual(expected(4));
+      const refused = await collect(b.executeStream('s', key, supplier, { after: stale })).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(FlightStreamInterruptedError);
+    });
+
+    it('refuses a position that is not one', () => {
+      const flight = node(createMemoryCoordinator());
+      for (const after of [{ epoch: 1, index: -1 }, { epoch: 1.5, index: 0 }, null] as never[])
+        expect(() => flight.executeStream('s', 'k', tokens(1, 0).supplier, { after })).toThrow(FlightValidationError);
+    });
   });
 
   describe('takeover mid-stream', () => {

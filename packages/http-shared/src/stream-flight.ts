@@ -67,10 +67,14 @@ async function* ownerChunks<Req>(
   resume: ResumeRequest | undefined,
 ): AsyncGenerator<StreamChunk> {
   const resuming = resume?.after !== undefined;
-  if (resuming && resume.expired === 'gone') throw new FlightResumeExpiredError('the stream this Last-Event-ID names is gone');
+  // Taking over a run whose owner died continues the stream; starting the flight anew does not.
+  if (resuming && resume.expired === 'gone' && !context.takeover)
+    throw new FlightResumeExpiredError('the stream this Last-Event-ID names is gone');
   call.claim(context);
   const { exchange } = call;
-  const run = exchange.recordStream!(resume && { tag: resume.tag, epoch: context.epoch ?? 0, restart: resuming });
+  const run = exchange.recordStream!(
+    resume && { tag: resume.tag, epoch: context.epoch ?? 0, restart: resuming && (context.takeover ? 'takeover' : 'expired') },
+  );
   call.run = run;
   // The run was given up (lease lost, timeout): the owner's client gets the rest of the response directly.
   const stop = () => run.detach();

@@ -34,8 +34,11 @@ export interface StreamedHead {
 export interface OwnerEventIds {
   tag: string;
   epoch: number;
-  /** The owner resumes a stream that was gone: its client first gets a `flight-restart` event. */
-  restart: boolean;
+  /**
+   * The owner's client resumes a stream whose run is replaced by this one (`takeover`: its owner died) or
+   * was gone (`expired`): it first gets a `flight-restart` event saying so. False for a fresh request.
+   */
+  restart: false | 'takeover' | 'expired';
 }
 
 /** The owner's events in progress: how the writes are cut, and the position of the next one. */
@@ -187,7 +190,7 @@ class ResponseTee implements StreamedOwnerRun {
     this.headTaken = true;
     const { ids } = this;
     if (ids && isEventStream(this.res.getHeader('content-type'))) {
-      const prefix = ids.restart ? restartEvent(formatEventId({ tag: ids.tag, epoch: ids.epoch, index: 0 }), 'expired') : '';
+      const prefix = ids.restart ? restartEvent(formatEventId({ tag: ids.tag, epoch: ids.epoch, index: 0 }), ids.restart) : '';
       this.events = { ids, splitter: new SseEventSplitter(), next: 1, prefix };
     }
     if (this.teeing) this.channel.write({ status: this.res.statusCode, headers: this.res.getHeaders() } satisfies StreamedHead);

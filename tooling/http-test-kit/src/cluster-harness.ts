@@ -35,7 +35,7 @@ export function stopServerProcesses(servers: readonly ServerProcess[]): Promise<
     servers.map(
       ({ child }) =>
         new Promise<void>((resolve) => {
-          if (child.exitCode !== null) return resolve();
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
           child.once('exit', () => resolve());
           child.kill('SIGTERM');
         }),

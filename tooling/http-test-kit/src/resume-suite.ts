@@ -127,5 +127,36 @@ export function registerResumeSuite(driver: Driver): void {
       expect(parseEvents(again.body).map((e) => e.data)).toEqual(DATA);
       expect(await calls(id)).toBe(2);
     });
+
+    it('the owner process is SIGKILLed mid-stream: the client resuming on another node gets flight-restart, then the new run whole', async () => {
+      const id = `killed-${randomBytes(4).toString('hex')}`;
+      const path = `/r/paced/fresh/${id}`;
+      const first = open(nodes[2]!, path, user('ann', { 'x-gap': '400' }));
+      await until(() => parseEvents(first.body).length >= 2, 'two events from the owner');
+      nodes[2]!.child.kill('SIGKILL');
+      const received = parseEvents(first.body);
+      // As EventSource does: reconnect with the last id received, again whenever the connection ends early.
+      const events: ParsedEvent[] = [];
+      let lastId = received[received.length - 1]!.id!;
+      for (
+        let attempt = 0;
+        attempt < 3 && !events.some((e) => e.data === DATA[4] && events.some((r) => r.event === 'flight-restart'));
+        attempt++
+      ) {
+        const resumed = await open(nodes[attempt % 2]!, path, user('ann', { 'last-event-id': lastId, 'x-gap': '10' })).done;
+        const got = parseEvents(resumed.body);
+        events.push(...got);
+        lastId = got.at(-1)?.id ?? lastId;
+      }
+      const restart = events.findIndex((e) => e.event === 'flight-restart');
+      expect(restart, JSON.stringify(events)).toBeGreaterThanOrEqual(0);
+      // Before the restart: what the dead run still had after the client's last event; then a new run whole.
+      expect(events.slice(0, restart).map((e) => e.data)).toEqual(DATA.slice(received.length, received.length + restart));
+      expect(JSON.parse(events[restart]!.data)).toEqual({ reason: 'takeover' });
+      expect(events.slice(restart + 1).map((e) => e.data)).toEqual(DATA);
+      const oldEpoch = Number(received[0]!.id!.split('.')[1]);
+      expect(Number(events.at(-1)!.id!.split('.')[1])).toBeGreaterThan(oldEpoch);
+      expect(await calls(id)).toBe(2);
+    }, 20_000);
   });
 }

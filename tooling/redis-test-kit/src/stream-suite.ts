@@ -88,6 +88,48 @@ export function registerStreamSuite(
         expect(outcome).toMatchObject({ ok: true, items: runOf('a', epoch, 10) });
     }, 30_000);
 
+    it('resume (after): a caller that read 4 chunks on one process continues on another during the run and a third after it, one run; a gone stream runs nothing', async () => {
+      const [a, b, c] = (await start('a', 'b', 'c')) as [Worker, Worker, Worker];
+      const key = `resume-${randomUUID()}`;
+      const command = { stage: STAGE, key, callers: 1, chunks: 10, gapMs: 60, onRestart: 'restart', start: 'iterate' } as const;
+      const left = (await a.stream({ ...command, stopAfter: 4 })).outcomes[0]!;
+      expect(left.items).toEqual(runOf('a', left.epoch!, 4));
+      const during = await b.stream({ ...command, callers: 3, after: { epoch: left.epoch, index: 4 } });
+      for (const outcome of during.outcomes) expect(outcome).toMatchObject({ ok: true, items: runOf('a', left.epoch!, 10).slice(4) });
+      const after = await c.stream({ ...command, after: { epoch: left.epoch, index: 8 } });
+      expect(after.outcomes[0]).toMatchObject({ ok: true, role: 'replay', items: runOf('a', left.epoch!, 10).slice(8) });
+      expect(during.runs + after.runs).toBe(0);
+      const gone = await b.stream({ ...command, key: `gone-${randomUUID()}`, after: { epoch: left.epoch, index: 2 } });
+      expect(gone.outcomes[0]).toMatchObject({ ok: false, cause: 'E_FLIGHT_STREAM_EXPIRED', items: [] });
+      expect(gone.runs).toBe(during.runs);
+    }, 30_000);
+
+    it('resume after the owner was SIGKILLed: resuming callers get the restart marker and the new run, run once', async () => {
+      const [a, b, c] = (await start('a', 'b', 'c')) as [Worker, Worker, Worker];
+      const key = `resume-kill-${randomUUID()}`;
+      const command = { stage: STAGE, key, callers: 1, chunks: 8, gapMs: 80, onRestart: 'restart', start: 'iterate' } as const;
+      void a.stream(command);
+      await a.emitted(key, 1);
+      // A client on b reads 3 chunks of a's run and goes away; a dies; the client comes back on c.
+      const left = (await b.stream({ ...command, stopAfter: 3 })).outcomes[0]!;
+      expect(left.items).toEqual(runOf('a', left.epoch!, 3));
+      a.child.kill('SIGKILL');
+      const resumed = await c.stream({ ...command, callers: 3, after: { epoch: left.epoch, index: 3 } });
+      for (const outcome of resumed.outcomes) {
+        expect(outcome.ok, JSON.stringify(outcome)).toBe(true);
+        // What a's run still had after chunk 3 (if anything), then the marker and c's run from its start.
+        const at = outcome.items.findIndex((item) => item.startsWith('restart:'));
+        expect(outcome.items.slice(0, at)).toEqual(runOf('a', left.epoch!, 8).slice(3, 3 + at));
+        const epoch = Number(outcome.items[at]!.split(':')[1]);
+        expect(epoch).toBeGreaterThan(left.epoch!);
+        // The new run: c's, or b's (b's caller left, but its call still waits for the outcome).
+        const newOwner = outcome.items[at + 1]!.split(':')[0]!;
+        expect(['b', 'c']).toContain(newOwner);
+        expect(outcome.items.slice(at + 1)).toEqual(runOf(newOwner, epoch, 8));
+      }
+      expect(resumed.runs + (await b.stream({ ...command, callers: 0 })).runs).toBe(1);
+    }, 30_000);
+
     it("SIGKILLed owner mid-stream: callers with chunks end with E_FLIGHT_STREAM_INTERRUPTED ('error') or get a restart marker and the new run ('restart'); callers without chunks follow the new run", async () => {
       const [a, b, c] = (await start('a', 'b', 'c')) as [Worker, Worker, Worker];
       const key = `kill-${randomUUID()}`;

@@ -60,6 +60,10 @@ export interface StreamCommand {
   gapMs: number;
   onRestart: 'error' | 'restart';
   start: 'iterate' | 'result-first';
+  /** Each caller stops reading (its client went away) after this many chunks. */
+  stopAfter?: number;
+  /** Each caller resumes: it already has `index` chunks of the run `epoch`. */
+  after?: { epoch: number | undefined; index: number };
 }
 
 /** What one streamed caller received: chunks, restart markers as `restart:<epoch>`, and how it ended. */
@@ -69,6 +73,8 @@ export interface StreamOutcome {
   role?: string;
   epoch?: number;
   code?: string;
+  /** The code of the error's cause (a supplier's failure inside `E_FLIGHT_EXECUTION`). */
+  cause?: string;
   /** Date.now() when the first chunk arrived. */
   firstAt?: number;
 }
@@ -191,17 +197,22 @@ async function stream(command: StreamCommand): Promise<void> {
     Array.from({ length: command.callers }, async (): Promise<StreamOutcome> => {
       const items: string[] = [];
       let firstAt: number | undefined;
-      const call = flight.executeStream(command.stage, command.key, supplier, { onRestart: command.onRestart });
+      const call = flight.executeStream(command.stage, command.key, supplier, {
+        onRestart: command.onRestart,
+        ...(command.after ? { after: command.after } : {}),
+      });
       try {
         if (command.start === 'result-first') await call.result();
         for await (const item of call) {
           firstAt ??= Date.now();
           items.push(item instanceof FlightStreamRestart ? `restart:${item.epoch}` : item);
+          if (items.length === command.stopAfter) return { ok: true, items, epoch: call.epoch, firstAt };
         }
         const result = await call.result();
         return { ok: true, items, role: result.role, epoch: result.epoch, firstAt };
       } catch (error) {
-        return { ok: false, items, code: (error as { code?: string }).code, firstAt };
+        const { code, cause } = error as { code?: string; cause?: { code?: string } };
+        return { ok: false, items, code, ...(cause?.code ? { cause: cause.code } : {}), firstAt };
       }
     }),
   );

@@ -29,6 +29,8 @@ export interface AttemptContext {
   role: 'owner' | 'local';
   epoch: number | undefined;
   attempt: number;
+  /** The run takes over a run whose owner died, stalled or failed retryably. */
+  takeover: boolean;
   progress: () => void;
   fence?: Fence;
 }
@@ -151,14 +153,7 @@ export class FlightRuntime {
     return run.race(
       this.withSessionLock(policy, options.sessionId, run, () => {
         if (this.events.wants('run')) this.events.emit('run', { ...ref, role: context.role, attempt: context.attempt });
-        return this.guard(policy).run(
-          (scope) =>
-            supplier(
-              new SupplierContext(scope, ref.stage, ref.key, context.role, context.epoch, context.attempt, context.progress, context.fence),
-            ),
-          run,
-          guardMayRetry(options),
-        );
+        return this.guard(policy).run((scope) => supplier(new SupplierContext(scope, ref, context)), run, guardMayRetry(options));
       }),
     );
   }

@@ -11,7 +11,7 @@ import { failureRecord, type FlightRuntime } from './flight-runtime.js';
 
 const noProgress = () => {};
 /** The supplier context fields of every local run. */
-const LOCAL_CONTEXT = { role: 'local', epoch: undefined, attempt: 1, progress: noProgress } as const;
+const LOCAL_CONTEXT = { role: 'local', epoch: undefined, attempt: 1, takeover: false, progress: noProgress } as const;
 
 export async function runLocal(runtime: FlightRuntime, call: FlightCall): Promise<Outcome> {
   const { ref, policy, note } = call;

@@ -160,6 +160,7 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
         role: 'owner',
         epoch: meta.epoch,
         attempt: call.ownerAttempts,
+        takeover,
         progress() {
           task.progress();
         },

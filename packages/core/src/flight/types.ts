@@ -16,6 +16,11 @@ export interface FlightContext {
   readonly epoch: number | undefined;
   /** 1 for the first run of this call, more after a takeover or a fenced write. */
   readonly attempt: number;
+  /**
+   * This run takes over the flight's previous run (its owner died, stalled or failed retryably) rather than
+   * starting the flight: what that run produced, its callers may have received part of.
+   */
+  readonly takeover: boolean;
   /** Reports progress: keeps the lease renewing under the stage's stall rule. */
   progress(): void;
 }

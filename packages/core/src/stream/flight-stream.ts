@@ -7,7 +7,7 @@ import { FlightStreamInterruptedError } from '../errors.js';
 import type { FlightResult } from '../flight/types.js';
 import { FlightStreamRestart } from './restart.js';
 import { chunkFor, type StreamLog } from './stream-log.js';
-import type { FlightStream, StreamChunk, StreamRestartMode } from './types.js';
+import type { FlightStream, StreamChunk, StreamPosition, StreamRestartMode } from './types.js';
 
 type Settled<C> = { ok: true; result: FlightResult<C[]> } | { ok: false; error: unknown };
 
@@ -35,6 +35,8 @@ export class FlightStreamCall<C extends StreamChunk, Y = C> implements FlightStr
     private readonly ref: { stage: string; key: string },
     private readonly onRestart: StreamRestartMode,
     private readonly start: () => StreamStart<C>,
+    /** A resumed caller: the run and count of chunks it already has. */
+    private readonly after?: StreamPosition,
   ) {}
 
   get epoch(): number | undefined {
@@ -68,8 +70,11 @@ export class FlightStreamCall<C extends StreamChunk, Y = C> implements FlightStr
 
   private async *chunks(): AsyncGenerator<C | FlightStreamRestart> {
     const { log, demand } = this.begin();
-    let epoch: number | undefined | typeof UNBOUND = UNBOUND;
-    let index = 0;
+    let epoch: number | undefined | typeof UNBOUND = this.after && this.after.index > 0 ? this.after.epoch : UNBOUND;
+    let index = epoch === UNBOUND ? 0 : this.after!.index;
+    // A resumed caller that meets a run without chunks waits for them before calling it a restart: the
+    // run may be its own acquisition of a flight that is gone, which fails without any.
+    let resuming = epoch !== UNBOUND;
     /** The run this caller read from was replaced: the marker to yield, or the error that ends it. */
     const restart = (next: number | undefined): FlightStreamRestart => {
       const previous = epoch === UNBOUND ? undefined : epoch;
@@ -96,11 +101,13 @@ export class FlightStreamCall<C extends StreamChunk, Y = C> implements FlightStr
       const run = log.run;
       if (run) {
         if (index === 0) epoch = this.readEpoch = run.epoch;
-        else if (run.epoch !== epoch) {
+        else if (run.epoch !== epoch && !(resuming && run.chunks.length === 0)) {
           yield restart(run.epoch);
           continue;
         }
         if (index < run.chunks.length) {
+          this.readEpoch = run.epoch;
+          resuming = false;
           yield chunkFor(run.chunks[index++]!) as C;
           continue;
         }

@@ -1,13 +1,14 @@
 /** The options of `executeStream`, with their defaults resolved in one place. */
 import { FlightValidationError } from '../errors.js';
 import type { StagePolicy } from '../policy/stage-policy.js';
-import type { ExecuteStreamOptions, StreamRestartMode } from './types.js';
+import type { ExecuteStreamOptions, StreamPosition, StreamRestartMode } from './types.js';
 
 export const DEFAULT_MAX_STREAM_CHUNKS = 10_000;
 export const DEFAULT_STREAM_BATCH_MS = 0;
 
 export interface ResolvedStreamOptions {
   onRestart: StreamRestartMode;
+  after: StreamPosition | undefined;
   maxChunks: number;
   maxBytes: number;
   batchMs: number;
@@ -34,8 +35,17 @@ export function resolveStreamOptions(options: ExecuteStreamOptions, policy: Stag
   }
   return {
     onRestart,
+    after: resolveAfter(options.after),
     maxChunks: count('maxChunks', options.maxChunks, DEFAULT_MAX_STREAM_CHUNKS, 1),
     maxBytes: count('maxBytes', options.maxBytes, policy.maxResultBytes, 1),
     batchMs: count('batchMs', options.batchMs, DEFAULT_STREAM_BATCH_MS, 0),
   };
+}
+
+function resolveAfter(after: StreamPosition | undefined): StreamPosition | undefined {
+  if (after === undefined) return undefined;
+  const epoch = after?.epoch;
+  if (typeof after !== 'object' || after === null || (epoch !== undefined && !Number.isSafeInteger(epoch)))
+    throw new FlightValidationError(`after must be { epoch, index } as a stream gave them, got ${JSON.stringify(after)}`);
+  return { epoch, index: count('after.index', after.index, 0, 0) };
 }

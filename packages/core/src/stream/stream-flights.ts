@@ -3,7 +3,7 @@
  * (see streamed-supplier.ts), plus this node's shared log of the run's chunks, filled by the node's own
  * run or read from the coordinator (see stream-reader.ts).
  */
-import { FlightStreamUnsupportedError, FlightValidationError } from '../errors.js';
+import { FlightStreamExpiredError, FlightStreamUnsupportedError, FlightValidationError } from '../errors.js';
 import type { FlightEventMap } from '../events/types.js';
 import type { FlightMode } from '../flight/options.js';
 import type { FlightResult, StreamExecuteOptions, Supplier } from '../flight/types.js';
@@ -71,42 +71,61 @@ export class StreamFlights {
     const policy = this.host.policy(stage);
     const resolved = resolveStreamOptions(options, policy);
     const ref = { stage, key };
+    const { after } = resolved;
+    // A resumed caller continues a run; it never starts a flight (see `ExecuteStreamOptions.after`): as the
+    // owner of a new one it fails at once, before its run appears in the node's log. Taking over a run whose
+    // owner died is continuing it.
+    const resumable = (streamed: Supplier<unknown>): Supplier<unknown> =>
+      after
+        ? (context) => {
+            if (context.takeover) return streamed(context);
+            throw new FlightStreamExpiredError('the run this stream resumes is gone: none in progress, none kept', {
+              context: { stage, key, epoch: after.epoch, index: after.index },
+            });
+          }
+        : streamed;
     const id = flightId(ref);
     const { coordinator } = this;
     const { clock, logger } = this.deps;
-    return new FlightStreamCall<C>(ref, resolved.onRestart, () => {
-      const log = this.hub.hold(id);
-      const streamed = streamedSupplier(supplier, {
-        log,
-        coordinator,
-        clock,
-        logger,
-        options: resolved,
-        ttlMs: policy.maxRunMs,
-        keepRunWhenUnreachable: this.host.mode === 'hybrid',
-        produced: this.deps.streamChunks && ((chunks: number) => this.deps.streamChunks?.(stage, chunks)),
-      });
-      // The wait for the outcome lasts as long as the run progresses (see `StreamExecuteOptions`).
-      // The stored chunk list holds the chunks (at most maxBytes) plus its brackets and a comma per chunk.
-      const executeOptions: StreamExecuteOptions = {
-        progressedAt: () => log.progressedAt,
-        maxResultBytes: storedListCap(resolved.maxBytes, resolved.maxChunks),
-      };
-      if (options.signal) executeOptions.signal = options.signal;
-      if (options.sessionId !== undefined) executeOptions.sessionId = options.sessionId;
-      if (options.keepFailures !== undefined) executeOptions.keepFailures = options.keepFailures;
-      const { resultTtlMs } = options;
-      if (resultTtlMs !== undefined)
-        executeOptions.resultTtlMs = typeof resultTtlMs === 'number' ? resultTtlMs : (value) => resultTtlMs(fromStoredChunks(value, ref));
-      return {
-        log,
-        outcome: this.host.execute(stage, key, streamed, executeOptions),
-        demand: () => {
-          if (coordinator) demandChunks({ coordinator, ref, log, clock, logger, pollIntervalMs: policy.pollIntervalMs }, this.reading);
-        },
-        release: () => this.hub.release(id, log),
-        decode: (value) => fromStoredChunks(value, ref) as C[],
-      };
-    });
+    return new FlightStreamCall<C>(
+      ref,
+      resolved.onRestart,
+      () => {
+        const log = this.hub.hold(id);
+        const streamed = streamedSupplier(supplier, {
+          log,
+          coordinator,
+          clock,
+          logger,
+          options: resolved,
+          ttlMs: policy.maxRunMs,
+          keepRunWhenUnreachable: this.host.mode === 'hybrid',
+          produced: this.deps.streamChunks && ((chunks: number) => this.deps.streamChunks?.(stage, chunks)),
+        });
+        // The wait for the outcome lasts as long as the run progresses (see `StreamExecuteOptions`).
+        // The stored chunk list holds the chunks (at most maxBytes) plus its brackets and a comma per chunk.
+        const executeOptions: StreamExecuteOptions = {
+          progressedAt: () => log.progressedAt,
+          maxResultBytes: storedListCap(resolved.maxBytes, resolved.maxChunks),
+        };
+        if (options.signal) executeOptions.signal = options.signal;
+        if (options.sessionId !== undefined) executeOptions.sessionId = options.sessionId;
+        if (options.keepFailures !== undefined) executeOptions.keepFailures = options.keepFailures;
+        if (after) executeOptions.keepFailures = false;
+        const { resultTtlMs } = options;
+        if (resultTtlMs !== undefined)
+          executeOptions.resultTtlMs = typeof resultTtlMs === 'number' ? resultTtlMs : (value) => resultTtlMs(fromStoredChunks(value, ref));
+        return {
+          log,
+          outcome: this.host.execute(stage, key, resumable(streamed), executeOptions),
+          demand: () => {
+            if (coordinator) demandChunks({ coordinator, ref, log, clock, logger, pollIntervalMs: policy.pollIntervalMs }, this.reading);
+          },
+          release: () => this.hub.release(id, log),
+          decode: (value) => fromStoredChunks(value, ref) as C[],
+        };
+      },
+      after,
+    );
   }
 }

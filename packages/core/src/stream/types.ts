@@ -10,6 +10,14 @@ export type StreamChunk = string | Uint8Array | StreamJson;
 /** What a caller does when the run it already received chunks of is replaced by a new run (a takeover). */
 export type StreamRestartMode = 'error' | 'restart';
 
+/** Where a caller stopped reading a streamed flight: the run (its epoch) and how many chunks it received. */
+export interface StreamPosition {
+  /** The epoch of the run it read (`FlightStream.epoch`; undefined for runs without a coordinator). */
+  epoch: number | undefined;
+  /** How many chunks of that run it received: it continues with chunk `index`. */
+  index: number;
+}
+
 export interface ExecuteStreamOptions extends Pick<ExecuteOptions, 'signal' | 'sessionId' | 'keepFailures'> {
   /**
    * A caller that already received chunks of a run that is then replaced by a new owner's run:
@@ -19,6 +27,14 @@ export interface ExecuteStreamOptions extends Pick<ExecuteOptions, 'signal' | 's
    * @default 'error'
    */
   onRestart?: StreamRestartMode;
+  /**
+   * Resume: this caller already received `index` chunks of the run `epoch` (a reconnecting client, on any
+   * node). It gets the chunks from `index` on, live or from the stored ones; when that run was replaced
+   * since, it is treated as `onRestart` says for a caller that received chunks. It never runs the
+   * supplier: with no run in progress and none kept it fails with `FlightStreamExpiredError` (so does a
+   * caller that joins the flight at that very moment).
+   */
+  after?: StreamPosition;
   /** Owner side: a run may stream at most this many chunks (`FlightStreamLimitError` past it). @default 10000 */
   maxChunks?: number;
   /**

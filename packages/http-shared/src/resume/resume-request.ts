@@ -33,7 +33,8 @@ export function resumeRequestOf(request: HttpRequestInfo, resume: ResolvedResume
   const after = parseEventId(id);
   if (!after) throw new FlightResumeInvalidError('Last-Event-ID is not an event id of this route');
   if (after.tag !== tag) throw new FlightResumeMismatchError('Last-Event-ID names the stream of another request');
-  return { tag, expired: resume.expired, after };
+  // Position 0 is a `flight-restart` event: the client starts over, as a new request does.
+  return { tag, expired: resume.expired, after: after.index === 0 ? undefined : after };
 }
 
 /** The query string without the resume parameter (it is not part of what the request asks for). */
