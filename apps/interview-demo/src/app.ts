@@ -14,9 +14,11 @@ import {
   FlightAbortedError,
 } from '@flight/core';
 import type { DashboardHandler } from '@flight/dashboard';
+import cors from 'cors';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
-import type { InterviewAiInvoker, StreamedAnswer } from './invoker.js';
+import { parsePosition, type InterviewAiInvoker, type StreamedAnswer } from './invoker.js';
+import type { StreamPosition } from '@flight/core';
 import type { LiveSnapshot, LiveTracker } from './live.js';
 import type { DemoMetrics } from './metrics.js';
 import { SseWriter } from './sse.js';
@@ -112,6 +114,8 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(express.json({ limit: '256kb' }));
+  // The page of one node resumes a dropped stream on another node (another origin, on loopback).
+  app.use('/api/sessions', cors({ origin: /^http:\/\/(127\.0\.0\.1|localhost):\d+$/, allowedHeaders: ['content-type', 'last-event-id'] }));
   app.use((_req, res, next) => {
     res.setHeader('x-flight-node', nodeId);
     next();
@@ -139,14 +143,21 @@ export function createApp(deps: AppDeps): express.Express {
   };
   // Streamed: server-sent events `chunk` {text} as the owner produces them, then `done` {role, …, text}.
   // A failure before the first chunk is an HTTP error like the other routes'; after it, an `error` event.
-  type StreamHandler = (sessionId: string, body: Record<string, unknown>, signal: AbortSignal) => StreamedAnswer;
+  type StreamHandler = (sessionId: string, body: Record<string, unknown>, signal: AbortSignal, after?: StreamPosition) => StreamedAnswer;
   const streamRoute = (handler: StreamHandler) => async (req: Request, res: Response, next: NextFunction) => {
     const sse = new SseWriter(res);
     try {
       const { sessionId, body, signal } = callOf(req, res);
-      const answer = handler(sessionId, body, signal);
+      // A client that lost its connection comes back (to any node) with the id of the last chunk it got.
+      const lastId = req.get('last-event-id');
+      const after = parsePosition(lastId);
+      if (lastId && !after) throw new BadRequest('Last-Event-ID is not a position of this stream');
+      const answer = handler(sessionId, body, signal, after);
       res.setHeader('x-flight-key', answer.key);
-      for await (const text of answer.text) sse.send('chunk', { text });
+      for await (const piece of answer.text) {
+        if ('restart' in piece) sse.send('restart', {}, piece.id);
+        else sse.send('chunk', { text: piece.text }, piece.id);
+      }
       const result = await answer.result();
       sse.send('done', {
         stage: answer.stage,
@@ -177,11 +188,11 @@ export function createApp(deps: AppDeps): express.Express {
   );
   app.post(
     '/api/sessions/:sessionId/evaluation/stream',
-    streamRoute((sessionId, body, signal) => invoker.evaluateStream(sessionId, evaluationInput(body), { signal })),
+    streamRoute((sessionId, body, signal, after) => invoker.evaluateStream(sessionId, evaluationInput(body), { signal, after })),
   );
   app.post(
     '/api/sessions/:sessionId/follow-up/stream',
-    streamRoute((sessionId, body, signal) => invoker.followUpStream(sessionId, followUpInput(body), { signal })),
+    streamRoute((sessionId, body, signal, after) => invoker.followUpStream(sessionId, followUpInput(body), { signal, after })),
   );
   app.post(
     '/api/sessions/:sessionId/extraction',

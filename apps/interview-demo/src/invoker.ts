@@ -12,7 +12,16 @@
  * node receives the owner's tokens live (their key is the stage's key plus `stream`: a streamed flight
  * stores its chunks, not an `AiAnswer`).
  */
-import { buildFlightKey, hashPart, type FlightContext, type FlightResult, type KeyPart, type SingleFlight } from '@flight/core';
+import {
+  buildFlightKey,
+  FlightStreamRestart,
+  hashPart,
+  type FlightContext,
+  type FlightResult,
+  type KeyPart,
+  type SingleFlight,
+  type StreamPosition,
+} from '@flight/core';
 import type { Logger } from 'pino';
 import type { LiveTracker } from './live.js';
 import type { ChatMessage, ModelClient } from './model-client.js';
@@ -41,16 +50,32 @@ export interface InvokerDeps {
 
 export interface CallOptions {
   signal?: AbortSignal | undefined;
+  /** Streamed calls: resume after this position (a client that reconnected, on any node). */
+  after?: StreamPosition | undefined;
 }
 
 /** A streamed stage call: the text as it arrives, then how this caller was served. */
 export interface StreamedAnswer {
   stage: StageName;
   key: string;
-  /** The answer's text deltas, the same sequence for every caller of the flight. */
-  text: AsyncIterable<string>;
+  /**
+   * The answer's text deltas, the same sequence for every caller of the flight, each with its position
+   * (`<epoch>.<count>`, the id a client resumes after); `restart` when the run was replaced (start over).
+   */
+  text: AsyncIterable<StreamedPiece>;
   /** Once the text is complete: role, shared, epoch and every chunk. */
   result(): Promise<FlightResult<string[]>>;
+}
+
+export type StreamedPiece = { text: string; id: string } | { restart: true; id: string };
+
+/** The id of a position in a streamed answer: its run's epoch and how many chunks precede and include it. */
+export const positionId = (epoch: number | undefined, count: number) => `${epoch ?? 0}.${count}`;
+
+/** The position an id names, or undefined. */
+export function parsePosition(id: string | undefined): StreamPosition | undefined {
+  const match = /^(\d{1,16})\.(\d{1,9})$/.exec(id?.trim() ?? '');
+  return match ? { epoch: Number(match[1]), index: Number(match[2]) } : undefined;
 }
 
 export class InterviewAiInvoker {
@@ -187,18 +212,26 @@ export class InterviewAiInvoker {
     const { flight, tracker } = this.deps;
     const key = buildFlightKey(stage, [...parts, 'stream']);
     const log = this.deps.logger.child({ stage, key, sessionId });
+    // A resumed caller (`after`) is told of a replaced run instead of being cut off.
     const stream = flight.executeStream<string>(stage, key, (ctx) => this.modelStream(stage, messages, log, ctx), {
       sessionId,
       signal: options.signal,
+      onRestart: 'restart',
+      ...(options.after ? { after: options.after } : {}),
     });
-    async function* text(): AsyncGenerator<string> {
+    async function* text(): AsyncGenerator<StreamedPiece> {
       tracker.begin(stage, key, sessionId);
       let role: FlightResult<string[]>['role'] | 'error' = 'error';
-      let index = 0;
+      let index = options.after?.index ?? 0;
       try {
         for await (const chunk of stream) {
+          if (chunk instanceof FlightStreamRestart) {
+            index = 0;
+            yield { restart: true, id: positionId(chunk.epoch, 0) };
+            continue;
+          }
           tracker.chunk(stage, key, index++, chunk);
-          yield chunk;
+          yield { text: chunk, id: positionId(stream.epoch, index) };
         }
         const result = await stream.result();
         role = result.role;
@@ -211,7 +244,8 @@ export class InterviewAiInvoker {
         tracker.end(stage, key, role);
       }
     }
-    return { stage, key, text: text(), result: () => stream.result() };
+    // The stored value is the run's chunks: restart markers are only ever given while iterating.
+    return { stage, key, text: text(), result: () => stream.result() as Promise<FlightResult<string[]>> };
   }
 
   /** The supplier of a streamed flight: the model's streamed answer, counted like a model call. */

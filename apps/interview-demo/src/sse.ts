@@ -44,8 +44,9 @@ export class SseWriter {
     if (retryMs !== undefined) this.res.write(`retry: ${retryMs}\n\n`);
   }
 
-  send(event: string, data: unknown): void {
+  /** Sends one event; with `id`, the position a client that reconnects resumes after (`Last-Event-ID`). */
+  send(event: string, data: unknown, id?: string): void {
     this.open();
-    this.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    this.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n${id === undefined ? '' : `id: ${id}\n`}\n`);
   }
 }
