@@ -15,6 +15,7 @@ import { footprintOptions, runFootprint } from './scenarios/footprint.js';
 import { fanoutOptions, runFanout } from './scenarios/fanout.js';
 import { httpOptions, runHttp } from './scenarios/http.js';
 import { runStream, streamOptions, type StreamOptions } from './scenarios/stream.js';
+import { runStreamResume, streamResumeOptions } from './scenarios/stream-resume.js';
 import { forgetReachOptions, runForgetReach } from './scenarios/forget-reach.js';
 import { nowMs } from './stats.js';
 import { compareRows } from './targets.js';
@@ -29,6 +30,7 @@ export const SCENARIOS = [
   'fan-out',
   'http',
   'stream',
+  'stream-resume',
   'forget-reach',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
@@ -94,7 +96,9 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
     redis = await startBenchRedis();
     log(`redis ${redis.url} (${redis.own ? 'own server' : 'external'}), run ${runId}`);
     admin = new Redis(redis.url);
-    const needWorkers = scenarios.some((s) => s === 'herd' || s === 'wakeup' || s === 'many-waiters' || s === 'fan-out' || s === 'stream');
+    const needWorkers = scenarios.some(
+      (s) => s === 'herd' || s === 'wakeup' || s === 'many-waiters' || s === 'fan-out' || s === 'stream' || s === 'stream-resume',
+    );
     if (needWorkers) {
       workers = await startWorkers(3);
       await Promise.all(workers.map((w) => w.call('init', { counterUrl: redis!.url })));
@@ -113,6 +117,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
         if (scenario === 'http') rows.push(...(await runHttp(ctx, httpOptions(quick))));
         if (scenario === 'forget-reach') rows.push(...(await runForgetReach(ctx, contenders, forgetReachOptions(quick))));
         if (scenario === 'stream') rows.push(...(await runStream(ctx, contenders, { ...streamOptions(quick), ...options.stream })));
+        if (scenario === 'stream-resume') rows.push(...(await runStreamResume(ctx, contenders, streamResumeOptions(quick))));
         for (const r of rows.filter((x) => x.scenario === scenario && x.kind === 'failed'))
           failed.push({ scenario, reason: `${r.contender}: ${String(r.reason)}` });
         log(`${scenario} done in ${((nowMs() - t) / 1000).toFixed(1)} s`);

@@ -174,6 +174,23 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
       ['errors', (r) => r.errors],
     ],
   },
+  'stream-resume': {
+    title: '9. Resumable streams — resume latency, and Redis commands per streamed chunk by followers and processes',
+    cols: [
+      ['contender', (r) => r.contender],
+      ['resume during the run: first chunk p50 / p99 ms', (r) => [r.resumeDuringRunP50Ms, r.resumeDuringRunP99Ms]],
+      ['resume after the run: first chunk p50 / p99 ms', (r) => [r.resumeAfterRunP50Ms, r.resumeAfterRunP99Ms]],
+      ['resumes', (r) => r.resumes],
+      ['incomplete sequences', (r) => r.incompleteSequences],
+      ...(['1p×1f', '1p×10f', '1p×100f', '3p×1f', '3p×10f', '3p×100f'] as const).map((k): Col => [
+        `${k}: Redis commands / bytes per chunk`,
+        (r) => {
+          const c = (r.commandsPerChunk as Record<string, { commandsPerChunk: number; bytesPerChunk: number }> | undefined)?.[k];
+          return c ? [c.commandsPerChunk, c.bytesPerChunk] : null;
+        },
+      ]),
+    ],
+  },
 };
 
 function table(rows: ResultRow[], cols: Col[], markdown: boolean): string {

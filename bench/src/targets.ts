@@ -317,6 +317,20 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
       behind('per-chunk lag', st.chunkLagP50Ms, st.chunkLagP99Ms);
     }
 
+    const resume = pick(all, 'stream-resume', name);
+    if (resume) {
+      const cost = (resume.commandsPerChunk ?? {}) as Record<string, { commandsPerChunk: number }>;
+      const flat = (p: string) =>
+        Math.abs((cost[`${p}×100f`]?.commandsPerChunk ?? NaN) - (cost[`${p}×10f`]?.commandsPerChunk ?? NaN)) <= 0.5;
+      add(
+        'Stream resume: every resumed caller gets exactly the chunks after its position; Redis commands per chunk do not grow from 10 to 100 followers',
+        name,
+        `${fmt(resume.resumes)} resumes, ${fmt(resume.incompleteSequences)} incomplete; commands/chunk 1 process ${fmt(cost['1p×10f']?.commandsPerChunk)} → ${fmt(cost['1p×100f']?.commandsPerChunk)}, 3 processes ${fmt(cost['3p×10f']?.commandsPerChunk)} → ${fmt(cost['3p×100f']?.commandsPerChunk)}`,
+        resume.incompleteSequences === 0 && flat('1p') && flat('3p'),
+        `resume first chunk p99 ${fmt(resume.resumeDuringRunP99Ms)} ms during the run, ${fmt(resume.resumeAfterRunP99Ms)} ms after it. Commands include those our Lua scripts run inside Redis; each further process that follows the run adds about 2 per chunk (its read), whatever its followers.`,
+      );
+    }
+
     const reach = pick(all, 'forget-reach', name);
     if (reach) {
       add(

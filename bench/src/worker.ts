@@ -14,6 +14,7 @@ import { classifyNotices, startCountingProxy, type CountingProxy, type Subscribe
 import { nowMs } from './stats.js';
 import { herd, hold, memory, ownWaiters, series, waiters } from './tasks.js';
 import { streamHerd } from './scenarios/stream.js';
+import { streamReader } from './scenarios/stream-resume.js';
 
 let contender: Contender | undefined;
 /** The bare hop's subscriber in this process (`hopListen` / `hopCollect`): message index -> arrival (shared ms). */
@@ -151,6 +152,7 @@ const handlers: Record<string, (args: any) => Promise<unknown>> = {
   },
   herd: (args) => herd(need(), counter, args),
   streamHerd: (args) => streamHerd(need(), counter, args),
+  streamReader: (args) => streamReader(need(), counter, args),
   series: (args) => series(need(), counter, args),
   async holdStart(args) {
     held = hold(need(), counter, args);

@@ -86,8 +86,11 @@ export interface Contender {
   notifications?(): NotificationCounters | null;
   /** Callers parked as followers in this process right now (flight only). */
   waiting?(): number;
-  /** Streams the supplier's chunks to this caller (naive and flight only): the chunks as they come, then the caller's role. */
-  stream?(key: string, supplier: () => AsyncIterable<string>): StreamRun;
+  /**
+   * Streams the supplier's chunks to this caller (naive and flight only): the chunks as they come, then the
+   * caller's role; with `after` (flight only), resumes a caller that received `index` chunks of run `epoch`.
+   */
+  stream?(key: string, supplier: () => AsyncIterable<string>, after?: { epoch: number | undefined; index: number }): StreamRun;
   close(): Promise<void>;
 }
 
@@ -95,6 +98,8 @@ export interface Contender {
 export interface StreamRun {
   chunks: AsyncIterable<string>;
   role(): Promise<string>;
+  /** The epoch of the run the chunks came from (flight only). */
+  epoch?(): number | undefined;
 }
 
 type FlightFactory = (options: { client: any; prefix?: string }) => any;
@@ -158,9 +163,9 @@ function wrapFlight(
       const r = await flight.execute(STAGE, key, () => supplier());
       return { value: r.value, role: r.role };
     },
-    stream(key, supplier) {
-      const stream = flight.executeStream(STAGE, key, () => supplier());
-      return { chunks: stream, role: async () => (await stream.result()).role };
+    stream(key, supplier, after) {
+      const stream = flight.executeStream(STAGE, key, () => supplier(), after ? { after } : {});
+      return { chunks: stream, role: async () => (await stream.result()).role, epoch: () => stream.epoch };
     },
     close,
   };
