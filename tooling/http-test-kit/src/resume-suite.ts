@@ -5,12 +5,10 @@
  * handler run; another user's id, a malformed id and a stream that is gone get their documented answers.
  */
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deleteByPrefix, startServerProcess, stopServerProcesses, type ServerProcess } from './cluster-harness.js';
+import { describe, expect, it } from 'vitest';
 import type { Driver } from './middleware-suite.js';
 import { STREAM_EVENTS, streamKeys } from './stream-routes.js';
+import { streamServers } from './stream-servers.js';
 import { open, until } from './stream-suite.js';
 
 /** An event as a client parses it: its data and its id. */
@@ -38,34 +36,8 @@ const DATA = STREAM_EVENTS.map((event) => event.replace(/^data: /, '').trim());
 
 export function registerResumeSuite(driver: Driver): void {
   describe('resumable streams (resume: true) across three server processes over Redis', () => {
-    const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-    const prefix = `flight-test:resume:${driver.name.replace(/\W+/g, '-')}:${randomBytes(4).toString('hex')}`;
-    const nodes: ServerProcess[] = [];
-    let redis: Redis;
-
-    beforeAll(async () => {
-      redis = new Redis(redisUrl);
-      const fixture = fileURLToPath(new URL('./stream-node.ts', import.meta.url));
-      const env = {
-        REDIS_URL: redisUrl,
-        FLIGHT_PREFIX: prefix,
-        DRIVER_MODULE: driver.process.module,
-        DRIVER_NAME: driver.name,
-        FLIGHT_RESUME: '1',
-      };
-      const started = await Promise.allSettled([0, 1, 2].map(() => startServerProcess(fixture, { ...driver.process, env })));
-      for (const result of started) if (result.status === 'fulfilled') nodes.push(result.value);
-      const failed = started.find((result) => result.status === 'rejected');
-      if (failed) throw failed.reason;
-    }, 30_000);
-
-    afterAll(async () => {
-      await stopServerProcesses(nodes);
-      await deleteByPrefix(redis, prefix);
-      await redis.quit();
-    });
-
-    const calls = async (id: string) => Number(await redis.get(streamKeys(prefix, id).calls));
+    const { nodes, prefix, redis } = streamServers(driver, 'resume', 3, { FLIGHT_RESUME: '1' });
+    const calls = async (id: string) => Number(await redis().get(streamKeys(prefix, id).calls));
     const user = (name: string, extra: Record<string, string> = {}) => ({ 'x-user': name, 'x-gap': '150', ...extra });
 
     it('a client that leaves after two events resumes on another node during the run, and a third after it, with one handler run', async () => {

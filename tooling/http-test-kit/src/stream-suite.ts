@@ -5,11 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { get as httpGet, type ClientRequest } from 'node:http';
-import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deleteByPrefix, startServerProcess, stopServerProcesses, type ServerProcess } from './cluster-harness.js';
+import { describe, expect, it } from 'vitest';
+import type { ServerProcess } from './cluster-harness.js';
 import type { Driver } from './middleware-suite.js';
+import { streamServers } from './stream-servers.js';
 import { STREAM_EVENTS, streamKeys } from './stream-routes.js';
 
 export interface Streamed {
@@ -97,28 +96,8 @@ export async function until(condition: () => boolean, what: string, ms = 5000): 
 /** Registers the streamed-response tests for one driver (inside its `describe`). */
 export function registerStreamSuite(driver: Driver): void {
   describe('streamed responses (stream: true) across server processes over Redis', () => {
-    const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-    const prefix = `flight-test:stream:${driver.name.replace(/\W+/g, '-')}:${randomBytes(4).toString('hex')}`;
-    const nodes: ServerProcess[] = [];
-    let redis: Redis;
-
-    beforeAll(async () => {
-      redis = new Redis(redisUrl);
-      const fixture = fileURLToPath(new URL('./stream-node.ts', import.meta.url));
-      const env = { REDIS_URL: redisUrl, FLIGHT_PREFIX: prefix, DRIVER_MODULE: driver.process.module, DRIVER_NAME: driver.name };
-      const started = await Promise.allSettled([0, 1].map(() => startServerProcess(fixture, { ...driver.process, env })));
-      for (const result of started) if (result.status === 'fulfilled') nodes.push(result.value);
-      const failed = started.find((result) => result.status === 'rejected');
-      if (failed) throw failed.reason;
-    }, 30_000);
-
-    afterAll(async () => {
-      await stopServerProcesses(nodes);
-      await deleteByPrefix(redis, prefix);
-      await redis.quit();
-    });
-
-    const count = async (key: string) => Number(await redis.get(key));
+    const { nodes, prefix, redis } = streamServers(driver, 'stream', 2);
+    const count = async (key: string) => Number(await redis().get(key));
 
     for (const kind of ['sse', 'chunked'] as const) {
       it(`${kind}: identical requests on two processes run the handler once; every client gets the events live, a late joiner all of them, a later request the replay`, async () => {
@@ -128,14 +107,14 @@ export function registerStreamSuite(driver: Driver): void {
         const clients = 6;
         const headers = { 'x-expect': String(clients) };
         // The handler writes event 1, then waits until every client received a first piece: only a live stream lets it go on.
-        const streams = Array.from({ length: clients }, (_, i) => open(nodes[i % 2]!, path, headers, () => redis.incr(keys.seen)));
+        const streams = Array.from({ length: clients }, (_, i) => open(nodes[i % 2]!, path, headers, () => redis().incr(keys.seen)));
         await until(() => streams.every((stream) => stream.body.includes(STREAM_EVENTS[2]!)), 'every client to receive event 3');
         // Events 4 and 5 wait for this late joiner's first piece: it catches up from event 1.
-        const late = open(nodes[1]!, path, headers, () => redis.incr(keys.late));
+        const late = open(nodes[1]!, path, headers, () => redis().incr(keys.late));
         const answers = await Promise.all([...streams, late].map((stream) => stream.done));
 
         expect(await count(keys.calls)).toBe(1);
-        expect(await redis.get(keys.stalled)).toBeNull();
+        expect(await redis().get(keys.stalled)).toBeNull();
         for (const answer of answers) {
           expect({ status: answer.status, body: answer.body, aborted: answer.aborted }).toEqual({
             status: 200,
