@@ -114,8 +114,12 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(express.json({ limit: '256kb' }));
-  // The page of one node resumes a dropped stream on another node (another origin, on loopback).
-  app.use('/api/sessions', cors({ origin: /^http:\/\/(127\.0\.0\.1|localhost):\d+$/, allowedHeaders: ['content-type', 'last-event-id'] }));
+  // The page of one node resumes a dropped stream on another node (another origin, on loopback). Only the
+  // stream routes: CORS adds `Vary: Origin`, which the coalesced report route would then refuse to share.
+  app.use(
+    '/api/sessions/:sessionId/:stage/stream',
+    cors({ origin: /^http:\/\/(127\.0\.0\.1|localhost):\d+$/, allowedHeaders: ['content-type', 'last-event-id'] }),
+  );
   app.use((_req, res, next) => {
     res.setHeader('x-flight-node', nodeId);
     next();
