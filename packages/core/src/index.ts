@@ -18,7 +18,7 @@ export { createMemorySessionLock } from './memory/memory-session-lock.js';
 export { createLruReplayCache, type LruReplayCacheOptions } from './cache/lru-replay-cache.js';
 export { createEnvelopeCodec, type EnvelopeCodecOptions, type Serializer } from './codec/envelope-codec.js';
 export { FLIGHT_METRICS } from './telemetry/flight-metrics.js';
-export type { Clock, FlightCoordinator, FlightLogger, ReplayCache, ResultCodec, SessionLock } from './ports/index.js';
+export type { Clock, FlightCoordinator, FlightLogger, ReplayCache, ReplayEntry, ResultCodec, SessionLock } from './ports/index.js';
 export {
   FlightAbortedError,
   FlightCancelledError,

@@ -50,6 +50,22 @@ describe('an L1 entry never outlives the stored result it copies', () => {
   });
 });
 
+describe('an L1 hit tells the run it copies', () => {
+  it("a hit reports the epoch of the run whose value it holds (owner's, follower's and replay's entries alike)", async () => {
+    const coordinator = createMemoryCoordinator();
+    const a = create({ coordinator, mode: 'distributed', nodeId: 'a', defaults: BASE });
+    const b = create({ coordinator, mode: 'distributed', nodeId: 'b', defaults: BASE });
+    const owned = await a.execute('s', 'k', () => 'v');
+    expect(owned.epoch).toBeGreaterThan(0);
+    expect(await a.execute('s', 'k', () => 'other')).toMatchObject({ role: 'l1', epoch: owned.epoch });
+    expect(await b.execute('s', 'k', () => 'other')).toMatchObject({ role: 'replay', epoch: owned.epoch });
+    expect(await b.execute('s', 'k', () => 'other')).toMatchObject({ role: 'l1', epoch: owned.epoch });
+    const local = create({ mode: 'local', defaults: BASE });
+    await local.execute('s', 'k', () => 'v');
+    expect(await local.execute('s', 'k', () => 'other')).toMatchObject({ role: 'l1', epoch: undefined });
+  });
+});
+
 /** The memory coordinator, with the first `complete` reply held until the `forget` reply: both come back together. */
 function completeRepliesWithForget(inner: FlightCoordinator): FlightCoordinator {
   let releaseHeld: (() => void) | undefined;

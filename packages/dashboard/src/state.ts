@@ -55,11 +55,17 @@ export interface DashboardState {
   events: NotableEvent[];
 }
 
-export function nodeSummary(options: ResolvedDashboardOptions, collector: DashboardCollector): NodeSummary {
+/** This node's summary; `stages` and `liveFlights` when the caller has them already (one build per refresh). */
+export function nodeSummary(
+  options: ResolvedDashboardOptions,
+  collector: DashboardCollector,
+  stages = collector.stages(),
+  liveFlights = collector.localFlights().length,
+): NodeSummary {
   const { singleFlight } = options;
   let requests = 0;
   let runs = 0;
-  for (const stage of collector.stages()) {
+  for (const stage of stages) {
     requests += stage.requests;
     runs += stage.runs;
   }
@@ -72,7 +78,7 @@ export function nodeSummary(options: ResolvedDashboardOptions, collector: Dashbo
     requests,
     runs,
     saved: Math.max(0, requests - runs),
-    liveFlights: collector.localFlights().length,
+    liveFlights,
     timeline: collector.timelineUntil(),
   };
 }
@@ -134,7 +140,9 @@ function sumTimelines(timelines: TimelineBucket[][]): TimelineBucket[] {
 }
 
 export async function dashboardState(options: ResolvedDashboardOptions, collector: DashboardCollector): Promise<DashboardState> {
-  const node = nodeSummary(options, collector);
+  const stageSummaries = collector.stages();
+  const local = collector.localFlights();
+  const node = nodeSummary(options, collector, stageSummaries, local.length);
   const stages = [...new Set([...options.stages, ...collector.stageNames()])];
   const [peers, shared] = await Promise.all([
     Promise.all(options.peers.map((url) => askPeer(url, options.peerTimeoutMs))),
@@ -145,7 +153,7 @@ export async function dashboardState(options: ResolvedDashboardOptions, collecto
   const requests = answered.reduce((sum, n) => sum + n.requests, 0);
   const runs = answered.reduce((sum, n) => sum + n.runs, 0);
   const saved = Math.max(0, requests - runs);
-  const flights: DashboardState['flights'] = { local: node.liveFlights ? collector.localFlights() : [], shared: null };
+  const flights: DashboardState['flights'] = { local, shared: null };
   if (typeof shared === 'string') flights.sharedError = shared;
   else flights.shared = shared;
   return {
@@ -163,7 +171,7 @@ export async function dashboardState(options: ResolvedDashboardOptions, collecto
       timeline: sumTimelines(answered.map((n) => n.timeline)),
       degraded: nodes.flatMap((n) => (!n.reachable ? [n.url] : n.degraded ? [n.nodeId] : [])),
     },
-    stages: collector.stages(),
+    stages: stageSummaries,
     flights,
     events: collector.notableEvents(),
   };

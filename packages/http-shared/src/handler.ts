@@ -6,7 +6,7 @@
  * while fresh, freshness.ts), a typed error, or the handler run for this request alone.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FlightExecutionError, FlightWaitTimeoutError } from '@flight/core';
+import { FlightExecutionError, FlightStreamExpiredError, FlightWaitTimeoutError } from '@flight/core';
 import {
   FlightHttpError,
   FlightHttpTimeoutError,
@@ -61,7 +61,7 @@ interface Handler<Req> {
  */
 function joinedRefusedRun(error: unknown): boolean {
   return (
-    error instanceof FlightExecutionError && (error.cause instanceof DetachedRequest || error.cause instanceof FlightResumeExpiredError)
+    error instanceof FlightExecutionError && (error.cause instanceof DetachedRequest || error.cause instanceof FlightStreamExpiredError)
   );
 }
 
@@ -69,8 +69,8 @@ function joinedRefusedRun(error: unknown): boolean {
 function resumeFailureOf(call: FlightCall<unknown>, error: unknown): FlightHttpError | undefined {
   if (error instanceof FlightResumeInvalidError || error instanceof FlightResumeMismatchError) return error;
   // Only the resuming caller's own run says its stream is gone; a caller that joined that run asks again.
-  if (call.run === undefined && error instanceof FlightExecutionError && error.cause instanceof FlightResumeExpiredError && call.resuming)
-    return error.cause;
+  if (call.run === undefined && error instanceof FlightExecutionError && error.cause instanceof FlightStreamExpiredError && call.resuming)
+    return new FlightResumeExpiredError('the stream this Last-Event-ID names is gone', { cause: error.cause });
   return undefined;
 }
 

@@ -7,13 +7,13 @@
  * piece; after completion the stored chunks replay. Errors before a caller's head was sent are thrown to
  * the handler, which answers them as for a buffered flight.
  */
-import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import type { FlightContext, FlightRole, FlightStreamRestart, StreamChunk, StreamJson } from '@flight/core';
-import { FlightResumeExpiredError, UnshareableResponse } from './errors.js';
+import { UnshareableResponse } from './errors.js';
 import type { HttpExchange, HttpFlightRole } from './exchange.js';
 import type { ResolvedHttpFlightOptions } from './options.js';
 import type { OwnerRun, Piece } from './recorder.js';
+import { chunkOf, pieceOf } from './chunk-pieces.js';
 import { ageOf, keepFor, staleFor } from './freshness.js';
 import { isSharedResponse, toShared, unshareableReason, type SharedResponse } from './response.js';
 import { eventPieces } from './resume/event-pieces.js';
@@ -43,22 +43,10 @@ type StreamOptions = Pick<
   'singleFlight' | 'stage' | 'shareStatus' | 'vary' | 'maxBodyBytes' | 'replayHeaders' | 'resume'
 >;
 
-/** A body piece as a chunk: text as it was written (or bytes that are valid UTF-8, as text), else the bytes. */
-function chunkOf(piece: Piece): StreamChunk {
-  return typeof piece === 'string' || !isUtf8(piece) ? piece : piece.toString('utf8');
-}
-
-/** The bytes or text a chunk read back from the flight stands for. */
-function pieceOf(chunk: StreamChunk): Piece {
-  if (typeof chunk === 'string') return chunk;
-  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  throw new TypeError('a streamed response chunk is neither text nor bytes');
-}
-
 /**
  * The owner's chunks: its handler's head (refused when it may not be shared), then its body pieces (on a
- * resumable route, its whole events). A resumed request never runs the handler for a stream that is gone,
- * unless the route says to restart.
+ * resumable route, its whole events). A resumed request that runs the handler took over a dead owner's
+ * run, or starts anew on a route that says to restart (core's `after` refuses any other start).
  */
 async function* ownerChunks<Req>(
   call: StreamedCall<Req>,
@@ -67,9 +55,6 @@ async function* ownerChunks<Req>(
   resume: ResumeRequest | undefined,
 ): AsyncGenerator<StreamChunk> {
   const resuming = resume?.after !== undefined;
-  // Taking over a run whose owner died continues the stream; starting the flight anew does not.
-  if (resuming && resume.expired === 'gone' && !context.takeover)
-    throw new FlightResumeExpiredError('the stream this Last-Event-ID names is gone');
   call.claim(context);
   const { exchange } = call;
   const run = exchange.recordStream!(
@@ -134,6 +119,9 @@ export async function streamFlight<Req>(call: StreamedCall<Req>, key: string, op
     resultTtlMs: keepChunksFor,
     // A resumable stream announces a replaced run (restart event); any other caller is cut short.
     onRestart: resume ? 'restart' : 'error',
+    // A resume never starts the flight unless the route says to restart; it keeps every chunk from the
+    // head on (the events it already has are skipped by `eventPieces`, which also tells a replaced run).
+    ...(resume?.after && resume.expired === 'gone' ? { after: { epoch: resume.after.epoch, index: 0 } } : {}),
   });
   let settledRole: FlightRole | undefined;
   const outcome = stream.result();

@@ -1,6 +1,5 @@
-import { fileURLToPath } from 'node:url';
 import { registerStreamSuite } from '@flight/redis-test-kit';
+import { adapter } from './adapter-under-test.js';
 
-const adapter = { name: 'ioredis', kind: 'ioredis', module: fileURLToPath(new URL('../src/index.ts', import.meta.url)) } as const;
 registerStreamSuite(adapter, 'standalone');
 registerStreamSuite(adapter, 'cluster');

@@ -32,6 +32,21 @@ function parseEvents(body: string): ParsedEvent[] {
     });
 }
 
+/** The events of `body` that arrived whole (a partly received last event is not one yet). */
+const wholeEvents = (body: string) => parseEvents(body.slice(0, body.lastIndexOf('\n\n') + 2));
+
+/** A small seeded generator (mulberry32): a failing run names its seed, and the seed replays it. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 const DATA = STREAM_EVENTS.map((event) => event.replace(/^data: /, '').trim());
 
 export function registerResumeSuite(driver: Driver): void {
@@ -99,6 +114,61 @@ export function registerResumeSuite(driver: Driver): void {
       expect(parseEvents(again.body).map((e) => e.data)).toEqual(DATA);
       expect(await calls(id)).toBe(2);
     });
+
+    it('12 clients leave at random points and resume on other nodes, during the run and after it, again and again: each ends with the exact events, one handler run', async () => {
+      const seed = Number(process.env.FLIGHT_RESUME_SEED ?? randomBytes(4).readUInt32LE(0));
+      const random = seeded(seed);
+      const id = `random-${randomBytes(4).toString('hex')}`;
+      const path = `/r/paced/fresh/${id}`;
+      const gapMs = 120;
+      /** One client, as EventSource behaves: reconnects with the last id it received, to another node. */
+      const client = async (c: number) => {
+        const got: ParsedEvent[] = [];
+        const hops: string[] = [];
+        for (let hop = 0, node = c % 3; got.length < DATA.length; hop++, node = (node + 1 + Math.floor(random() * 2)) % 3) {
+          const lastId = got.at(-1)?.id;
+          const stream = open(nodes[node]!, path, user('ann', { 'x-gap': String(gapMs), ...(lastId ? { 'last-event-id': lastId } : {}) }));
+          // Leave after 1 to 3 more events, at most three times (client 0: once), then read to the end.
+          const leaveAt = hop < 3 && !(c === 0 && hop > 0) ? got.length + 1 + Math.floor(random() * 3) : Infinity;
+          if (leaveAt < DATA.length) {
+            const more = leaveAt - got.length;
+            let ended = false;
+            void stream.done.then(() => (ended = true));
+            await until(() => ended || wholeEvents(stream.body).length >= more, `event ${leaveAt} (seed ${seed})`);
+            stream.leave();
+            const events = wholeEvents(stream.body);
+            expect(events.length, `${stream.body} (seed ${seed})`).toBeGreaterThanOrEqual(more);
+            got.push(...events.slice(0, more));
+            hops.push(`${node}:left after ${got.length}`);
+            // Back at once, or after a pause that may outlast the run (5 events × gap); client 0 always does.
+            const pause = c === 0 && hop === 0 ? 10 * gapMs : random() < 0.5 ? 0 : Math.floor(random() * 8 * gapMs);
+            await new Promise((resolve) => setTimeout(resolve, pause));
+          } else {
+            const answer = await stream.done;
+            expect(answer.status, `${answer.body} (seed ${seed})`).toBe(200);
+            got.push(...parseEvents(answer.body));
+            hops.push(`${node}:${answer.role} to the end`);
+          }
+        }
+        return { got, hops };
+      };
+      const clients = await Promise.all(Array.from({ length: 12 }, (_, c) => client(c)));
+      for (const { got, hops } of clients) {
+        const what = `seed ${seed}, hops ${hops.join(' → ')}`;
+        expect(
+          got.map((e) => e.data),
+          what,
+        ).toEqual(DATA);
+        expect(
+          got.map((e) => e.id!.split('.')[2]),
+          what,
+        ).toEqual(['1', '2', '3', '4', '5']);
+      }
+      // One flight and one run: a single tag and epoch in every id, one handler run.
+      expect(new Set(clients.flatMap(({ got }) => got.map((e) => e.id!.split('.').slice(0, 2).join('.')))).size).toBe(1);
+      expect(clients.some(({ hops }) => hops.some((h) => h.endsWith('replay to the end')))).toBe(true);
+      expect(await calls(id)).toBe(1);
+    }, 30_000);
 
     it('the owner process is SIGKILLed mid-stream: the client resuming on another node gets flight-restart, then the new run whole', async () => {
       const id = `killed-${randomBytes(4).toString('hex')}`;

@@ -3,8 +3,13 @@
  * shared Redis or on a local Redis Cluster: each adapter package registers it in one call.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSingleFlight } from '@flight/core';
+import { createRedisCoordinator } from '@flight/redis-scripts';
 import type { RedisAdapterUnderTest } from './adapter-suite';
+import { countedDriver } from './counted-driver';
+import { withoutTerminalNotices } from './lossy-driver';
 import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl, startRedisCluster, type RedisCluster } from '@flight/test-servers';
 import { startWorker, type Worker } from './multiprocess';
 import type { StreamOutcome } from './worker';
@@ -20,7 +25,7 @@ function quantile(values: number[], q: number): number {
 }
 
 export function registerStreamSuite(
-  adapter: Pick<RedisAdapterUnderTest, 'name' | 'kind' | 'module'>,
+  adapter: Pick<RedisAdapterUnderTest, 'name' | 'kind' | 'module' | 'driver'>,
   target: 'standalone' | 'cluster',
 ): void {
   const prefix = `flight-stream-${adapter.kind}-${randomUUID().slice(0, 8)}`;
@@ -165,6 +170,95 @@ export function registerStreamSuite(
         expect(outcome.items.slice(marker + 1)).toEqual(sequence);
       }
     }, 60_000);
+
+    // Two nodes in this process, each with its own standalone driver (counted, or losing notices).
+    if (target === 'standalone')
+      it('a following node reads the stream about once per reader, not once per chunk: the chunks come with the notices', async () => {
+        const sent: string[] = [];
+        const node = (nodeId: string, counted?: string[]) => {
+          const driver = adapter.driver(sharedRedisUrl());
+          return createSingleFlight({
+            coordinator: createRedisCoordinator(counted ? countedDriver(driver, counted) : driver, { prefix }),
+            nodeId,
+            defaults: { pollIntervalMs: 200, l1: { enabled: false } },
+          });
+        };
+        const owner = node('owner');
+        const follower = node('follower', sent);
+        try {
+          const key = `reads-${randomUUID()}`;
+          const chunks = 40;
+          let runs = 0;
+          const supplier = async function* () {
+            runs++;
+            for (let i = 0; i < chunks; i++) {
+              await sleep(15);
+              yield `chunk-${i}`;
+            }
+          };
+          const collect = async (stream: AsyncIterable<string>) => {
+            const items: string[] = [];
+            for await (const item of stream) items.push(item);
+            return items;
+          };
+          const owned = collect(owner.executeStream(STAGE, key, supplier));
+          await sleep(40);
+          sent.length = 0;
+          const followed = await Promise.all(Array.from({ length: 5 }, () => collect(follower.executeStream(STAGE, key, supplier))));
+          const sequence = Array.from({ length: chunks }, (_, i) => `chunk-${i}`);
+          expect(await owned).toEqual(sequence);
+          for (const items of followed) expect(items).toEqual(sequence);
+          expect(runs).toBe(1);
+          // One read as the reader starts (and the read that confirms its subscription); a reader that
+          // stopped whenever its callers were busy with the last batch would read once per chunk (~40).
+          expect(sent.filter((name) => name === 'streamRead').length).toBeLessThanOrEqual(6);
+        } finally {
+          await Promise.all([owner.close(), follower.close()]);
+        }
+      }, 30_000);
+
+    if (target === 'standalone')
+      it('a following node that never hears the terminal notice still ends, within its poll interval of the run', async () => {
+        const pollIntervalMs = 200;
+        const lossy = withoutTerminalNotices(adapter.driver(sharedRedisUrl()));
+        const node = (nodeId: string, driver = adapter.driver(sharedRedisUrl())) =>
+          createSingleFlight({
+            coordinator: createRedisCoordinator(driver, { prefix }),
+            nodeId,
+            defaults: { pollIntervalMs, l1: { enabled: false } },
+          });
+        const owner = node('owner');
+        const follower = node('follower', lossy.driver);
+        try {
+          const key = `lost-end-${randomUUID()}`;
+          const supplier = async function* () {
+            for (let i = 0; i < 10; i++) {
+              await sleep(20);
+              yield `chunk-${i}`;
+            }
+          };
+          const collect = async (stream: AsyncIterable<string>) => {
+            const items: string[] = [];
+            for await (const item of stream) items.push(item);
+            return { items, endedAt: Date.now() };
+          };
+          const owned = collect(owner.executeStream(STAGE, key, supplier));
+          await sleep(30);
+          const followed = await Promise.all(Array.from({ length: 3 }, () => collect(follower.executeStream(STAGE, key, supplier))));
+          const ownerEnd = await owned;
+          const sequence = Array.from({ length: 10 }, (_, i) => `chunk-${i}`);
+          expect(ownerEnd.items).toEqual(sequence);
+          expect(lossy.lost()).toBeGreaterThan(0);
+          const lateMs = Math.max(...followed.map((f) => f.endedAt)) - ownerEnd.endedAt;
+          console.log(
+            `[stream] ${JSON.stringify({ adapter: adapter.name, lostTerminalNotice: { endedAfterOwnerMs: lateMs, pollIntervalMs } })}`,
+          );
+          for (const f of followed) expect(f.items).toEqual(sequence);
+          expect(lateMs).toBeLessThanOrEqual(pollIntervalMs + 150);
+        } finally {
+          await Promise.all([owner.close(), follower.close()]);
+        }
+      }, 30_000);
 
     it("a stale owner's appends are refused: a paused owner resumed after a takeover follows the new run", async () => {
       const [a, b] = (await start('a', 'b')) as [Worker, Worker];

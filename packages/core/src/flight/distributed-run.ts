@@ -72,7 +72,7 @@ async function replaySuccess(runtime: FlightRuntime, call: FlightCall, reply: Ac
   }
   const { value } = decoded;
   // The L1 copy lives no longer than the stored result it copies.
-  runtime.remember(call, value, decoded.bytes, reply.storedForMs ?? meta.expireAt - runtime.options.clock.now());
+  runtime.remember(call, { value, epoch: meta.epoch }, decoded.bytes, reply.storedForMs ?? meta.expireAt - runtime.options.clock.now());
   const role: FlightRole = call.joinEpoch === undefined ? 'replay' : 'follower';
   if (role === 'replay' && runtime.events.wants('replay')) runtime.events.emit('replay', { ...ref, outcome: 'success' });
   runtime.emitWaited(ref, call.waitStartedAt, call.woken);

@@ -13,6 +13,7 @@ import { ForgetMarks } from '../cache/forget-marks.js';
 import { L1Watches } from '../cache/l1-watches.js';
 import { LocalSingleFlight } from '../local/local-single-flight.js';
 import type { StoredResult } from '../ports/codec.js';
+import type { ReplayEntry } from '../ports/replay-cache.js';
 import type { StagePolicy } from '../policy/stage-policy.js';
 import { deepFreeze, deepFreezeParsedJson } from '../results/deep-freeze.js';
 import { DeadlineQueue } from '../run/deadline-queue.js';
@@ -199,20 +200,20 @@ export class FlightRuntime {
   }
 
   /**
-   * Fills L1 with the deep-frozen value `call` got. `sizeBytes` is what the value holds in memory (the
+   * Fills L1 with the deep-frozen value `call` got (and its run's epoch). `sizeBytes` is what the value holds in memory (the
    * larger of its encoded length and its in-memory estimate). `storedForMs` is how long the stored result
    * it copies still lives (what the run stored it for, for a result just stored); the entry never outlives
    * it, nor how long the call's options let the value be reused (`FlightCall.reuseFor`). Nothing is filled
    * when a forget of the flight came after the call started (`ForgetMarks`).
    */
-  remember(call: FlightCall, value: unknown, sizeBytes: number, storedForMs: number = call.policy.resultTtlMs): void {
+  remember(call: FlightCall, entry: ReplayEntry, sizeBytes: number, storedForMs: number = call.policy.resultTtlMs): void {
     const { policy } = call;
     if (!policy.l1.enabled) return;
-    const ttlMs = Math.min(policy.l1.ttlMs, storedForMs, call.reuseFor(value));
+    const ttlMs = Math.min(policy.l1.ttlMs, storedForMs, call.reuseFor(entry.value));
     const id = flightId(call.ref);
     if (ttlMs < 1 || !this.forgets.mayFill(id, call.since)) return;
     if (this.watches && !this.watches.mayFill(id, call.ref, call.since, ttlMs)) return;
-    this.options.replayCache.set(id, value, ttlMs, sizeBytes);
+    this.options.replayCache.set(id, entry, ttlMs, sizeBytes);
   }
 
   /** Forgets the flight on this node: its L1 entry and in-process run, and any fill of a call started before now. */

@@ -49,7 +49,7 @@ export async function followerWait(runtime: FlightRuntime, call: FlightCall, rep
     if (decoded) {
       const { value } = decoded;
       // Just stored by the run this call followed: it lives what that run stored it for, from about now.
-      runtime.remember(call, value, decoded.bytes);
+      runtime.remember(call, { value, epoch: meta.epoch }, decoded.bytes);
       runtime.emitWaited(ref, waitStartedAt, call.woken);
       noteWork(note, 'follower', meta.epoch, meta.traceparent, runtime.sinceMs(waitStartedAt));
       return { value, role: 'follower', epoch: meta.epoch, trace: note };

@@ -34,6 +34,6 @@ export async function runLocal(runtime: FlightRuntime, call: FlightCall): Promis
   } finally {
     run.end(runtime.deadlines);
   }
-  runtime.remember(call, value, size);
+  runtime.remember(call, { value }, size);
   return { value, role: 'local', trace: note };
 }

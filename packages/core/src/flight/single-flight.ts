@@ -138,7 +138,7 @@ export class SingleFlight {
           role = 'l1';
           shared = true;
           if (this.events.wants('l1')) this.events.emit('l1', { stage, key });
-          return { value: hit.value as T, role, shared, stage, key };
+          return { value: hit.value as T, role, shared, stage, key, epoch: hit.epoch };
         }
       }
       const call = new FlightCall(stage, key, supplier, policy, options, note, this.runtime.forgets.now());

@@ -4,7 +4,7 @@ export { systemClock } from './clock.js';
 export type { FlightLogger } from './logger.js';
 export { silentLogger } from './logger.js';
 export type { EncodeOptions, ResultCodec } from './codec.js';
-export type { ReplayCache } from './replay-cache.js';
+export type { ReplayCache, ReplayEntry } from './replay-cache.js';
 export type { SessionLock, SessionLockHandle } from './session-lock.js';
 export type {
   FlightStreamCoordinator,

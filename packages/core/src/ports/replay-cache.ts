@@ -3,14 +3,21 @@
  * flights, so repeated calls skip Redis. Keys are full flight ids. Values are deep-frozen by the caller
  * (`SingleFlight`): the cache hands the same value to every hit and never copies it.
  */
+/** A cached result: its value, and the epoch of the run that produced it (a hit reports it, as a replay does). */
+export interface ReplayEntry {
+  readonly value: unknown;
+  /** Undefined for a run without a lease (local mode, hybrid fallback). */
+  readonly epoch?: number | undefined;
+}
+
 export interface ReplayCache {
-  /** Returns the cached value, or `undefined` when absent or expired. */
-  get(key: string): { value: unknown } | undefined;
+  /** Returns the cached entry, or `undefined` when absent or expired. */
+  get(key: string): ReplayEntry | undefined;
   /**
-   * Stores a value for `ttlMs`. `sizeBytes` is the value's size (its encoded length, or an estimate) for
+   * Stores an entry for `ttlMs`. `sizeBytes` is the value's size (its encoded length, or an estimate) for
    * caches bounded by bytes; a value larger than the cache's bound is not stored.
    */
-  set(key: string, value: unknown, ttlMs: number, sizeBytes?: number): void;
+  set(key: string, entry: ReplayEntry, ttlMs: number, sizeBytes?: number): void;
   delete(key: string): void;
   clear(): void;
 }

@@ -1,10 +1,12 @@
 /**
  * Pulls a streamed flight's chunks from the coordinator into this node's `StreamLog`, for the callers of
- * a run owned by another node. One reader per log at a time, and only on demand: it reads while some
- * caller waits at the end of the log, so a slow caller is never pushed more than the log holds, and it
- * stops when nobody waits (it resumes from its last id). It follows a newer run (a takeover) by starting
- * that run's log from its first entry. Entries a wake-up brings (see `StreamWaitReply`) go to the log
- * without a read, and the reader waits again at once.
+ * a run owned by another node. One reader per log at a time, started on demand (a caller waits at the end
+ * of the log). Entries a wake-up brings (see `StreamWaitReply`) go to the log without a read, and the
+ * reader waits again at once, whether or not a caller waits at that moment: the callers are usually busy
+ * with the entries just brought, and a reader that stopped then would start over with a read per batch on
+ * every following node. It stops when a wait brings nothing and nobody waits, or nobody holds the log (it
+ * resumes from its last id). It follows a newer run (a takeover) by starting that run's log from its first
+ * entry.
  */
 import { isActive, type FlightRef } from '../state/types.js';
 import type { Clock } from '../ports/clock.js';
@@ -66,7 +68,7 @@ async function read(spec: ReaderSpec): Promise<void> {
   };
   /** The last wait brought entries: the run is known to go on, so wait again before reading. */
   let brought = false;
-  while (log.waiting > 0 && log.holders > 0 && !log.pushedLocally) {
+  while ((log.waiting > 0 || brought) && log.holders > 0 && !log.pushedLocally) {
     if (brought && run && log.run === run) {
       brought = await next(run);
       continue;

@@ -5,6 +5,7 @@
  * with a `flight-restart` event and given from its first event: two runs' events are never spliced.
  */
 import { FlightStreamRestart, type StreamChunk } from '@flight/core';
+import { textOf } from '../chunk-pieces.js';
 import { formatEventId, type EventPosition } from './event-id.js';
 import { restartEvent, withEventId } from './sse-events.js';
 
@@ -13,12 +14,6 @@ export interface EventSource {
   chunks: AsyncIterator<StreamChunk | FlightStreamRestart>;
   epoch(): number;
 }
-
-const textOf = (chunk: StreamChunk): string => {
-  if (typeof chunk === 'string') return chunk;
-  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('utf8');
-  throw new TypeError('a streamed event is neither text nor bytes');
-};
 
 export async function* eventPieces(source: EventSource, tag: string, after: EventPosition | undefined): AsyncGenerator<string> {
   const { chunks } = source;
