@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Driver } from './middleware-suite.js';
 import { STREAM_EVENTS, streamKeys } from './stream-routes.js';
-import { streamServers } from './stream-servers.js';
+import { backendName, streamServers, type StreamBackend } from './stream-servers.js';
 import { open, until } from './stream-suite.js';
 
 /** An event as a client parses it: its data and its id. */
@@ -49,9 +49,10 @@ function seeded(seed: number): () => number {
 
 const DATA = STREAM_EVENTS.map((event) => event.replace(/^data: /, '').trim());
 
-export function registerResumeSuite(driver: Driver): void {
-  describe('resumable streams (resume: true) across three server processes over Redis', () => {
-    const { nodes, prefix, redis } = streamServers(driver, 'resume', 3, { FLIGHT_RESUME: '1' });
+/** Registers the resumable-stream tests for one driver, over the shared Redis or `backend`. */
+export function registerResumeSuite(driver: Driver, backend: StreamBackend = {}): void {
+  describe(`resumable streams (resume: true) across three server processes over Redis (${backendName(backend)})`, () => {
+    const { nodes, prefix, redis } = streamServers(driver, 'resume', 3, { FLIGHT_RESUME: '1' }, backend);
     const calls = async (id: string) => Number(await redis().get(streamKeys(prefix, id).calls));
     const user = (name: string, extra: Record<string, string> = {}) => ({ 'x-user': name, 'x-gap': '150', ...extra });
 

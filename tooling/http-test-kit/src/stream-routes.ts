@@ -11,7 +11,7 @@
  *   `nocache` `Cache-Control: no-cache` (what SSE handlers usually send), `fresh` `Cache-Control:
  *   max-age=60`, `cookie` a `Set-Cookie`, `plain` nothing; `broken` fails after two events.
  */
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { NeutralRequest, Reply } from './middleware-suite.js';
 
 /** The events every live or paced route writes, in order. */
@@ -28,7 +28,7 @@ export const streamKeys = (prefix: string, id: string) => ({
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A route's handler, for the neutral driver setup. */
-export function streamRoutes(redis: Redis, prefix: string) {
+export function streamRoutes(redis: Redis | Cluster, prefix: string) {
   const ttl = async (key: string) => void (await redis.pexpire(key, 60_000));
   async function until(key: string, count: number, stalled: string): Promise<void> {
     const deadline = Date.now() + 5000;

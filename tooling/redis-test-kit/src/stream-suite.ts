@@ -145,8 +145,17 @@ export function registerStreamSuite(
       const restarting = c.stream({ ...command, callers: 3, onRestart: 'restart' });
       const idle = b.stream({ ...command, callers: 2, start: 'result-first' });
       await a.emitted(key, 5);
+      const killedAt = Date.now();
       a.child.kill('SIGKILL');
       const [errored, restarted, followed] = await Promise.all([erroring, restarting, idle]);
+      // Every caller that read the dead run learns its end within takeoverAfterMs (1200) + 1 s of the kill.
+      const learnt = [...errored.outcomes.map((o) => o.endedAt!), ...restarted.outcomes.map((o) => o.restartAt!)].map(
+        (at) => at - killedAt,
+      );
+      console.log(
+        `[stream] ${JSON.stringify({ adapter: adapter.name, target, ownerKilled: { learntAfterMs: Math.max(...learnt), takeoverAfterMs: 1200 } })}`,
+      );
+      expect(Math.max(...learnt)).toBeLessThanOrEqual(1200 + 1000);
       // The new run: the other two processes ran it once between them, under a new epoch.
       expect((await b.stream({ ...command, callers: 0 })).runs + (await c.stream({ ...command, callers: 0 })).runs).toBe(1);
       const newRun = followed.outcomes[0]!;

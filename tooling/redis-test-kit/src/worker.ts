@@ -77,6 +77,10 @@ export interface StreamOutcome {
   cause?: string;
   /** Date.now() when the first chunk arrived. */
   firstAt?: number;
+  /** Date.now() when the first restart marker arrived. */
+  restartAt?: number;
+  /** Date.now() when the call ended (its last chunk read, or its error). */
+  endedAt?: number;
 }
 
 /** Forgets a flight cluster-wide (`flights.forget`); answers `{ id, forgotten }`. */
@@ -197,6 +201,7 @@ async function stream(command: StreamCommand): Promise<void> {
     Array.from({ length: command.callers }, async (): Promise<StreamOutcome> => {
       const items: string[] = [];
       let firstAt: number | undefined;
+      let restartAt: number | undefined;
       const call = flight.executeStream(command.stage, command.key, supplier, {
         onRestart: command.onRestart,
         ...(command.after ? { after: command.after } : {}),
@@ -205,14 +210,15 @@ async function stream(command: StreamCommand): Promise<void> {
         if (command.start === 'result-first') await call.result();
         for await (const item of call) {
           firstAt ??= Date.now();
+          if (item instanceof FlightStreamRestart) restartAt ??= Date.now();
           items.push(item instanceof FlightStreamRestart ? `restart:${item.epoch}` : item);
-          if (items.length === command.stopAfter) return { ok: true, items, epoch: call.epoch, firstAt };
+          if (items.length === command.stopAfter) return { ok: true, items, epoch: call.epoch, firstAt, restartAt, endedAt: Date.now() };
         }
         const result = await call.result();
-        return { ok: true, items, role: result.role, epoch: result.epoch, firstAt };
+        return { ok: true, items, role: result.role, epoch: result.epoch, firstAt, restartAt, endedAt: Date.now() };
       } catch (error) {
         const { code, cause } = error as { code?: string; cause?: { code?: string } };
-        return { ok: false, items, code, ...(cause?.code ? { cause: cause.code } : {}), firstAt };
+        return { ok: false, items, code, ...(cause?.code ? { cause: cause.code } : {}), firstAt, endedAt: Date.now() };
       }
     }),
   );
