@@ -1,6 +1,6 @@
 /** Entry point of the fake model process: `pnpm --filter @flight/interview-demo start:model`. */
 import { exitWithParent } from './exit-with-parent.js';
-import { startFakeModel } from './fake-model.js';
+import { startFakeModel } from '@flight/fake-model';
 
 const port = Number(process.env.MODEL_PORT ?? 8090);
 const latencyMs = Number(process.env.MODEL_LATENCY_MS ?? 300);

@@ -3,7 +3,7 @@
  * format, `[DONE]`, the configured token rate, and the same text as the non-streamed answer.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeModel, type FakeModel } from '../src/fake-model.js';
+import { startFakeModel, type FakeModel } from '@flight/fake-model';
 import { readSse } from '../src/sse.js';
 
 let model: FakeModel;

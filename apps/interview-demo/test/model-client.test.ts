@@ -3,7 +3,7 @@
  * and each failure typed the way the single-flight classifier reads it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeModel, type FakeModel } from '../src/fake-model.js';
+import { startFakeModel, type FakeModel } from '@flight/fake-model';
 import { createModelClient, ModelCallError } from '../src/model-client.js';
 
 let model: FakeModel;

@@ -1,5 +1,6 @@
 /**
- * The bundled fake model: a separate process speaking the OpenAI chat-completions API.
+ * The bundled fake model: a separate process speaking the OpenAI API — chat completions, the Responses
+ * API and embeddings (wire shapes in wire.ts).
  *
  * - Deterministic: the same messages always give the same answer (derived from a SHA-256 of them).
  * - Latency: `MODEL_LATENCY_MS` (default 300), or `[latency:1500]` anywhere in the prompt.
@@ -18,6 +19,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { chatAnswer, embeddingsAnswer, promptOf, responseAnswer, streamAnswer, type ModelApi } from './wire.js';
+
+export { fakeEmbedding, type ModelApi } from './wire.js';
 
 export type Fault = '429' | '500' | '502' | '400' | 'timeout';
 const FAULTS: readonly Fault[] = ['429', '500', '502', '400', 'timeout'];
@@ -26,6 +30,8 @@ export interface FakeModelStats {
   calls: number;
   /** Of which answered as a stream (`stream: true`). */
   streamed: number;
+  /** Calls by API. */
+  byApi: Record<ModelApi, number>;
   inFlight: number;
   maxInFlight: number;
   failures: Record<string, number>;
@@ -43,7 +49,17 @@ export interface FakeModelOptions {
 }
 
 function emptyStats(): FakeModelStats {
-  return { calls: 0, streamed: 0, inFlight: 0, maxInFlight: 0, failures: {}, byStage: {}, bySession: {}, byPrompt: {} };
+  return {
+    calls: 0,
+    streamed: 0,
+    byApi: { chat: 0, responses: 0, embeddings: 0 },
+    inFlight: 0,
+    maxInFlight: 0,
+    failures: {},
+    byStage: {},
+    bySession: {},
+    byPrompt: {},
+  };
 }
 
 const marker = (text: string, name: string) => new RegExp(`\\[${name}:([^\\]\\s]+)\\]`).exec(text)?.[1];
@@ -112,43 +128,6 @@ export interface FakeModel {
   close(): Promise<void>;
 }
 
-/**
- * Writes a streamed chat completion as the OpenAI API does: `data: {chat.completion.chunk}` events (the
- * role first, then one token each `intervalMs`, then the finish reason and, when asked, the usage), then
- * `data: [DONE]`. Stops early when the client goes away; with `cutAfter`, drops the connection after that many tokens.
- */
-async function streamAnswer(
-  res: ServerResponse,
-  answer: {
-    id: string;
-    model: string;
-    tokens: readonly string[];
-    intervalMs: number;
-    usage: Record<string, number> | undefined;
-    cutAfter: number | undefined;
-  },
-): Promise<void> {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  const started = performance.now();
-  const chunk = (delta: Record<string, string>, finishReason: string | null, extra: Record<string, unknown> = {}) =>
-    `data: ${JSON.stringify({ id: answer.id, object: 'chat.completion.chunk', created: 1_700_000_000, model: answer.model, choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra })}\n\n`;
-  res.write(chunk({ role: 'assistant', content: '' }, null));
-  for (let i = 0; i < answer.tokens.length; i++) {
-    // Paced on the start time, so timer lateness does not add up over the answer.
-    const wait = started + (i + 1) * answer.intervalMs - performance.now();
-    if (wait > 0) await sleep(wait);
-    if (res.destroyed) return;
-    if (i === answer.cutAfter) return void res.destroy();
-    res.write(chunk({ content: answer.tokens[i]! }, null));
-  }
-  res.write(chunk({}, 'stop'));
-  if (answer.usage)
-    res.write(
-      `data: ${JSON.stringify({ id: answer.id, object: 'chat.completion.chunk', created: 1_700_000_000, model: answer.model, choices: [], usage: answer.usage })}\n\n`,
-    );
-  res.end('data: [DONE]\n\n');
-}
-
 export async function startFakeModel(options: FakeModelOptions = {}): Promise<FakeModel> {
   let stats = emptyStats();
   const defaultLatency = options.latencyMs ?? 300;
@@ -174,22 +153,23 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
     return Buffer.concat(chunks).toString('utf8');
   };
 
-  async function completions(req: IncomingMessage, res: ServerResponse) {
+  /** One model call of `api`: counted, then failed as injected, or answered (JSON, or streamed when asked). */
+  async function modelCall(api: ModelApi, req: IncomingMessage, res: ServerResponse) {
     let body: any;
     try {
       body = JSON.parse(await readBody(req));
     } catch {
       return json(res, 400, { error: { message: 'invalid JSON body', type: 'invalid_request_error' } });
     }
-    if (!Array.isArray(body?.messages) || body.messages.length === 0) {
-      return json(res, 400, { error: { message: 'messages must be a non-empty array', type: 'invalid_request_error' } });
-    }
-    const text = body.messages.map((m: any) => `${m?.role}:${m?.content}`).join('\n');
+    const prompt = promptOf(api, body);
+    if ('invalid' in prompt) return json(res, 400, { error: { message: prompt.invalid, type: 'invalid_request_error' } });
+    const { text } = prompt;
     const digest = createHash('sha256').update(text).digest('hex');
     const stage = marker(text, 'stage') ?? 'unknown';
     const session = marker(text, 'session') ?? '-';
 
     stats.calls++;
+    stats.byApi[api]++;
     stats.byStage[stage] = (stats.byStage[stage] ?? 0) + 1;
     stats.byPrompt[digest.slice(0, 16)] = (stats.byPrompt[digest.slice(0, 16)] ?? 0) + 1;
     const perSession = (stats.bySession[session] ??= { calls: 0, inFlight: 0, maxConcurrent: 0 });
@@ -241,33 +221,31 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
       json(res, status, { error: { message, type: status === 400 ? 'invalid_request_error' : 'server_error', code: fault } });
       return finish();
     }
+    if (api === 'embeddings') {
+      json(res, 200, embeddingsAnswer(body));
+      return finish();
+    }
     const content = fakeAnswer(stage, digest, marker(text, 'format') === 'text' ? 'text' : 'json');
-    const usage = {
-      prompt_tokens: Math.ceil(text.length / 4),
-      completion_tokens: Math.ceil(content.length / 4),
-      total_tokens: Math.ceil((text.length + content.length) / 4),
-    };
+    const id = digest.slice(0, 24);
+    const model = String(body.model ?? 'fake-model');
     if (body.stream === true) {
       stats.streamed++;
       const rate = Number(marker(text, 'tokens-per-sec') ?? defaultRate);
+      const cut = marker(text, 'cut-after');
       await streamAnswer(res, {
-        id: `chatcmpl-${digest.slice(0, 24)}`,
-        model: String(body.model ?? 'fake-model'),
+        api,
+        id,
+        model,
+        prompt: text,
+        content,
         tokens: fakeTokens(content),
         intervalMs: Number.isFinite(rate) && rate > 0 ? 1000 / rate : 1000 / defaultRate,
-        usage: body.stream_options?.include_usage === true ? usage : undefined,
-        cutAfter: marker(text, 'cut-after') === undefined ? undefined : Number(marker(text, 'cut-after')),
+        includeUsage: body.stream_options?.include_usage === true,
+        cutAfter: cut === undefined ? undefined : Number(cut),
       });
       return finish();
     }
-    json(res, 200, {
-      id: `chatcmpl-${digest.slice(0, 24)}`,
-      object: 'chat.completion',
-      created: 1_700_000_000,
-      model: String(body.model ?? 'fake-model'),
-      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-      usage,
-    });
+    json(res, 200, api === 'chat' ? chatAnswer(id, model, text, content) : responseAnswer(id, model, text, content));
     finish();
   }
 
@@ -278,7 +256,13 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
       switch (route) {
         case 'POST /v1/chat/completions':
         case 'POST /chat/completions':
-          return completions(req, res);
+          return modelCall('chat', req, res);
+        case 'POST /v1/responses':
+        case 'POST /responses':
+          return modelCall('responses', req, res);
+        case 'POST /v1/embeddings':
+        case 'POST /embeddings':
+          return modelCall('embeddings', req, res);
         case 'GET /v1/models':
           return json(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', owned_by: 'flight-demo' }] });
         case 'GET /stats':
