@@ -1,0 +1,131 @@
+/**
+ * The `create` of a coalesced API: the same call made once across the cluster. A call that may share
+ * (see sampling.ts, request-key.ts) runs as a flight — `execute` for an answer, `executeStream` for
+ * `stream: true`, so every caller gets the SDK's own `Stream` with the owner's events live — and any
+ * other call goes to the SDK as it is.
+ */
+import type { FlightResult, SingleFlight, StreamJson } from '@flight/core';
+import { Stream } from 'openai/streaming';
+import type { ApiSpec } from './apis.js';
+import { callerError, FlightOpenAINoResponseError, upstreamFailure } from './errors.js';
+import { infoOf, perCaller, tag } from './flight-info.js';
+import type { ResolvedOpenAIFlightOptions } from './options.js';
+import { canonicalBody, requestKey } from './request-key.js';
+import { samplesFreely } from './sampling.js';
+
+/** The SDK's `create`: `(body, options) => APIPromise`. */
+type Create = (this: object, body: unknown, options?: RequestOptions) => PromiseLike<unknown>;
+type RequestOptions = { signal?: AbortSignal | null | undefined } & Record<string, unknown>;
+
+export interface CreateContext {
+  spec: ApiSpec;
+  options: ResolvedOpenAIFlightOptions;
+  /** The client's digest (request-key.ts). */
+  client: string;
+  /** The resource the SDK's `create` belongs to, and that `create`. */
+  resource: object;
+  original: Create;
+}
+
+/** The flight key of a call, or undefined when the call must not share (it samples freely, or is not plain JSON). */
+function keyOf(context: CreateContext, body: unknown): string | undefined {
+  const { spec, options, client } = context;
+  if (typeof body !== 'object' || body === null) return undefined;
+  if (spec.samples && options.share === 'deterministic-only' && samplesFreely(body as Record<string, unknown>)) return undefined;
+  const canonical = canonicalBody(body);
+  return canonical === undefined ? undefined : requestKey(options.stage, spec.api, client, options.scope, canonical);
+}
+
+/** The call's promise, with the `APIPromise` methods a coalesced call cannot honour: they reject with a typed error. */
+function coalesced<T>(work: Promise<T>): Promise<T> {
+  const noResponse = () => {
+    work.catch(() => undefined);
+    return Promise.reject(
+      new FlightOpenAINoResponseError(
+        'a coalesced call has no HTTP response of its own: call the unwrapped client for withResponse() or asResponse()',
+      ),
+    );
+  };
+  return Object.assign(work, { withResponse: noResponse, asResponse: noResponse });
+}
+
+/** The owner's call: the SDK's, with the run's signal (a lost lease, a timeout) in place of the caller's. */
+function ownerCall(context: CreateContext, body: unknown, request: RequestOptions | undefined, signal: AbortSignal) {
+  return Promise.resolve(context.original.call(context.resource, body, { ...request, signal })).catch((error: unknown) => {
+    throw upstreamFailure(error);
+  });
+}
+
+async function answer(context: CreateContext, flights: SingleFlight, key: string, body: unknown, request: RequestOptions | undefined) {
+  const signal = request?.signal ?? undefined;
+  let result: FlightResult<unknown>;
+  try {
+    result = await flights.execute(
+      context.options.stage,
+      key,
+      (run) => ownerCall(context, body, request, run.signal),
+      signal ? { signal } : {},
+    );
+  } catch (error) {
+    throw callerError(error);
+  }
+  return perCaller(result.value as object, infoOf(result));
+}
+
+/**
+ * A streamed call: resolves once the first event (or the call's error) is here, as the SDK's does once
+ * the response starts, with the SDK's `Stream` of the run's events. Aborting it (`stream.controller`) or
+ * the caller's signal detaches this caller only.
+ */
+async function streamed(context: CreateContext, flights: SingleFlight, key: string, body: unknown, request: RequestOptions | undefined) {
+  const controller = new AbortController();
+  const callerSignal = request?.signal;
+  if (callerSignal?.aborted) controller.abort(callerSignal.reason);
+  else callerSignal?.addEventListener('abort', () => controller.abort(callerSignal.reason), { once: true });
+  const flight = flights.executeStream<StreamJson>(
+    context.options.stage,
+    key,
+    async function* (run) {
+      const events = (await ownerCall(context, body, request, run.signal)) as AsyncIterable<StreamJson>;
+      try {
+        for await (const event of events) yield event;
+      } catch (error) {
+        throw upstreamFailure(error);
+      }
+    },
+    { signal: controller.signal },
+  );
+  const events = flight[Symbol.asyncIterator]();
+  let first: IteratorResult<StreamJson>;
+  try {
+    first = await events.next();
+  } catch (error) {
+    throw callerError(error);
+  }
+  async function* rest(): AsyncGenerator<unknown> {
+    try {
+      if (first.done) return;
+      yield first.value;
+      for (let next = await events.next(); !next.done; next = await events.next()) yield next.value;
+      tag(stream, infoOf(await flight.result()));
+    } catch (error) {
+      throw callerError(error);
+    } finally {
+      await events.return?.();
+    }
+  }
+  const stream = new Stream(() => rest(), controller);
+  return stream;
+}
+
+/** The coalescing `create` of one resource of a wrapped client. */
+export function coalescedCreate(context: CreateContext): Create {
+  const { flights } = context.options;
+  return function create(body, request) {
+    const key = keyOf(context, body);
+    if (key === undefined) return context.original.call(context.resource, body, request);
+    if (context.spec.streams && (body as { stream?: unknown }).stream === true)
+      return coalesced(streamed(context, flights, key, body, request));
+    return coalesced(answer(context, flights, key, body, request));
+  };
+}

@@ -1,0 +1,59 @@
+/** The wrapper's options, documented with their defaults and checked in one place (`resolveOptions`). */
+import { FlightConfigurationError, type SingleFlight } from '@flight/core';
+import { assertKnownOptions, assertStageName } from '@flight/core/adapter';
+import { COALESCED_APIS, type CoalescedApi } from './apis.js';
+import { SHARE_POLICIES, type SharePolicy } from './sampling.js';
+
+export interface OpenAIFlightOptions {
+  /** The single-flight instance (`createSingleFlight`) that makes each call once across the cluster. */
+  flights: SingleFlight;
+  /** The stage the calls run under (its lease, timeouts, result TTL, guard). @default 'openai' */
+  stage?: string;
+  /**
+   * `'deterministic-only'`: a request that samples (temperature > 0 or top_p < 1, the API's defaults
+   * included) without a `seed` gets an answer of its own; `'always'`: it shares like any other.
+   * @default 'deterministic-only'
+   */
+  share?: SharePolicy;
+  /**
+   * Calls of different scopes never share an answer: set it to the tenant or the user when answers must
+   * not cross them. Calls through clients with different base URLs, organizations, projects or API keys
+   * never share either way. @default ''
+   */
+  scope?: string;
+  /** The APIs coalesced; any other method of the client passes through untouched. @default all three */
+  apis?: readonly CoalescedApi[];
+}
+
+export interface ResolvedOpenAIFlightOptions {
+  flights: SingleFlight;
+  stage: string;
+  share: SharePolicy;
+  scope: string;
+  apis: ReadonlySet<CoalescedApi>;
+}
+
+const OPTION_NAMES = ['flights', 'stage', 'share', 'scope', 'apis'] as const;
+
+function fail(option: string, message: string): never {
+  throw new FlightConfigurationError(`withFlights: ${option} ${message}`, { context: { option } });
+}
+
+export function resolveOptions(input: OpenAIFlightOptions): ResolvedOpenAIFlightOptions {
+  assertKnownOptions('withFlights', input, OPTION_NAMES);
+  const options = input ?? ({} as OpenAIFlightOptions);
+  const flights = options.flights as Partial<SingleFlight> | undefined;
+  if (!flights || typeof flights.execute !== 'function' || typeof flights.executeStream !== 'function')
+    fail('flights', 'must be the instance createSingleFlight returned');
+  const stage = options.stage ?? 'openai';
+  assertStageName(stage);
+  const share = options.share ?? 'deterministic-only';
+  if (!SHARE_POLICIES.includes(share))
+    fail('share', `must be one of ${SHARE_POLICIES.map((s) => `'${s}'`).join(', ')}, got ${JSON.stringify(share)}`);
+  const scope = options.scope ?? '';
+  if (typeof scope !== 'string' || scope.length > 256) fail('scope', 'must be a string of at most 256 characters');
+  const apis = options.apis ?? COALESCED_APIS;
+  if (!Array.isArray(apis) || apis.some((api) => !COALESCED_APIS.includes(api)))
+    fail('apis', `must list some of ${COALESCED_APIS.map((a) => `'${a}'`).join(', ')}, got ${JSON.stringify(apis)}`);
+  return { flights: options.flights, stage, share, scope, apis: new Set(apis) };
+}

@@ -1,0 +1,59 @@
+/**
+ * The flight key of a model call: everything that can change the answer, and nothing that cannot.
+ *
+ * - The whole request body, canonically (keys sorted, `undefined` left out): model, messages or input,
+ *   tools and tool choice, response format, sampling parameters, seed, `stream` and its options — and any
+ *   field this package does not know, so a new parameter never makes two different requests share.
+ * - The API called (chat completions, responses, embeddings).
+ * - Who is asking whom: the client's base URL, organization, project and a digest of its API key (two
+ *   accounts or two providers never share), and the wrapper's `scope` (a tenant, a user).
+ * - Not the request options (timeout, retries, headers, idempotency key, signal): they change how the call
+ *   is made, not its answer.
+ */
+import { buildFlightKey, hashPart } from '@flight/core';
+import { configure } from 'safe-stable-stringify';
+import type { CoalescedApi } from './apis.js';
+
+const canonical = configure({ deterministic: true, circularValue: Error, bigint: true });
+
+/** Plain JSON only: a file, a stream, a Date or a class instance could differ where its JSON does not. */
+function isPlainJson(value: unknown, depth = 0): boolean {
+  if (depth > 64) return false;
+  if (value === null || value === undefined || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every((item) => isPlainJson(item, depth + 1));
+  if (typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  return Object.values(value).every((item) => isPlainJson(item, depth + 1));
+}
+
+/** The parts of an OpenAI client that say where its calls go and on whose account. */
+export interface ClientIdentity {
+  baseURL?: string;
+  organization?: string | null;
+  project?: string | null;
+  apiKey?: string | (() => Promise<string>);
+}
+
+/** A digest of where a client's calls go and on whose account (its API key is never in the key in clear). */
+export function clientDigest(client: ClientIdentity): string {
+  const key = typeof client.apiKey === 'string' ? client.apiKey : '';
+  return hashPart([client.baseURL ?? '', client.organization ?? '', client.project ?? '', hashPart(key)].join('\n'));
+}
+
+/** The body as canonical JSON, or undefined when it is not plain JSON (a file upload, a cycle). */
+export function canonicalBody(body: unknown): string | undefined {
+  if (!isPlainJson(body)) return undefined;
+  try {
+    const text = canonical(body);
+    return typeof text === 'string' ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The flight key of a call of `api` with `body` (canonical JSON), by `client` within `scope`. */
+export function requestKey(stage: string, api: CoalescedApi, client: string, scope: string, body: string): string {
+  return buildFlightKey(stage, [api, client, scope, hashPart(body)]);
+}

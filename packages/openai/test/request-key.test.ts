@@ -1,0 +1,99 @@
+/**
+ * The request identity: two requests that differ in anything that can change the answer never share a
+ * key; the order of fields and the request options never split one; the sampling policy.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { canonicalBody, clientDigest, requestKey } from '../src/request-key.js';
+import { samplesFreely } from '../src/sampling.js';
+
+const client = clientDigest({ baseURL: 'https://api.openai.com/v1', apiKey: 'sk-a' });
+const keyOf = (body: unknown, scope = '') => requestKey('openai', 'chat.completions', client, scope, canonicalBody(body)!);
+
+/** A chat request with every answer-changing field this package knows, and one it does not. */
+const request = fc.record(
+  {
+    model: fc.constantFrom('gpt-4o', 'gpt-4o-mini', 'o3'),
+    messages: fc.array(fc.record({ role: fc.constantFrom('system', 'user', 'assistant'), content: fc.string({ maxLength: 20 }) }), {
+      minLength: 1,
+      maxLength: 3,
+    }),
+    temperature: fc.constantFrom(0, 0.2, 1),
+    top_p: fc.constantFrom(0.5, 1),
+    seed: fc.integer({ min: 0, max: 5 }),
+    max_completion_tokens: fc.integer({ min: 1, max: 3 }),
+    response_format: fc.constantFrom({ type: 'text' }, { type: 'json_object' }),
+    tools: fc.array(fc.record({ type: fc.constant('function'), function: fc.record({ name: fc.constantFrom('a', 'b') }) }), {
+      maxLength: 2,
+    }),
+    tool_choice: fc.constantFrom('auto', 'none', 'required'),
+    stop: fc.array(fc.string({ maxLength: 3 }), { maxLength: 2 }),
+    n: fc.integer({ min: 1, max: 2 }),
+    logit_bias: fc.dictionary(fc.constantFrom('1', '2'), fc.integer({ min: -5, max: 5 })),
+    stream: fc.boolean(),
+    a_future_parameter: fc.constantFrom('x', 'y'),
+  },
+  { requiredKeys: ['model', 'messages'] },
+);
+
+describe('request identity', () => {
+  it('two requests that differ in any field never share a key; the same request always does', () => {
+    fc.assert(
+      fc.property(request, request, (a, b) => {
+        const same = canonicalBody(a) === canonicalBody(b);
+        expect(keyOf(a) === keyOf(b)).toBe(same);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('changing one field of a request changes its key, whichever field', () => {
+    const base = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], temperature: 0, seed: 1 };
+    const changes: Record<string, unknown> = {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'hi!' }],
+      temperature: 0.1,
+      seed: 2,
+      top_p: 0.9,
+      tools: [{ type: 'function', function: { name: 'f' } }],
+      tool_choice: 'none',
+      response_format: { type: 'json_object' },
+      max_tokens: 5,
+      stream: true,
+      stream_options: { include_usage: true },
+      reasoning_effort: 'high',
+      a_future_parameter: 1,
+    };
+    const keys = new Set([keyOf(base), ...Object.entries(changes).map(([field, value]) => keyOf({ ...base, [field]: value }))]);
+    expect(keys.size).toBe(Object.keys(changes).length + 1);
+  });
+
+  it('field order and undefined fields do not split a key; scope, client and API do', () => {
+    const a = { model: 'm', messages: [{ role: 'user', content: 'x' }], temperature: 0 };
+    const b = { temperature: 0, messages: [{ content: 'x', role: 'user' }], model: 'm', seed: undefined };
+    expect(keyOf(a)).toBe(keyOf(b));
+    expect(keyOf(a, 'tenant-1')).not.toBe(keyOf(a, 'tenant-2'));
+    const other = clientDigest({ baseURL: 'https://api.openai.com/v1', apiKey: 'sk-b' });
+    expect(requestKey('openai', 'chat.completions', other, '', canonicalBody(a)!)).not.toBe(keyOf(a));
+    expect(clientDigest({ baseURL: 'https://other.example/v1', apiKey: 'sk-a' })).not.toBe(client);
+    expect(requestKey('openai', 'responses', client, '', canonicalBody(a)!)).not.toBe(keyOf(a));
+    expect(keyOf(a)).not.toContain('sk-a');
+  });
+
+  it('a body that is not plain JSON has no key (a file, a Date, a cycle, a bigint)', () => {
+    const cycle: Record<string, unknown> = { model: 'm' };
+    cycle.self = cycle;
+    for (const body of [{ model: 'm', file: new Blob(['a']) }, { model: 'm', at: new Date(0) }, cycle, { model: 'm', n: 1n }, { n: NaN }])
+      expect(canonicalBody(body)).toBeUndefined();
+  });
+});
+
+describe('sampling policy', () => {
+  it('a request samples freely unless it pins temperature 0 (and top_p 1) or a seed', () => {
+    expect(samplesFreely({})).toBe(true); // the API's default temperature is 1
+    expect(samplesFreely({ temperature: 0.7 })).toBe(true);
+    expect(samplesFreely({ temperature: 0, top_p: 0.9 })).toBe(true);
+    expect(samplesFreely({ temperature: 0 })).toBe(false);
+    expect(samplesFreely({ temperature: 1, seed: 7 })).toBe(false);
+  });
+});

@@ -1,0 +1,221 @@
+/**
+ * A wrapped OpenAI client against the fake model (real HTTP, the OpenAI wire format) with two nodes on
+ * the shared Redis: what is coalesced, what each caller gets and sees, errors by SDK class, aborts.
+ */
+import { randomUUID } from 'node:crypto';
+import { FlightConfigurationError, createSingleFlight, type SingleFlight } from '@flight/core';
+import { startFakeModel, type FakeModel } from '@flight/fake-model';
+import { createIoredisCoordinator } from '@flight/redis-ioredis';
+import { deleteKeys, sharedRedisUrl } from '@flight/test-servers';
+import OpenAI, { BadRequestError, InternalServerError, RateLimitError } from 'openai';
+import { Stream } from 'openai/streaming';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FlightOpenAINoResponseError, flightOf, withFlights } from '../src/index.js';
+
+const prefix = `flight-openai-${randomUUID().slice(0, 8)}`;
+let model: FakeModel;
+const flights: SingleFlight[] = [];
+
+function node(nodeId: string): SingleFlight {
+  const flight = createSingleFlight({
+    coordinator: createIoredisCoordinator({ redis: sharedRedisUrl(), prefix }),
+    nodeId,
+    defaults: { l1: { enabled: false }, guard: { retry: false } },
+  });
+  flights.push(flight);
+  return flight;
+}
+
+const sdk = () => new OpenAI({ baseURL: `${model.url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
+let a: OpenAI;
+let b: OpenAI;
+const ask = (text: string, extra: Record<string, unknown> = {}) => ({
+  model: 'fake-model',
+  messages: [{ role: 'user' as const, content: `${text} [latency:150] ${randomUUID()}` }],
+  temperature: 0,
+  ...extra,
+});
+
+beforeAll(async () => {
+  model = await startFakeModel({ port: 0, latencyMs: 5, tokensPerSecond: 200 });
+  a = withFlights(sdk(), { flights: node('a') });
+  b = withFlights(sdk(), { flights: node('b') });
+});
+afterAll(async () => {
+  await Promise.all(flights.map((f) => f.close()));
+  await model?.close();
+  await deleteKeys(sharedRedisUrl(), `${prefix}*`);
+});
+beforeEach(async () => {
+  await fetch(`${model.url}/reset`, { method: 'POST' });
+});
+
+describe('withFlights: one model call for identical requests', () => {
+  it('chat.completions: 2 nodes × 50 identical calls → 1 upstream call; every caller gets the completion and its own role', async () => {
+    const body = ask('hello');
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).chat.completions.create(body)));
+    expect(model.stats().calls).toBe(1);
+    const content = results[0]!.choices[0]!.message.content;
+    expect(content).toEqual(expect.any(String));
+    for (const r of results)
+      expect(r).toMatchObject({
+        object: 'chat.completion',
+        choices: [{ message: { content } }],
+        usage: { total_tokens: expect.any(Number) },
+      });
+    const roles = results.map((r) => flightOf(r)!.role);
+    expect(roles.filter((r) => r === 'owner')).toHaveLength(1);
+    expect(roles.filter((r) => r === 'follower')).toHaveLength(99);
+    expect(new Set(results).size).toBe(100); // each caller its own object
+    // A later identical call replays the stored answer.
+    const later = await a.chat.completions.create(body);
+    expect(flightOf(later)).toMatchObject({ role: 'replay', shared: true });
+    expect(model.stats().calls).toBe(1);
+  });
+
+  it('stream: true → every caller gets the SDK Stream with the same chunks; one upstream call', async () => {
+    const body = ask('stream', {
+      stream: true as const,
+      messages: [{ role: 'user', content: `[format:text] [latency:100] ${randomUUID()}` }],
+    });
+    const streams = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).chat.completions.create(body)));
+    const texts = await Promise.all(
+      streams.map(async (stream) => {
+        expect(stream).toBeInstanceOf(Stream);
+        let text = '';
+        for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+        return text;
+      }),
+    );
+    expect(model.stats()).toMatchObject({ calls: 1, streamed: 1 });
+    expect(texts[0]!.length).toBeGreaterThan(20);
+    expect(new Set(texts).size).toBe(1);
+    expect(streams.map((s) => flightOf(s)!.role).filter((r) => r === 'owner')).toHaveLength(1);
+  });
+
+  it('responses.create (JSON and streamed) and embeddings.create are coalesced too', async () => {
+    const input = `summarise [latency:100] ${randomUUID()}`;
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).responses.create({ model: 'fake-model', input, temperature: 0 })),
+    );
+    expect(model.stats().byApi.responses).toBe(1);
+    for (const r of responses) expect(r.output_text).toBe(responses[0]!.output_text);
+    const streamedInput = `again [latency:100] ${randomUUID()}`;
+    const events = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => {
+        const stream = await (i % 2 ? a : b).responses.create({ model: 'fake-model', input: streamedInput, temperature: 0, stream: true });
+        const types: string[] = [];
+        for await (const event of stream) types.push(event.type);
+        return types;
+      }),
+    );
+    expect(model.stats().byApi.responses).toBe(2);
+    for (const types of events) expect(types).toEqual(events[0]);
+    expect(events[0]!.at(-1)).toBe('response.completed');
+    const embedInput = [`a ${randomUUID()}`, 'b'];
+    const embeddings = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).embeddings.create({ model: 'fake-embedding', input: embedInput })),
+    );
+    expect(model.stats().byApi.embeddings).toBe(1);
+    // The SDK's own decoding of the default base64 encoding ran once, in the owner's call: numbers for all.
+    for (const e of embeddings) expect(e.data.map((d) => d.embedding)).toEqual(embeddings[0]!.data.map((d) => d.embedding));
+    expect(embeddings[0]!.data[0]!.embedding).toHaveLength(8);
+    expect(typeof embeddings[0]!.data[0]!.embedding[0]).toBe('number');
+  });
+
+  it('a request that samples without a seed gets its own answer unless the wrapper says share: always', async () => {
+    const sampled = { model: 'fake-model', messages: [{ role: 'user' as const, content: `poem [latency:50] ${randomUUID()}` }] };
+    await Promise.all(Array.from({ length: 5 }, () => a.chat.completions.create(sampled)));
+    expect(model.stats().calls).toBe(5);
+    const seeded = {
+      ...sampled,
+      temperature: 0.8,
+      seed: 42,
+      messages: [{ role: 'user' as const, content: `seeded [latency:50] ${randomUUID()}` }],
+    };
+    await Promise.all(Array.from({ length: 5 }, () => a.chat.completions.create(seeded)));
+    expect(model.stats().calls).toBe(6);
+    const always = withFlights(sdk(), { flights: flights[0]!, share: 'always' });
+    const free = { ...sampled, messages: [{ role: 'user' as const, content: `free [latency:50] ${randomUUID()}` }] };
+    await Promise.all(Array.from({ length: 5 }, () => always.chat.completions.create(free)));
+    expect(model.stats().calls).toBe(7);
+  });
+
+  it('scopes never share: two tenants asking the same thing make two calls', async () => {
+    const body = ask('tenant');
+    const t1 = withFlights(sdk(), { flights: flights[0]!, scope: 'tenant-1' });
+    const t2 = withFlights(sdk(), { flights: flights[1]!, scope: 'tenant-2' });
+    await Promise.all([t1, t2, t1, t2].map((client) => client.chat.completions.create(body)));
+    expect(model.stats().calls).toBe(2);
+  });
+});
+
+describe('withFlights: errors and aborts', () => {
+  it('a 400 reaches every caller as BadRequestError with its body, and is replayed to later callers without a call', async () => {
+    const body = ask('bad [fail:400]');
+    const errors = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).chat.completions.create(body).catch((e: unknown) => e)),
+    );
+    expect(model.stats().calls).toBe(1);
+    for (const error of errors) {
+      expect(error).toBeInstanceOf(BadRequestError);
+      expect(error).toMatchObject({ status: 400, error: { message: 'invalid request (injected)', type: 'invalid_request_error' } });
+    }
+    await expect(b.chat.completions.create(body)).rejects.toBeInstanceOf(BadRequestError);
+    expect(model.stats().calls).toBe(1);
+  });
+
+  it('a 429 or 5xx reaches callers by class and is never replayed: a caller on another node runs again, later calls get the answer', async () => {
+    for (const [fault, type] of [
+      ['429', RateLimitError],
+      ['500', InternalServerError],
+    ] as const) {
+      await fetch(`${model.url}/reset`, { method: 'POST' });
+      const body = ask(`retry [fail-once:${fault}]`);
+      const outcomes = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => (i % 2 ? a : b).chat.completions.create(body).catch((e: unknown) => e)),
+      );
+      const failed = outcomes.filter((o) => o instanceof Error);
+      // The failed run's own caller gets the SDK's class; callers elsewhere may take the flight over.
+      expect(failed.length).toBeGreaterThan(0);
+      for (const error of failed) expect(error, String(error)).toBeInstanceOf(type);
+      expect(model.stats().calls).toBeLessThanOrEqual(2);
+      const next = await b.chat.completions.create(body);
+      expect(next.choices[0]!.message.content).toEqual(expect.any(String));
+      expect(model.stats().calls).toBe(2);
+    }
+  });
+
+  it("a caller aborting leaves the shared call running for the others, the owner's caller included", async () => {
+    const body = ask('abort [latency:300]');
+    const owner = new AbortController();
+    const follower = new AbortController();
+    const calls = [
+      a.chat.completions.create(body, { signal: owner.signal }),
+      b.chat.completions.create(body, { signal: follower.signal }),
+      a.chat.completions.create(body),
+      b.chat.completions.create(body),
+    ];
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    owner.abort();
+    follower.abort();
+    const settled = await Promise.allSettled(calls);
+    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(model.stats().calls).toBe(1);
+  });
+
+  it('withResponse() and asResponse() on a coalesced call reject with a typed error; other methods pass through', async () => {
+    await expect(a.chat.completions.create(ask('raw')).withResponse()).rejects.toBeInstanceOf(FlightOpenAINoResponseError);
+    const models = await a.models.list();
+    expect(models.data[0]!.id).toBe('fake-model');
+    expect(a).toBeInstanceOf(OpenAI);
+    expect(a.chat).toBe(a.chat);
+  });
+
+  it('configuration mistakes fail where the client is wrapped', () => {
+    expect(() => withFlights(sdk(), { flights: {} as SingleFlight })).toThrow(FlightConfigurationError);
+    expect(() => withFlights(sdk(), { flights: flights[0]!, share: 'sometimes' as never })).toThrow(/share must be one of/);
+    expect(() => withFlights(sdk(), { flights: flights[0]!, stgae: 'x' } as never)).toThrow(/did you mean "stage"/);
+    expect(() => withFlights({} as OpenAI, { flights: flights[0]! })).toThrow(/client has no chat.completions.create/);
+  });
+});
