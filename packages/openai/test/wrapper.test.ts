@@ -74,10 +74,12 @@ describe('withFlights: one model call for identical requests', () => {
   });
 
   it('stream: true → every caller gets the SDK Stream with the same chunks; one upstream call', async () => {
-    const body = ask('stream', {
+    const body = {
+      model: 'fake-model',
+      messages: [{ role: 'user' as const, content: `[format:text] [latency:100] ${randomUUID()}` }],
+      temperature: 0,
       stream: true as const,
-      messages: [{ role: 'user', content: `[format:text] [latency:100] ${randomUUID()}` }],
-    });
+    };
     const streams = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).chat.completions.create(body)));
     const texts = await Promise.all(
       streams.map(async (stream) => {
