@@ -9,13 +9,16 @@ import { Stream } from 'openai/streaming';
 import type { ApiSpec } from './apis.js';
 import { callerError, FlightOpenAINoResponseError, upstreamFailure } from './errors.js';
 import { infoOf, perCaller, tag } from './flight-info.js';
+import { reportCall, reportUnshared, type CallReport } from './genai-telemetry.js';
 import type { ResolvedOpenAIFlightOptions } from './options.js';
 import { canonicalBody, requestKey } from './request-key.js';
 import { samplesFreely } from './sampling.js';
+import { usageOf, usageOfEvent, type TokenUsage } from './usage.js';
 
 /** The SDK's `create`: `(body, options) => APIPromise`. */
 type Create = (this: object, body: unknown, options?: RequestOptions) => PromiseLike<unknown>;
 type RequestOptions = { signal?: AbortSignal | null | undefined } & Record<string, unknown>;
+type Body = Record<string, unknown>;
 
 export interface CreateContext {
   spec: ApiSpec;
@@ -28,10 +31,9 @@ export interface CreateContext {
 }
 
 /** The flight key of a call, or undefined when the call must not share (it samples freely, or is not plain JSON). */
-function keyOf(context: CreateContext, body: unknown): string | undefined {
+function keyOf(context: CreateContext, body: Body): string | undefined {
   const { spec, options, client } = context;
-  if (typeof body !== 'object' || body === null) return undefined;
-  if (spec.samples && options.share === 'deterministic-only' && samplesFreely(body as Record<string, unknown>)) return undefined;
+  if (spec.samples && options.share === 'deterministic-only' && samplesFreely(body)) return undefined;
   const canonical = canonicalBody(body);
   return canonical === undefined ? undefined : requestKey(options.stage, spec.api, client, options.scope, canonical);
 }
@@ -50,26 +52,54 @@ function coalesced<T>(work: Promise<T>): Promise<T> {
 }
 
 /** The owner's call: the SDK's, with the run's signal (a lost lease, a timeout) in place of the caller's. */
-function ownerCall(context: CreateContext, body: unknown, request: RequestOptions | undefined, signal: AbortSignal) {
+function ownerCall(context: CreateContext, body: Body, request: RequestOptions | undefined, signal: AbortSignal) {
   return Promise.resolve(context.original.call(context.resource, body, { ...request, signal })).catch((error: unknown) => {
     throw upstreamFailure(error);
   });
 }
 
-async function answer(context: CreateContext, flights: SingleFlight, key: string, body: unknown, request: RequestOptions | undefined) {
+/** The caller's error (the SDK's class), reported on its span. */
+function failWith(report: CallReport, error: unknown): unknown {
+  const failure = callerError(error);
+  report.failed(failure);
+  return failure;
+}
+
+async function answer(context: CreateContext, flights: SingleFlight, key: string, body: Body, request: RequestOptions | undefined) {
   const signal = request?.signal ?? undefined;
+  const report = reportCall(context.spec, context.options.stage, body);
+  let spent = false;
   let result: FlightResult<unknown>;
   try {
-    result = await flights.execute(
-      context.options.stage,
-      key,
-      (run) => ownerCall(context, body, request, run.signal),
-      signal ? { signal } : {},
+    result = await report.within(() =>
+      flights.execute(
+        context.options.stage,
+        key,
+        (run) => {
+          spent = true;
+          return ownerCall(context, body, request, run.signal);
+        },
+        signal ? { signal } : {},
+      ),
     );
   } catch (error) {
-    throw callerError(error);
+    throw failWith(report, error);
   }
+  report.answered({ role: result.role, spent }, result.value as Body, usageOf(result.value));
   return perCaller(result.value as object, infoOf(result));
+}
+
+/** What a stream's events say about its answer: the model and id (a chat chunk's, a response's), and the usage. */
+class StreamDescription {
+  answer: Body | undefined;
+  usage: TokenUsage | undefined;
+
+  note(event: StreamJson): void {
+    const e = event as Body;
+    const response = e?.response as Body | undefined;
+    this.answer ??= typeof e?.model === 'string' ? e : typeof response?.model === 'string' ? response : undefined;
+    this.usage = usageOfEvent(event) ?? this.usage;
+  }
 }
 
 /**
@@ -77,7 +107,9 @@ async function answer(context: CreateContext, flights: SingleFlight, key: string
  * the response starts, with the SDK's `Stream` of the run's events. Aborting it (`stream.controller`) or
  * the caller's signal detaches this caller only.
  */
-async function streamed(context: CreateContext, flights: SingleFlight, key: string, body: unknown, request: RequestOptions | undefined) {
+async function streamed(context: CreateContext, flights: SingleFlight, key: string, body: Body, request: RequestOptions | undefined) {
+  const report = reportCall(context.spec, context.options.stage, body);
+  let spent = false;
   const controller = new AbortController();
   const callerSignal = request?.signal;
   if (callerSignal?.aborted) controller.abort(callerSignal.reason);
@@ -86,6 +118,7 @@ async function streamed(context: CreateContext, flights: SingleFlight, key: stri
     context.options.stage,
     key,
     async function* (run) {
+      spent = true;
       const events = (await ownerCall(context, body, request, run.signal)) as AsyncIterable<StreamJson>;
       try {
         for await (const event of events) yield event;
@@ -98,19 +131,24 @@ async function streamed(context: CreateContext, flights: SingleFlight, key: stri
   const events = flight[Symbol.asyncIterator]();
   let first: IteratorResult<StreamJson>;
   try {
-    first = await events.next();
+    first = await report.within(() => events.next());
   } catch (error) {
-    throw callerError(error);
+    throw failWith(report, error);
   }
+  const description = new StreamDescription();
   async function* rest(): AsyncGenerator<unknown> {
     try {
-      if (first.done) return;
-      yield first.value;
-      for (let next = await events.next(); !next.done; next = await events.next()) yield next.value;
-      tag(stream, infoOf(await flight.result()));
+      for (let next = first; !next.done; next = await events.next()) {
+        description.note(next.value);
+        yield next.value;
+      }
+      const result = await flight.result();
+      tag(stream, infoOf(result));
+      report.answered({ role: result.role, spent }, description.answer, description.usage);
     } catch (error) {
-      throw callerError(error);
+      throw failWith(report, error);
     } finally {
+      report.left();
       await events.return?.();
     }
   }
@@ -120,12 +158,15 @@ async function streamed(context: CreateContext, flights: SingleFlight, key: stri
 
 /** The coalescing `create` of one resource of a wrapped client. */
 export function coalescedCreate(context: CreateContext): Create {
-  const { flights } = context.options;
+  const { flights, stage } = context.options;
   return function create(body, request) {
-    const key = keyOf(context, body);
-    if (key === undefined) return context.original.call(context.resource, body, request);
-    if (context.spec.streams && (body as { stream?: unknown }).stream === true)
-      return coalesced(streamed(context, flights, key, body, request));
-    return coalesced(answer(context, flights, key, body, request));
+    if (typeof body !== 'object' || body === null) return context.original.call(context.resource, body, request);
+    const key = keyOf(context, body as Body);
+    if (key === undefined) {
+      reportUnshared(context.spec, stage, body as Body);
+      return context.original.call(context.resource, body, request);
+    }
+    if (context.spec.streams && (body as Body).stream === true) return coalesced(streamed(context, flights, key, body as Body, request));
+    return coalesced(answer(context, flights, key, body as Body, request));
   };
 }

@@ -8,3 +8,4 @@ export type { SharePolicy } from './sampling.js';
 export type { CoalescedApi } from './apis.js';
 export { flightOf, type FlightCallInfo } from './flight-info.js';
 export { FlightOpenAINoResponseError } from './errors.js';
+export { OPENAI_METRICS } from './genai-telemetry.js';
