@@ -6,7 +6,8 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { startFakeModel, type FakeModel } from '@flight/fake-model';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstUnkept, missingFromInstall, parseReadme, unrequestedRoutes, type ReadmeExample } from '../src/examples.js';
 
 const APP = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -22,9 +23,17 @@ const READMES = [
   'packages/koa',
   'packages/fastify',
   'packages/dashboard',
+  'packages/openai',
 ];
 
-afterAll(() => {
+/** The fake model (OpenAI wire format) the OpenAI README's examples call, as `OPENAI_BASE_URL`. */
+let model: FakeModel | undefined;
+beforeAll(async () => {
+  model = await startFakeModel({ port: 0, latencyMs: 100 });
+});
+
+afterAll(async () => {
+  await model?.close();
   rmSync(RUN_DIR, { recursive: true, force: true });
   rmSync(TYPECHECK_DIR, { recursive: true, force: true });
 });
@@ -78,7 +87,12 @@ function runExample(name: string, example: ReadmeExample): Promise<{ code: numbe
       {
         cwd: APP,
         timeout: 30_000,
-        env: { ...process.env, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' },
+        env: {
+          ...process.env,
+          REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+          OPENAI_BASE_URL: `${model!.url}/v1`,
+          OPENAI_API_KEY: 'sk-readme-example',
+        },
       },
       (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
     );
