@@ -17,6 +17,7 @@ import { httpOptions, runHttp } from './scenarios/http.js';
 import { runStream, streamOptions, type StreamOptions } from './scenarios/stream.js';
 import { runStreamResume, streamResumeOptions } from './scenarios/stream-resume.js';
 import { forgetReachOptions, runForgetReach } from './scenarios/forget-reach.js';
+import { openaiOptions, runOpenAI } from './scenarios/openai.js';
 import { nowMs } from './stats.js';
 import { compareRows } from './targets.js';
 
@@ -32,6 +33,7 @@ export const SCENARIOS = [
   'stream',
   'stream-resume',
   'forget-reach',
+  'openai',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -117,6 +119,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
         if (scenario === 'http') rows.push(...(await runHttp(ctx, httpOptions(quick))));
         if (scenario === 'forget-reach') rows.push(...(await runForgetReach(ctx, contenders, forgetReachOptions(quick))));
         if (scenario === 'stream') rows.push(...(await runStream(ctx, contenders, { ...streamOptions(quick), ...options.stream })));
+        if (scenario === 'openai') rows.push(...(await runOpenAI(ctx, openaiOptions(quick))));
         if (scenario === 'stream-resume') rows.push(...(await runStreamResume(ctx, contenders, streamResumeOptions(quick))));
         for (const r of rows.filter((x) => x.scenario === scenario && x.kind === 'failed'))
           failed.push({ scenario, reason: `${r.contender}: ${String(r.reason)}` });

@@ -174,6 +174,18 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
       ['errors', (r) => r.errors],
     ],
   },
+  openai: {
+    title:
+      '11. Model calls through @flight/openai — uncontended calls to a model answering in ~1 ms; 3 nodes × 100 callers of one call (50 ms)',
+    cols: [
+      ['contender', (r) => r.contender],
+      ['uncontended call p50 / mean ms', (r) => [r.uncontendedP50Ms, r.uncontendedMeanMs]],
+      ['overhead over the bare SDK p50 / mean ms', (r) => [r.overheadP50Ms, r.overheadMeanMs]],
+      ['herd: upstream calls (max/round)', (r) => r.upstreamCalls],
+      ['per round', (r) => r.upstreamCallsPerRound],
+      ['herd callers p50 / p99 ms', (r) => [r.p50Ms, r.p99Ms]],
+    ],
+  },
   'stream-resume': {
     title: '9. Resumable streams — resume latency, and Redis commands per streamed chunk by followers and processes',
     cols: [

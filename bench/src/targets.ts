@@ -31,6 +31,8 @@ export const LIMITS = {
   footprint1kVsBentocache: 1.5,
   /** Herd p99 ≤ naive p99 + this. */
   herdOverNaiveMs: 5,
+  /** @flight/openai: an uncontended call ≤ the bare SDK call + this (5 % of a 1 ms round trip). */
+  openaiOverheadMs: 0.05,
   /** Streaming herd: a follower's first chunk and every later chunk p99 ≤ this behind the owner's. */
   streamBehindOwnerMs: 5,
   /**
@@ -330,6 +332,18 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
         `${fmt(resume.resumes)} resumes, ${fmt(resume.incompleteSequences)} incomplete; commands/chunk 1 process ${fmt(per('1p×10f'))} → ${fmt(per('1p×100f'))}, 3 processes ${fmt(per('3p×1f'))} (1 following) → ${fmt(per('3p×10f'))} → ${fmt(per('3p×100f'))}`,
         resume.incompleteSequences === 0 && flat('1p') && flat('3p') && flatInNodes,
         `resume first chunk p99 ${fmt(resume.resumeDuringRunP99Ms)} ms during the run, ${fmt(resume.resumeAfterRunP99Ms)} ms after it. Commands include those our Lua scripts run inside Redis; with a process following, each append also publishes its notice (which carries small appends' entries, so following processes read nothing per chunk).`,
+      );
+    }
+
+    const model = pick(all, 'openai', name);
+    if (model) {
+      const perRound = (model.upstreamCallsPerRound as number[] | undefined) ?? [];
+      add(
+        `Model calls (@flight/openai): 1 upstream call per herd of 300; overhead per uncontended call ≤ ${LIMITS.openaiOverheadMs} ms (5 % of a 1 ms round trip) over the bare SDK`,
+        name,
+        `upstream ${perRound.join('/')} per round; overhead p50 ${fmt(model.overheadP50Ms)} ms, mean ${fmt(model.overheadMeanMs)} ms`,
+        perRound.length > 0 && perRound.every((n) => n === 1) ? le(num(model.overheadP50Ms), LIMITS.openaiOverheadMs) : false,
+        `an uncontended call is a flight of its own: it acquires the flight and stores the answer in Redis (the fast acquire and the untouched complete: two round trips to Redis besides the model call), plus the request's canonical key; uncontended call p50 ${fmt(model.uncontendedP50Ms)} ms; herd callers p99 ${fmt(model.p99Ms)} ms.`,
       );
     }
 
