@@ -7,7 +7,8 @@
 //   3. the release: `changeset version` applies every pending changeset (a package never released comes
 //      out at 0.1.0 with its changelog), and `publish.mjs --tag latest --dry-run` passes;
 //   4. each tarball: real ranges, shipped exports, resolvable source maps (release/tarball-check.mjs);
-//   5. the tarballs install with npm in a scratch project and load and run (release/install-check.mjs).
+//   5. the tarballs install with npm in a scratch project and load and run (release/install-check.mjs);
+//   6. @flight/openai installs alone with @flight/core, one adapter and `openai` (release/alone-check.mjs).
 // The working tree is never touched: everything happens in temporary folders, removed at the end.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkInstall } from './release/install-check.mjs';
+import { checkOpenAIAlone } from './release/alone-check.mjs';
 import { checkTarball, readPackedManifest } from './release/tarball-check.mjs';
 import { checkWorkflow } from './release/workflow-check.mjs';
 import { publicPackages } from './release/packages.mjs';
@@ -129,6 +131,9 @@ try {
   const install = checkInstall([...tarballs.values()]);
   install.problems.forEach(fail);
   if (install.summary) say(`scratch install: ${install.summary}`);
+  const alone = checkOpenAIAlone(tarballs);
+  alone.problems.forEach(fail);
+  if (alone.summary) say(`installed alone: ${alone.summary}`);
   if (!process.exitCode) say('release path OK');
 } catch (error) {
   fail(error instanceof Error ? error.message : String(error));
