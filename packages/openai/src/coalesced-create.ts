@@ -112,8 +112,11 @@ async function streamed(context: CreateContext, flights: SingleFlight, key: stri
   let spent = false;
   const controller = new AbortController();
   const callerSignal = request?.signal;
-  if (callerSignal?.aborted) controller.abort(callerSignal.reason);
-  else callerSignal?.addEventListener('abort', () => controller.abort(callerSignal.reason), { once: true });
+  // The caller's signal may outlive this call (a connection's): its listener goes when the stream ends.
+  const detach = () => controller.abort(callerSignal?.reason);
+  if (callerSignal?.aborted) detach();
+  else callerSignal?.addEventListener('abort', detach, { once: true });
+  const release = () => callerSignal?.removeEventListener('abort', detach);
   const flight = flights.executeStream<StreamJson>(
     context.options.stage,
     key,
@@ -133,6 +136,7 @@ async function streamed(context: CreateContext, flights: SingleFlight, key: stri
   try {
     first = await report.within(() => events.next());
   } catch (error) {
+    release();
     throw failWith(report, error);
   }
   const description = new StreamDescription();
@@ -148,6 +152,7 @@ async function streamed(context: CreateContext, flights: SingleFlight, key: stri
     } catch (error) {
       throw failWith(report, error);
     } finally {
+      release();
       report.left();
       await events.return?.();
     }
