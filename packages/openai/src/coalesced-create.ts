@@ -4,15 +4,17 @@
  * `stream: true`, so every caller gets the SDK's own `Stream` with the owner's events live — and any
  * other call goes to the SDK as it is.
  */
-import type { FlightResult, SingleFlight, StreamJson } from '@flight/core';
+import type { ExecuteOptions, FlightResult, StreamJson, StreamPosition } from '@flight/core';
 import { Stream } from 'openai/streaming';
 import type { ApiSpec } from './apis.js';
-import { callerError, FlightOpenAINoResponseError, upstreamFailure } from './errors.js';
-import { infoOf, perCaller, tag } from './flight-info.js';
+import { callOptionsOf, notResumable, type FlightCallOptions } from './call-options.js';
+import { callerError, FlightOpenAINoResponseError, streamCut, upstreamFailure } from './errors.js';
+import { infoOf, perCaller, positions, tag } from './flight-info.js';
 import { reportCall, reportUnshared, type CallReport } from './genai-telemetry.js';
 import type { ResolvedOpenAIFlightOptions } from './options.js';
 import { canonicalBody, requestKey } from './request-key.js';
 import { samplesFreely } from './sampling.js';
+import { StreamEnd } from './stream-end.js';
 import { usageOf, usageOfEvent, type TokenUsage } from './usage.js';
 
 /** The SDK's `create`: `(body, options) => APIPromise`. */
@@ -65,21 +67,29 @@ function failWith(report: CallReport, error: unknown): unknown {
   return failure;
 }
 
-async function answer(context: CreateContext, flights: SingleFlight, key: string, body: Body, request: RequestOptions | undefined) {
+/** The core's options of one caller: its signal and session. */
+function executeOptions(request: RequestOptions | undefined, call: FlightCallOptions): ExecuteOptions {
+  const options: ExecuteOptions = {};
   const signal = request?.signal ?? undefined;
+  if (signal) options.signal = signal;
+  if (call.sessionId !== undefined) options.sessionId = call.sessionId;
+  return options;
+}
+
+async function answer(context: CreateContext, key: string, body: Body, request: RequestOptions | undefined, call: FlightCallOptions) {
   const report = reportCall(context.spec, context.options.stage, body);
   let spent = false;
   let result: FlightResult<unknown>;
   try {
     result = await report.within(() =>
-      flights.execute(
+      context.options.flights.execute(
         context.options.stage,
         key,
         (run) => {
           spent = true;
           return ownerCall(context, body, request, run.signal);
         },
-        signal ? { signal } : {},
+        executeOptions(request, call),
       ),
     );
   } catch (error) {
@@ -103,11 +113,31 @@ class StreamDescription {
 }
 
 /**
+ * The owner's streamed call: the model's events as they come. A stream that stops before the API's last
+ * event (a connection closed cleanly mid-answer) fails, so a cut answer is never kept as the whole one.
+ */
+async function* ownerEvents(context: CreateContext, body: Body, request: RequestOptions | undefined, signal: AbortSignal) {
+  const events = (await ownerCall(context, body, request, signal)) as AsyncIterable<StreamJson>;
+  const end = new StreamEnd(context.spec.api);
+  let count = 0;
+  try {
+    for await (const event of events) {
+      end.note(event);
+      count++;
+      yield event;
+    }
+  } catch (error) {
+    throw upstreamFailure(error);
+  }
+  if (!end.complete && !signal.aborted) throw streamCut(context.spec.api, count);
+}
+
+/**
  * A streamed call: resolves once the first event (or the call's error) is here, as the SDK's does once
  * the response starts, with the SDK's `Stream` of the run's events. Aborting it (`stream.controller`) or
- * the caller's signal detaches this caller only.
+ * the caller's signal detaches this caller only. `positionOf(stream)` follows the events read.
  */
-async function streamed(context: CreateContext, flights: SingleFlight, key: string, body: Body, request: RequestOptions | undefined) {
+async function streamed(context: CreateContext, key: string, body: Body, request: RequestOptions | undefined, call: FlightCallOptions) {
   const report = reportCall(context.spec, context.options.stage, body);
   let spent = false;
   const controller = new AbortController();
@@ -117,19 +147,15 @@ async function streamed(context: CreateContext, flights: SingleFlight, key: stri
   if (callerSignal?.aborted) detach();
   else callerSignal?.addEventListener('abort', detach, { once: true });
   const release = () => callerSignal?.removeEventListener('abort', detach);
-  const flight = flights.executeStream<StreamJson>(
+  const options = { ...executeOptions(undefined, call), signal: controller.signal, ...(call.after ? { after: call.after } : {}) };
+  const flight = context.options.flights.executeStream<StreamJson>(
     context.options.stage,
     key,
-    async function* (run) {
+    (run) => {
       spent = true;
-      const events = (await ownerCall(context, body, request, run.signal)) as AsyncIterable<StreamJson>;
-      try {
-        for await (const event of events) yield event;
-      } catch (error) {
-        throw upstreamFailure(error);
-      }
+      return ownerEvents(context, body, request, run.signal);
     },
-    { signal: controller.signal },
+    options,
   );
   const events = flight[Symbol.asyncIterator]();
   let first: IteratorResult<StreamJson>;
@@ -140,10 +166,12 @@ async function streamed(context: CreateContext, flights: SingleFlight, key: stri
     throw failWith(report, error);
   }
   const description = new StreamDescription();
+  let index = call.after?.index ?? 0;
   async function* rest(): AsyncGenerator<unknown> {
     try {
       for (let next = first; !next.done; next = await events.next()) {
         description.note(next.value);
+        positions.set(stream, { epoch: flight.epoch, index: ++index } satisfies StreamPosition);
         yield next.value;
       }
       const result = await flight.result();
@@ -163,15 +191,23 @@ async function streamed(context: CreateContext, flights: SingleFlight, key: stri
 
 /** The coalescing `create` of one resource of a wrapped client. */
 export function coalescedCreate(context: CreateContext): Create {
-  const { flights, stage } = context.options;
+  const { stage } = context.options;
   return function create(body, request) {
     if (typeof body !== 'object' || body === null) return context.original.call(context.resource, body, request);
+    const streams = context.spec.streams && (body as Body).stream === true;
+    let call: FlightCallOptions;
+    try {
+      call = callOptionsOf(request, streams);
+    } catch (error) {
+      return coalesced(Promise.reject(error));
+    }
     const key = keyOf(context, body as Body);
     if (key === undefined) {
+      if (call.after) return coalesced(Promise.reject(notResumable()));
       reportUnshared(context.spec, stage, body as Body);
       return context.original.call(context.resource, body, request);
     }
-    if (context.spec.streams && (body as Body).stream === true) return coalesced(streamed(context, flights, key, body as Body, request));
-    return coalesced(answer(context, flights, key, body as Body, request));
+    if (streams) return coalesced(streamed(context, key, body as Body, request, call));
+    return coalesced(answer(context, key, body as Body, request, call));
   };
 }

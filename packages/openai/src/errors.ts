@@ -3,7 +3,7 @@
  * error of the owner's call reaches every caller as the SDK class it was (`BadRequestError`,
  * `RateLimitError`, …), with its status and error body, on every node.
  */
-import { FlightError, FlightExecutionError } from '@flight/core';
+import { FlightError, FlightExecutionError, FlightStreamExpiredError } from '@flight/core';
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 
 /** A coalesced call was asked for what only the caller's own HTTP exchange has (`withResponse`, `asResponse`). */
@@ -15,6 +15,12 @@ export class FlightOpenAINoResponseError extends FlightError {
 const HTTP_CODE = /^E_OPENAI_HTTP_(\d{3})$/;
 const TIMEOUT_CODE = 'E_OPENAI_TIMEOUT';
 const CONNECTION_CODE = 'E_OPENAI_CONNECTION';
+const CUT_CODE = 'E_FLIGHT_OPENAI_STREAM_CUT';
+
+/** A model's stream that stopped before the API's last event (see stream-end.ts): a provider failure, never stored. */
+export class FlightOpenAIStreamCutError extends FlightError {
+  static override readonly code = CUT_CODE;
+}
 
 /** The owner's SDK error, as the flight records it: a code with the status, the error body in the message. */
 class UpstreamFailure extends Error {
@@ -27,6 +33,18 @@ class UpstreamFailure extends Error {
   ) {
     super(message, { cause: sdkError });
   }
+}
+
+/** What the owner's supplier throws when the model's stream stopped before its end. */
+export function streamCut(api: string, events: number): UpstreamFailure {
+  const message = `the model's ${api} stream stopped after ${events} events without its last one (connection cut)`;
+  return new UpstreamFailure(
+    CUT_CODE,
+    undefined,
+    'PROVIDER',
+    message,
+    new FlightOpenAIStreamCutError(message, { context: { api, events } }),
+  );
 }
 
 /** What the owner's supplier throws for an SDK error: classified by status (429 OVERLOAD, 5xx PROVIDER, 4xx VALIDATION). */
@@ -65,6 +83,8 @@ export function callerError(error: unknown): unknown {
   const own = sdkErrorIn(error);
   if (own) return own;
   if (!(error instanceof FlightExecutionError)) return error;
+  // A resume that found no run to continue: the core's own error, as a caller of `executeStream` gets it.
+  if (error.cause instanceof FlightStreamExpiredError) return error.cause;
   const http = HTTP_CODE.exec(error.errorCode);
   if (http) {
     const status = Number(http[1]);
@@ -73,5 +93,6 @@ export function callerError(error: unknown): unknown {
   }
   if (error.errorCode === TIMEOUT_CODE) return new APIConnectionTimeoutError({ message: error.message });
   if (error.errorCode === CONNECTION_CODE) return new APIConnectionError({ message: error.message, cause: error });
+  if (error.errorCode === CUT_CODE) return new FlightOpenAIStreamCutError(error.message, { cause: error });
   return error;
 }

@@ -1,5 +1,5 @@
 /** What each caller can learn about its own call: whether it ran the model, followed a run, or replayed one. */
-import type { FlightResult, FlightRole } from '@flight/core';
+import type { FlightResult, FlightRole, StreamPosition } from '@flight/core';
 
 export interface FlightCallInfo {
   /** `owner`: this call ran the model; `follower`: it got a run's answer as it happened; `replay`/`l1`: a stored one. */
@@ -36,4 +36,16 @@ export function perCaller<T extends object>(value: T, info: FlightCallInfo): T {
 
 export function tag(result: object, info: FlightCallInfo): void {
   infos.set(result, info);
+}
+
+/** Where each stream of a wrapped client is: the position after the last event read from it. */
+export const positions = new WeakMap<object, StreamPosition>();
+
+/**
+ * The position after the last event read from a coalesced stream: keep it (for instance as an SSE event
+ * id) to resume the same run after it, on any node, with `flightRequest({ after })`. Undefined before the
+ * first event and for streams that were not coalesced.
+ */
+export function positionOf(stream: object): StreamPosition | undefined {
+  return positions.get(stream);
 }

@@ -3,24 +3,33 @@
  * the shared Redis: what is coalesced, what each caller gets and sees, errors by SDK class, aborts.
  */
 import { randomUUID } from 'node:crypto';
-import { FlightConfigurationError, createSingleFlight, type SingleFlight } from '@flight/core';
+import {
+  FlightConfigurationError,
+  FlightStreamExpiredError,
+  FlightValidationError,
+  createSingleFlight,
+  type SingleFlight,
+  type StreamPosition,
+} from '@flight/core';
 import { startFakeModel, type FakeModel } from '@flight/fake-model';
-import { createIoredisCoordinator } from '@flight/redis-ioredis';
+import { createIoredisCoordinator, createIoredisSessionLock } from '@flight/redis-ioredis';
 import { deleteKeys, sharedRedisUrl } from '@flight/test-servers';
 import OpenAI, { BadRequestError, InternalServerError, RateLimitError } from 'openai';
 import { Stream } from 'openai/streaming';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FlightOpenAINoResponseError, flightOf, withFlights } from '../src/index.js';
+import { FlightOpenAINoResponseError, FlightOpenAIStreamCutError, flightOf, flightRequest, positionOf, withFlights } from '../src/index.js';
 
 const prefix = `flight-openai-${randomUUID().slice(0, 8)}`;
 let model: FakeModel;
 const flights: SingleFlight[] = [];
 
-function node(nodeId: string): SingleFlight {
+/** A node on the shared Redis; `locked`: its stages hold the session lock while a call runs. */
+function node(nodeId: string, locked = false): SingleFlight {
   const flight = createSingleFlight({
     coordinator: createIoredisCoordinator({ redis: sharedRedisUrl(), prefix }),
     nodeId,
-    defaults: { l1: { enabled: false }, guard: { retry: false } },
+    defaults: { l1: { enabled: false }, guard: { retry: false }, ...(locked ? { sessionLock: { enabled: true } } : {}) },
+    ...(locked ? { sessionLock: createIoredisSessionLock({ redis: sharedRedisUrl(), prefix }) } : {}),
   });
   flights.push(flight);
   return flight;
@@ -207,7 +216,9 @@ describe('withFlights: errors and aborts', () => {
   });
 
   it('withResponse() and asResponse() on a coalesced call reject with a typed error; other methods pass through', async () => {
-    await expect(a.chat.completions.create(ask('raw')).withResponse()).rejects.toBeInstanceOf(FlightOpenAINoResponseError);
+    const call = a.chat.completions.create(ask('raw'));
+    await expect(call.withResponse()).rejects.toBeInstanceOf(FlightOpenAINoResponseError);
+    await call; // the call itself goes on and answers
     const models = await a.models.list();
     expect(models.data[0]!.id).toBe('fake-model');
     expect(a).toBeInstanceOf(OpenAI);
@@ -219,5 +230,90 @@ describe('withFlights: errors and aborts', () => {
     expect(() => withFlights(sdk(), { flights: flights[0]!, share: 'sometimes' as never })).toThrow(/share must be one of/);
     expect(() => withFlights(sdk(), { flights: flights[0]!, stgae: 'x' } as never)).toThrow(/did you mean "stage"/);
     expect(() => withFlights({} as OpenAI, { flights: flights[0]! })).toThrow(/client has no chat.completions.create/);
+  });
+});
+
+describe('flightRequest: sessions and resumed streams', () => {
+  const streamedAsk = (text: string) => ({
+    model: 'fake-model',
+    messages: [{ role: 'user' as const, content: `[format:text] [latency:50] [tokens-per-sec:100] ${text} ${randomUUID()}` }],
+    temperature: 0,
+    stream: true as const,
+  });
+
+  it('a stream cut off resumes after its last event on another node: the exact rest, one model call, during and after the run', async () => {
+    const body = streamedAsk('resume me');
+    const whole = await a.chat.completions.create(body);
+    const cutOff = await a.chat.completions.create(body);
+    const head: any[] = [];
+    for await (const event of cutOff) {
+      head.push(event);
+      if (head.length === 4) break;
+    }
+    const at = positionOf(cutOff)!;
+    expect(at).toEqual({ epoch: expect.any(Number), index: 4 });
+    // During the run, on the other node.
+    const during: any[] = [];
+    for await (const event of await b.chat.completions.create(body, flightRequest({ after: at }))) during.push(event);
+    const all: any[] = [];
+    for await (const event of whole) all.push(event);
+    expect(all.length).toBeGreaterThan(10);
+    expect([...head, ...during]).toEqual(all);
+    // After the run, from the stored events.
+    const after: any[] = [];
+    const resumed = await a.chat.completions.create(body, flightRequest({ after: at }, { timeout: 5000 }));
+    for await (const event of resumed) after.push(event);
+    expect(after).toEqual(all.slice(4));
+    expect(positionOf(resumed)).toEqual({ epoch: at.epoch, index: all.length });
+    expect(flightOf(resumed)).toMatchObject({ role: 'replay' });
+    expect(model.stats().calls).toBe(1);
+  });
+
+  it('a resume of a run that never was fails with FlightStreamExpiredError and calls nothing; after on an unstreamed call is refused', async () => {
+    const position: StreamPosition = { epoch: 1, index: 3 };
+    await expect(b.chat.completions.create(streamedAsk('never ran'), flightRequest({ after: position }))).rejects.toBeInstanceOf(
+      FlightStreamExpiredError,
+    );
+    await expect(b.chat.completions.create(ask('json'), flightRequest({ after: position }))).rejects.toBeInstanceOf(FlightValidationError);
+    const sampled = { ...streamedAsk('sampled'), temperature: 1 };
+    await expect(b.chat.completions.create(sampled, flightRequest({ after: position }))).rejects.toThrow(/not coalesced/);
+    expect(() => flightRequest({ sesionId: 'x' } as never)).toThrow(/did you mean "sessionId"/);
+    expect(model.stats().calls).toBe(0);
+  });
+
+  it('a stream that ends cleanly before its finish is a failure for every caller, never a short answer, and is not kept', async () => {
+    const body = streamedAsk('[end-after:3]');
+    const read = async (client: OpenAI) => {
+      let events = 0;
+      for await (const _ of await client.chat.completions.create(body)) events++;
+      return events;
+    };
+    const settled = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => read(i % 2 ? a : b)));
+    // A provider failure is not replayed: a caller on another node may run again, and the callers who read
+    // the cut run's events then learn it was replaced. None is given the cut answer as a whole one.
+    const reasons = settled.map((s) => (s.status === 'rejected' ? (s.reason as Error).name : 'fulfilled'));
+    for (const reason of reasons) expect(['FlightOpenAIStreamCutError', 'FlightStreamInterruptedError']).toContain(reason);
+    expect(reasons).toContain('FlightOpenAIStreamCutError');
+    // Not stored as the answer: the next caller asks the model again.
+    const before = model.stats().calls;
+    await expect(read(a)).rejects.toBeInstanceOf(FlightOpenAIStreamCutError);
+    expect(model.stats().calls).toBe(before + 1);
+  });
+
+  it('sessionId: calls of one session on a locked stage run one at a time across nodes, other sessions alongside', async () => {
+    const x = withFlights(sdk(), { flights: node('x', true), stage: 'locked' });
+    const y = withFlights(sdk(), { flights: node('y', true), stage: 'locked' });
+    const inSession = (session: string, i: number) =>
+      ask(`[session:${session}] [latency:120] question ${i}`, {
+        messages: [{ role: 'user', content: `[session:${session}] [latency:120] q${i} ${randomUUID()}` }],
+      });
+    const calls = [0, 1, 2, 3].flatMap((i) => [
+      (i % 2 ? x : y).chat.completions.create(inSession('s1', i), flightRequest({ sessionId: 's1' })),
+      (i % 2 ? x : y).chat.completions.create(inSession('s2', i)),
+    ]);
+    await Promise.all(calls);
+    const { bySession } = model.stats();
+    expect(bySession.s1).toMatchObject({ calls: 4, maxConcurrent: 1 });
+    expect(bySession.s2!.maxConcurrent).toBeGreaterThan(1);
   });
 });

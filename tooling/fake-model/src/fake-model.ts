@@ -8,7 +8,8 @@
  *   (`data: {chat.completion.chunk}` lines, then `data: [DONE]`): after the latency, one token every
  *   1000 / rate ms, the rate from `MODEL_TOKENS_PER_SEC` (default 40) or `[tokens-per-sec:80]` in the prompt.
  * - `[format:text]` in the prompt asks for prose instead of JSON (the streamed stages use it).
- * - `[cut-after:5]` in the prompt: a streamed answer's connection is dropped after 5 tokens, no `[DONE]`.
+ * - `[cut-after:5]` in the prompt: a streamed answer's connection is dropped after 5 tokens, no `[DONE]`;
+ *   `[end-after:5]`: the response ends cleanly after 5 tokens, without the finish reason or `[DONE]`.
  * - Failure injection, per request by prompt marker — `[fail:429]`, `[fail:500]`, `[fail:400]`,
  *   `[fail:timeout]` (never answers), `[fail-once:500]` (only the first call of that prompt fails) —
  *   or for the next N calls through `POST /admin/faults {"fault":"429","count":3}`.
@@ -232,6 +233,7 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
       stats.streamed++;
       const rate = Number(marker(text, 'tokens-per-sec') ?? defaultRate);
       const cut = marker(text, 'cut-after');
+      const end = marker(text, 'end-after');
       await streamAnswer(res, {
         api,
         id,
@@ -242,6 +244,7 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
         intervalMs: Number.isFinite(rate) && rate > 0 ? 1000 / rate : 1000 / defaultRate,
         includeUsage: body.stream_options?.include_usage === true,
         cutAfter: cut === undefined ? undefined : Number(cut),
+        endAfter: end === undefined ? undefined : Number(end),
       });
       return finish();
     }

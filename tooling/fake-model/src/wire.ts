@@ -124,13 +124,16 @@ export interface StreamedAnswer {
   includeUsage: boolean;
   /** Drops the connection after this many tokens. */
   cutAfter: number | undefined;
+  /** Ends the response cleanly after this many tokens, without the last events. */
+  endAfter?: number | undefined;
 }
 
 /**
  * Writes a streamed answer as the API does, one token each `intervalMs`: chat `chat.completion.chunk`
  * events (the role first, then the tokens, the finish reason, the usage when asked) and `data: [DONE]`;
  * responses `response.created`, `response.output_text.delta` events and `response.completed`. Stops
- * when the client goes away; with `cutAfter`, drops the connection after that many tokens.
+ * when the client goes away; with `cutAfter`, drops the connection after that many tokens; with
+ * `endAfter`, ends the response there as if it were complete.
  */
 export async function streamAnswer(res: ServerResponse, answer: StreamedAnswer): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
@@ -148,6 +151,7 @@ export async function streamAnswer(res: ServerResponse, answer: StreamedAnswer):
     if (wait > 0) await sleep(wait);
     if (res.destroyed) return;
     if (i === answer.cutAfter) return void res.destroy();
+    if (i === answer.endAfter) return void res.end();
     const token = answer.tokens[i]!;
     if (answer.api === 'chat') res.write(chat({ content: token }, null));
     else res.write(event('response.output_text.delta', { item_id: `msg_${answer.id}`, output_index: 0, content_index: 0, delta: token }));
