@@ -189,6 +189,25 @@ async function streamed(context: CreateContext, key: string, body: Body, request
   return stream;
 }
 
+/** The contexts of the wrapped resources (`client.chat.completions` of a wrapped client), for `flightKeyOf`. */
+const contexts = new WeakMap<object, CreateContext>();
+
+export function registerResource(proxy: object, context: CreateContext): void {
+  contexts.set(proxy, context);
+}
+
+/**
+ * The flight a call with `body` makes through a wrapped resource (`client.chat.completions`,
+ * `client.responses`, `client.embeddings` of a client `withFlights` returned): its stage and key — to
+ * `forget` a kept answer, or to follow it in your own logs. Undefined when the call is not coalesced (the
+ * sampling policy, a body that is not plain JSON) or `resource` is not a wrapped one.
+ */
+export function flightKeyOf(resource: object, body: object): { stage: string; key: string } | undefined {
+  const context = contexts.get(resource);
+  const key = context && keyOf(context, body as Body);
+  return key === undefined ? undefined : { stage: context!.options.stage, key };
+}
+
 /** The coalescing `create` of one resource of a wrapped client. */
 export function coalescedCreate(context: CreateContext): Create {
   const { stage } = context.options;

@@ -3,6 +3,7 @@
  * `openai` client. See the README for the request identity, the sampling policy and what each caller sees.
  */
 export { withFlights } from './with-flights.js';
+export { flightKeyOf } from './coalesced-create.js';
 export type { OpenAIFlightOptions } from './options.js';
 export type { SharePolicy } from './sampling.js';
 export type { CoalescedApi } from './apis.js';

@@ -5,7 +5,7 @@
  */
 import { FlightConfigurationError } from '@flight/core';
 import { APIS, type ApiSpec } from './apis.js';
-import { coalescedCreate } from './coalesced-create.js';
+import { coalescedCreate, registerResource, type CreateContext } from './coalesced-create.js';
 import { resolveOptions, type OpenAIFlightOptions } from './options.js';
 import { clientDigest, type ClientIdentity } from './request-key.js';
 
@@ -26,16 +26,13 @@ export function withFlights<Client extends object>(client: Client, options: Open
 
   /** A resource whose `create` coalesces. */
   function resourceProxy(resource: object, spec: ApiSpec): object {
-    const create = coalescedCreate({
-      spec,
-      options: resolved,
-      client: digest,
-      resource,
-      original: (resource as { create: never }).create,
-    });
-    return new Proxy(resource, {
+    const context: CreateContext = { spec, options: resolved, client: digest, resource, original: (resource as { create: never }).create };
+    const create = coalescedCreate(context);
+    const proxy = new Proxy(resource, {
       get: (target, property) => (property === 'create' ? create : bound(target, Reflect.get(target, property, target))),
     });
+    registerResource(proxy, context);
+    return proxy;
   }
 
   /** `target` at `path`: its properties on the way to a coalesced resource are wrapped, all others are its own. */

@@ -17,7 +17,15 @@ import { deleteKeys, sharedRedisUrl } from '@flight/test-servers';
 import OpenAI, { BadRequestError, InternalServerError, RateLimitError } from 'openai';
 import { Stream } from 'openai/streaming';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FlightOpenAINoResponseError, FlightOpenAIStreamCutError, flightOf, flightRequest, positionOf, withFlights } from '../src/index.js';
+import {
+  FlightOpenAINoResponseError,
+  FlightOpenAIStreamCutError,
+  flightKeyOf,
+  flightOf,
+  flightRequest,
+  positionOf,
+  withFlights,
+} from '../src/index.js';
 
 const prefix = `flight-openai-${randomUUID().slice(0, 8)}`;
 let model: FakeModel;
@@ -79,6 +87,11 @@ describe('withFlights: one model call for identical requests', () => {
     // A later identical call replays the stored answer.
     const later = await a.chat.completions.create(body);
     expect(flightOf(later)).toMatchObject({ role: 'replay', shared: true });
+    // The key a call makes is known before it is made (to forget a kept answer, say): the same on each node.
+    expect(flightKeyOf(a.chat.completions, body)).toEqual({ stage: 'openai', key: flightOf(later)!.key });
+    expect(flightKeyOf(b.chat.completions, body)).toEqual(flightKeyOf(a.chat.completions, body));
+    expect(flightKeyOf(a.chat.completions, { ...body, temperature: 1 })).toBeUndefined();
+    expect(flightKeyOf(sdk().chat.completions, body)).toBeUndefined();
     expect(model.stats().calls).toBe(1);
   });
 
