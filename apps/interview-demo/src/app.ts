@@ -5,18 +5,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import {
-  FlightError,
-  FlightExecutionError,
-  FlightLockTimeoutError,
-  FlightWaitTimeoutError,
-  FlightCoordinationError,
-  FlightAbortedError,
-} from '@flight/core';
+import { FlightError, FlightExecutionError } from '@flight/core';
 import type { DashboardHandler } from '@flight/dashboard';
 import cors from 'cors';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
+import { errorBody, statusOf } from './failures.js';
 import { parsePosition, type InterviewAiInvoker, type StreamedAnswer } from './invoker.js';
 import type { StreamPosition } from '@flight/core';
 import type { LiveSnapshot, LiveTracker } from './live.js';
@@ -64,33 +58,6 @@ function evaluationInput(body: Record<string, unknown>) {
 /** The follow-up stage's input, from a request body (streamed or not). */
 function followUpInput(body: Record<string, unknown>) {
   return { currentQuestion: text(body, 'currentQuestion', 2000), answer: text(body, 'answer') };
-}
-
-/** HTTP status for a failed call. */
-function statusOf(error: unknown): number {
-  if (error instanceof FlightExecutionError) {
-    return { TIMEOUT: 504, OVERLOAD: 503, PROVIDER: 502, VALIDATION: 422, CANCELLED: 409, UNEXPECTED: 500 }[error.errorType] ?? 500;
-  }
-  if (error instanceof FlightWaitTimeoutError) return 504;
-  if (error instanceof FlightLockTimeoutError) return 409;
-  if (error instanceof FlightCoordinationError) return 503;
-  if (error instanceof FlightAbortedError) return 499;
-  return 500;
-}
-
-/** The JSON body of a failed call (also the data of a stream's `error` event). */
-function errorBody(error: unknown) {
-  const e = error as any;
-  return {
-    error: {
-      code: e?.code ?? 'E_UNEXPECTED',
-      type: e?.errorType ?? null,
-      errorCode: e?.errorCode ?? null,
-      retryable: e?.retryable ?? null,
-      replayed: e?.replayed ?? false,
-      message: String(e?.message ?? error),
-    },
-  };
 }
 
 /**
@@ -170,8 +137,8 @@ export function createApp(deps: AppDeps): express.Express {
         shared: result.shared,
         epoch: result.epoch ?? null,
         node: nodeId,
-        chunks: result.value.length,
-        text: result.value.join(''),
+        chunks: result.chunks,
+        text: result.text,
       });
       res.end();
     } catch (error) {

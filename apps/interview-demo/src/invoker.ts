@@ -1,31 +1,27 @@
 /**
- * The invoker: the single entry of every AI call. It builds the normalised
- * flight key of the stage (so every node computes the same key for the same request), and wraps
- * the model call as the supplier that single-flight runs once across the cluster:
+ * The invoker: the single entry of every AI call. Each stage has its own model client, wrapped by
+ * `@flight/openai` (model-clients.ts): a stage's request names the session, the question and the answer
+ * (its system and user messages), so the wrapper's key — the whole request, canonically — is the stage's
+ * key, the same on every node, and identical calls are made once across the cluster:
  *
- *   flight.execute(stage, key, (ctx) => model.chat(prompt, { signal: ctx.signal }))
+ *   openai.chat.completions.create(request, flightRequest({ sessionId }, { signal }))
  *
- * (the guard — timeout, bulkhead, circuit breaker, retry — sits inside `execute`, around the supplier).
+ * (the guard — timeout, bulkhead, circuit breaker, retry — and the session lock of heavy stages sit
+ * inside, as the stage's policy).
  *
- * The evaluation and follow-up stages also stream: `evaluateStream` / `followUpStream` ask for prose and
- * run the model's streamed answer as the supplier of `flight.executeStream`, so every caller on every
- * node receives the owner's tokens live (their key is the stage's key plus `stream`: a streamed flight
- * stores its chunks, not an `AiAnswer`).
+ * The evaluation and follow-up stages also stream: `evaluateStream` / `followUpStream` ask for prose with
+ * `stream: true`, so every caller on every node receives the owner's tokens live, and a caller that lost
+ * its connection continues after its last event on any node (`after`).
  */
-import {
-  buildFlightKey,
-  FlightStreamRestart,
-  hashPart,
-  type FlightContext,
-  type FlightResult,
-  type KeyPart,
-  type SingleFlight,
-  type StreamPosition,
-} from '@flight/core';
+import { FlightStreamInterruptedError, type FlightRole, type StreamPosition } from '@flight/core';
+import { flightKeyOf, flightOf, flightRequest, positionOf } from '@flight/openai';
+import type OpenAI from 'openai';
 import type { Logger } from 'pino';
 import type { LiveTracker } from './live.js';
-import type { ChatMessage, ModelClient } from './model-client.js';
+import type { ModelClients } from './model-clients.js';
 import { STAGES, type StageName } from './stages.js';
+
+type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
 /** What a stage call returns to every caller of the flight (identical for all of them). */
 export interface AiAnswer {
@@ -33,19 +29,26 @@ export interface AiAnswer {
   /** The model's answer: parsed JSON when it is JSON, else the text. */
   answer: unknown;
   model: string;
-  /** The node whose model call produced it, and when. */
-  producedBy: string;
+  /** The completion's id and when the model made it (the same for every caller it was shared with). */
+  completionId: string;
   producedAt: string;
   usage?: unknown;
 }
 
+/** A stage call as this caller was served. */
+export interface StageResult {
+  stage: StageName;
+  key: string;
+  role: FlightRole;
+  shared: boolean;
+  epoch: number | undefined;
+  value: AiAnswer;
+}
+
 export interface InvokerDeps {
-  flight: SingleFlight;
-  model: ModelClient;
-  nodeId: string;
+  models: ModelClients;
   logger: Logger;
   tracker: LiveTracker;
-  onModelCall?: (stage: StageName, outcome: 'ok' | 'error') => void;
 }
 
 export interface CallOptions {
@@ -54,23 +57,33 @@ export interface CallOptions {
   after?: StreamPosition | undefined;
 }
 
+/** How a streamed caller was served, once its text is complete. */
+export interface StreamOutcome {
+  role: FlightRole;
+  shared: boolean;
+  epoch: number | undefined;
+  /** The whole answer (a resumed caller's too) and its number of text chunks. */
+  text: string;
+  chunks: number;
+}
+
 /** A streamed stage call: the text as it arrives, then how this caller was served. */
 export interface StreamedAnswer {
   stage: StageName;
   key: string;
   /**
    * The answer's text deltas, the same sequence for every caller of the flight, each with its position
-   * (`<epoch>.<count>`, the id a client resumes after); `restart` when the run was replaced (start over).
+   * (`<epoch>.<index>`, the id a client resumes after); `restart` when the run was replaced (start over).
    */
   text: AsyncIterable<StreamedPiece>;
-  /** Once the text is complete: role, shared, epoch and every chunk. */
-  result(): Promise<FlightResult<string[]>>;
+  /** Once the text is read: role, shared, epoch and the whole text. */
+  result(): Promise<StreamOutcome>;
 }
 
 export type StreamedPiece = { text: string; id: string } | { restart: true; id: string };
 
-/** The id of a position in a streamed answer: its run's epoch and how many chunks precede and include it. */
-export const positionId = (epoch: number | undefined, count: number) => `${epoch ?? 0}.${count}`;
+/** The id of a position in a streamed answer: its run's epoch and how many events precede and include it. */
+export const positionId = (epoch: number | undefined, index: number) => `${epoch ?? 0}.${index}`;
 
 /** The position an id names, or undefined. */
 export function parsePosition(id: string | undefined): StreamPosition | undefined {
@@ -78,12 +91,15 @@ export function parsePosition(id: string | undefined): StreamPosition | undefine
   return match ? { epoch: Number(match[1]), index: Number(match[2]) } : undefined;
 }
 
+/** The text of a streamed chat event. */
+const deltaOf = (event: OpenAI.Chat.Completions.ChatCompletionChunk) => event.choices[0]?.delta?.content ?? '';
+
 export class InterviewAiInvoker {
   constructor(private readonly deps: InvokerDeps) {}
 
   /** Scores an answer. Key: stage + sessionId + questionNumber + answerHash. */
   evaluate(sessionId: string, input: { questionNumber: number; question: string; answer: string }, options: CallOptions = {}) {
-    return this.call(STAGES.evaluation, sessionId, [sessionId, input.questionNumber, hashPart(input.answer)], options, [
+    return this.call(STAGES.evaluation, sessionId, options, [
       this.system(
         STAGES.evaluation,
         sessionId,
@@ -95,7 +111,7 @@ export class InterviewAiInvoker {
 
   /** Generates a follow-up question. Key: stage + sessionId + currentQuestion + answerHash. */
   followUp(sessionId: string, input: { currentQuestion: string; answer: string }, options: CallOptions = {}) {
-    return this.call(STAGES.followup, sessionId, [sessionId, input.currentQuestion, hashPart(input.answer)], options, [
+    return this.call(STAGES.followup, sessionId, options, [
       this.system(STAGES.followup, sessionId, 'Ask one follow-up question that probes the answer. Reply with JSON {"question": string}.'),
       { role: 'user', content: `Current question: ${input.currentQuestion}\n\nCandidate answer:\n${input.answer}` },
     ]);
@@ -103,7 +119,7 @@ export class InterviewAiInvoker {
 
   /** Extracts interview questions from a résumé file. Key: stage + sessionId + fileUrl. Session-locked. */
   extract(sessionId: string, input: { fileUrl: string }, options: CallOptions = {}) {
-    return this.call(STAGES.extraction, sessionId, [sessionId, input.fileUrl], options, [
+    return this.call(STAGES.extraction, sessionId, options, [
       this.system(
         STAGES.extraction,
         sessionId,
@@ -115,7 +131,7 @@ export class InterviewAiInvoker {
 
   /** Analyses the candidate's demeanor on a camera frame. Key: stage + sessionId + imageUrl. Session-locked, no L1. */
   demeanor(sessionId: string, input: { imageUrl: string }, options: CallOptions = {}) {
-    return this.call(STAGES.demeanor, sessionId, [sessionId, input.imageUrl], options, [
+    return this.call(STAGES.demeanor, sessionId, options, [
       this.system(
         STAGES.demeanor,
         sessionId,
@@ -131,7 +147,7 @@ export class InterviewAiInvoker {
     input: { questionNumber: number; question: string; answer: string },
     options: CallOptions = {},
   ): StreamedAnswer {
-    return this.stream(STAGES.evaluation, sessionId, [sessionId, input.questionNumber, hashPart(input.answer)], options, [
+    return this.stream(STAGES.evaluation, sessionId, options, [
       this.system(
         STAGES.evaluation,
         sessionId,
@@ -143,7 +159,7 @@ export class InterviewAiInvoker {
 
   /** The follow-up question, streamed token by token to every caller. */
   followUpStream(sessionId: string, input: { currentQuestion: string; answer: string }, options: CallOptions = {}): StreamedAnswer {
-    return this.stream(STAGES.followup, sessionId, [sessionId, input.currentQuestion, hashPart(input.answer)], options, [
+    return this.stream(STAGES.followup, sessionId, options, [
       this.system(STAGES.followup, sessionId, 'Ask one follow-up question that probes the answer, in plain text. [format:text]'),
       { role: 'user', content: `Current question: ${input.currentQuestion}\n\nCandidate answer:\n${input.answer}` },
     ]);
@@ -154,50 +170,40 @@ export class InterviewAiInvoker {
     return { role: 'system', content: `You are an interview assistant. [stage:${stage}] [session:${sessionId}] ${task}` };
   }
 
-  private async call(
-    stage: StageName,
-    sessionId: string,
-    parts: KeyPart[],
-    options: CallOptions,
-    messages: ChatMessage[],
-  ): Promise<FlightResult<AiAnswer>> {
-    const { flight, model, nodeId, tracker } = this.deps;
-    const key = buildFlightKey(stage, parts);
+  /** The stage's request (temperature 0: every request is coalesced), its client and the flight key it makes. */
+  private request(stage: StageName, messages: ChatMessage[]) {
+    const client = this.deps.models.forStage(stage);
+    const body = { model: this.deps.models.model, messages, temperature: 0 };
+    const keyOf = (request: object) => flightKeyOf(client.chat.completions, request)!.key;
+    return { client, body, keyOf };
+  }
+
+  private async call(stage: StageName, sessionId: string, options: CallOptions, messages: ChatMessage[]): Promise<StageResult> {
+    const { tracker } = this.deps;
+    const { client, body, keyOf } = this.request(stage, messages);
+    const key = keyOf(body);
     const log = this.deps.logger.child({ stage, key, sessionId });
     tracker.begin(stage, key, sessionId);
-    let role: FlightResult<AiAnswer>['role'] | 'error' = 'error';
+    let role: FlightRole | 'error' = 'error';
     try {
-      const result = await flight.execute<AiAnswer>(
+      const completion = await client.chat.completions.create(body, flightRequest({ sessionId }, { signal: options.signal }));
+      const info = flightOf(completion)!;
+      const content = completion.choices[0]?.message?.content;
+      if (typeof content !== 'string') throw new Error('the model answered without choices[0].message.content');
+      role = info.role;
+      log.info({ role, shared: info.shared, epoch: info.epoch }, 'answered');
+      const value: AiAnswer = {
         stage,
-        key,
-        async (ctx) => {
-          log.info({ role: ctx.role, epoch: ctx.epoch, attempt: ctx.attempt }, 'calling the model');
-          tracker.modelCall(stage);
-          try {
-            const completion = await model.chat(messages, { signal: ctx.signal });
-            this.deps.onModelCall?.(stage, 'ok');
-            return {
-              stage,
-              answer: parseAnswer(completion.content),
-              model: completion.model,
-              producedBy: nodeId,
-              producedAt: new Date().toISOString(),
-              usage: completion.usage,
-            };
-          } catch (error) {
-            this.deps.onModelCall?.(stage, 'error');
-            log.warn({ role: ctx.role, epoch: ctx.epoch, err: (error as Error).message }, 'model call failed');
-            throw error;
-          }
-        },
-        { sessionId, signal: options.signal },
-      );
-      role = result.role;
-      log.info({ role: result.role, shared: result.shared, epoch: result.epoch }, 'answered');
-      return result;
+        answer: parseAnswer(content),
+        model: completion.model,
+        completionId: completion.id,
+        producedAt: new Date(completion.created * 1000).toISOString(),
+        usage: completion.usage,
+      };
+      return { stage, key, role: info.role, shared: info.shared, epoch: info.epoch, value };
     } catch (error) {
-      const e = error as { code?: string; errorType?: string; replayed?: boolean; message?: string };
-      log.warn({ role: e.replayed ? 'replay' : 'none', code: e.code, errorType: e.errorType, err: e.message }, 'call failed');
+      const e = error as { code?: string; status?: number; message?: string };
+      log.warn({ code: e.code, status: e.status, err: e.message }, 'call failed');
       throw error;
     } finally {
       tracker.end(stage, key, role);
@@ -205,61 +211,77 @@ export class InterviewAiInvoker {
   }
 
   /**
-   * A streamed flight: nothing starts until `text` is iterated. The tracker sees this caller wait, the
-   * text arrive and how the caller was served.
+   * A streamed call: nothing starts until `text` is iterated. The tracker sees this caller wait, the
+   * text arrive and how the caller was served. A run replaced while this caller read it (its owner died)
+   * is read again from its start, after a `restart` piece.
    */
-  private stream(stage: StageName, sessionId: string, parts: KeyPart[], options: CallOptions, messages: ChatMessage[]): StreamedAnswer {
-    const { flight, tracker } = this.deps;
-    const key = buildFlightKey(stage, [...parts, 'stream']);
+  private stream(stage: StageName, sessionId: string, options: CallOptions, messages: ChatMessage[]): StreamedAnswer {
+    const { tracker } = this.deps;
+    const { client, body: answer, keyOf } = this.request(stage, messages);
+    const body = { ...answer, stream: true as const };
+    const key = keyOf(body);
     const log = this.deps.logger.child({ stage, key, sessionId });
-    // A resumed caller (`after`) is told of a replaced run instead of being cut off.
-    const stream = flight.executeStream<string>(stage, key, (ctx) => this.modelStream(stage, messages, log, ctx), {
-      sessionId,
-      signal: options.signal,
-      onRestart: 'restart',
-      ...(options.after ? { after: options.after } : {}),
-    });
+    let outcome: StreamOutcome | undefined;
+    /** The whole text of the kept run, for a caller that read only its end. */
+    const wholeText = async (): Promise<string> => {
+      let text = '';
+      const stream = await client.chat.completions.create(body, flightRequest({ after: { epoch: undefined, index: 0 } }));
+      for await (const event of stream) text += deltaOf(event);
+      return text;
+    };
     async function* text(): AsyncGenerator<StreamedPiece> {
       tracker.begin(stage, key, sessionId);
-      let role: FlightResult<string[]>['role'] | 'error' = 'error';
-      let index = options.after?.index ?? 0;
+      let role: FlightRole | 'error' = 'error';
+      let after = options.after;
+      /** This caller holds only the run's events after `after`: the whole text is read from the kept run. */
+      let partial = (after?.index ?? 0) > 0;
+      let received = '';
+      let chunks = 0;
       try {
-        for await (const chunk of stream) {
-          if (chunk instanceof FlightStreamRestart) {
-            index = 0;
-            yield { restart: true, id: positionId(chunk.epoch, 0) };
-            continue;
+        for (;;) {
+          try {
+            const request = flightRequest({ sessionId, ...(after ? { after } : {}) }, { signal: options.signal });
+            const stream = await client.chat.completions.create(body, request);
+            for await (const event of stream) {
+              const piece = deltaOf(event);
+              if (!piece) continue;
+              const at = positionOf(stream)!;
+              if (!options.after) tracker.chunk(stage, key, chunks, piece);
+              received += piece;
+              chunks++;
+              yield { text: piece, id: positionId(at.epoch, at.index) };
+            }
+            const info = flightOf(stream)!;
+            role = info.role;
+            outcome = { role, shared: info.shared, epoch: info.epoch, text: partial ? await wholeText() : received, chunks };
+            log.info({ role, shared: info.shared, epoch: info.epoch, chunks }, 'streamed');
+            return;
+          } catch (error) {
+            const newEpoch = error instanceof FlightStreamInterruptedError ? error.context.newEpoch : undefined;
+            if (typeof newEpoch !== 'number') throw error;
+            after = { epoch: newEpoch, index: 0 };
+            partial = false;
+            received = '';
+            yield { restart: true, id: positionId(newEpoch, 0) };
           }
-          tracker.chunk(stage, key, index++, chunk);
-          yield { text: chunk, id: positionId(stream.epoch, index) };
         }
-        const result = await stream.result();
-        role = result.role;
-        log.info({ role, shared: result.shared, epoch: result.epoch, chunks: index }, 'streamed');
       } catch (error) {
-        const e = error as { code?: string; errorType?: string; message?: string };
-        log.warn({ role: 'none', code: e.code, errorType: e.errorType, err: e.message, chunks: index }, 'stream failed');
+        const e = error as { code?: string; status?: number; message?: string };
+        log.warn({ code: e.code, status: e.status, err: e.message, chunks }, 'stream failed');
         throw error;
       } finally {
         tracker.end(stage, key, role);
       }
     }
-    // The stored value is the run's chunks: restart markers are only ever given while iterating.
-    return { stage, key, text: text(), result: () => stream.result() as Promise<FlightResult<string[]>> };
-  }
-
-  /** The supplier of a streamed flight: the model's streamed answer, counted like a model call. */
-  private async *modelStream(stage: StageName, messages: ChatMessage[], log: Logger, ctx: FlightContext): AsyncGenerator<string> {
-    log.info({ role: ctx.role, epoch: ctx.epoch, attempt: ctx.attempt }, 'calling the model (streamed)');
-    this.deps.tracker.modelCall(stage);
-    try {
-      yield* this.deps.model.chatStream(messages, { signal: ctx.signal });
-      this.deps.onModelCall?.(stage, 'ok');
-    } catch (error) {
-      this.deps.onModelCall?.(stage, 'error');
-      log.warn({ role: ctx.role, epoch: ctx.epoch, err: (error as Error).message }, 'streamed model call failed');
-      throw error;
-    }
+    return {
+      stage,
+      key,
+      text: text(),
+      async result() {
+        if (!outcome) throw new Error('read the text to its end first');
+        return outcome;
+      },
+    };
   }
 }
 

@@ -13,7 +13,7 @@ import { createCoordination, type Coordination } from './coordination.js';
 import { InterviewAiInvoker } from './invoker.js';
 import { LiveTracker } from './live.js';
 import { createMetrics, type DemoMode } from './metrics.js';
-import { createModelClient } from './model-client.js';
+import { createModelClients } from './model-clients.js';
 import { createReportRoute } from './report-route.js';
 import { REPORT_STAGE, STAGE_NAMES, stagePolicies } from './stages.js';
 
@@ -118,26 +118,22 @@ export async function startNode(
     else logger.warn({ mode, previous }, 'coordination unavailable: serving from the local single-flight');
   });
   metrics.setMode(tracker.effectiveMode());
-  const model = createModelClient({
-    baseUrl: config.modelBaseUrl,
-    apiKey: config.modelApiKey,
-    model: config.modelName,
-    timeoutMs: config.modelTimeoutMs,
-  });
-  const invoker = new InterviewAiInvoker({
+  const models = createModelClients(
+    { baseUrl: config.modelBaseUrl, apiKey: config.modelApiKey, model: config.modelName, timeoutMs: config.modelTimeoutMs },
     flight,
-    model,
-    nodeId: config.nodeId,
-    logger,
-    tracker,
-    onModelCall: (stage, outcome) => metrics.modelCall(stage, outcome),
-  });
+    (stage, outcome) => {
+      logger.info({ stage, outcome }, 'called the model');
+      if (stage !== REPORT_STAGE) tracker.modelCall(stage);
+      metrics.modelCall(stage, outcome);
+    },
+  );
+  const invoker = new InterviewAiInvoker({ models, logger, tracker });
   const reportRoute = await createReportRoute({
     flight,
-    model,
+    model: models.plain(REPORT_STAGE),
+    modelName: config.modelName,
     nodeId: config.nodeId,
     logger,
-    onModelCall: (outcome) => metrics.modelCall(REPORT_STAGE, outcome),
   });
   // The library's dashboard, mounted at /flight (the demo's own page at / adds the burst form and streamed text).
   const dashboard = createFlightDashboard({

@@ -9,15 +9,16 @@
 import type { SingleFlight } from '@flight/core';
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import type { ModelClient } from './model-client.js';
+import type OpenAI from 'openai';
 import { REPORT_STAGE } from './stages.js';
 
 export async function createReportRoute(deps: {
   flight: SingleFlight;
-  model: ModelClient;
+  /** A client that coalesces nothing: the middleware coalesces the whole HTTP response. */
+  model: OpenAI;
+  modelName: string;
   nodeId: string;
   logger: Logger;
-  onModelCall: (outcome: 'ok' | 'error') => void;
 }): Promise<((app: Express) => void) | undefined> {
   let createFlightMiddleware:
     | ((options: {
@@ -46,17 +47,20 @@ export async function createReportRoute(deps: {
       const log = deps.logger.child({ stage: REPORT_STAGE, key: req.originalUrl, role: 'owner' });
       try {
         log.info('writing the report: calling the model');
-        const completion = await deps.model.chat([
-          {
-            role: 'system',
-            content: `You are an interview assistant. [stage:${REPORT_STAGE}] [session:${sessionId}] Summarise the interview in three sentences.`,
-          },
-          { role: 'user', content: `Session ${sessionId}${typeof req.query.note === 'string' ? `\n${req.query.note}` : ''}` },
-        ]);
-        deps.onModelCall('ok');
-        res.json({ sessionId, report: completion.content, producedBy: deps.nodeId, producedAt: new Date().toISOString() });
+        const completion = await deps.model.chat.completions.create({
+          model: deps.modelName,
+          temperature: 0,
+          messages: [
+            {
+              role: 'system',
+              content: `You are an interview assistant. [stage:${REPORT_STAGE}] [session:${sessionId}] Summarise the interview in three sentences.`,
+            },
+            { role: 'user', content: `Session ${sessionId}${typeof req.query.note === 'string' ? `\n${req.query.note}` : ''}` },
+          ],
+        });
+        const report = completion.choices[0]?.message?.content ?? '';
+        res.json({ sessionId, report, producedBy: deps.nodeId, producedAt: new Date().toISOString() });
       } catch (error) {
-        deps.onModelCall('error');
         next(error);
       }
     });

@@ -1,10 +1,10 @@
 /**
  * The four interview stages and their single-flight policies, in one place.
  *
- * | stage                  | key parts                               | session lock | L1  |
+ * | stage                  | the model request names (its key)       | session lock | L1  |
  * |------------------------|-----------------------------------------|--------------|-----|
- * | interview-evaluation   | sessionId, questionNumber, answerHash   | no           | on  |
- * | interview-followup     | sessionId, currentQuestion, answerHash  | no           | on  |
+ * | interview-evaluation   | sessionId, questionNumber, answer       | no           | on  |
+ * | interview-followup     | sessionId, currentQuestion, answer      | no           | on  |
  * | interview-extraction   | sessionId, fileUrl                      | yes          | on  |
  * | interview-demeanor     | sessionId, imageUrl                     | yes          | off |
  */

@@ -190,7 +190,7 @@ describe('failures are classified and shared', () => {
     // 429: not retried; 500: two attempts; fail-once: failed then succeeded.
     expect(stats.calls).toBe(1 + 2 + 2);
     // The library's metrics time each failed call under its error's code.
-    const overloaded = { flight_stage: 'interview-evaluation', flight_outcome: 'failure', error_type: 'E_MODEL_OVERLOADED' };
+    const overloaded = { flight_stage: 'interview-evaluation', flight_outcome: 'failure', error_type: 'E_OPENAI_HTTP_429' };
     expect(await metric(cluster.urls[0]!, 'flight_execute_duration_count', overloaded)).toBe(1);
   });
 });

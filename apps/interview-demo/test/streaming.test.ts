@@ -90,7 +90,7 @@ describe('streamed evaluation and follow-up', () => {
     expect(r.status).toBe(200);
     expect(r.chunkMs).toHaveLength(5);
     expect(r.done).toBeNull();
-    expect(r.error.error).toMatchObject({ code: 'E_FLIGHT_EXECUTION', type: 'PROVIDER' });
+    expect(r.error.error).toMatchObject({ code: 'E_MODEL_CONNECTION', type: 'PROVIDER' });
   });
 
   it('a client that goes away mid-stream detaches only itself: the other caller gets the whole text, the node lives on', async () => {

@@ -8,7 +8,7 @@ import type { ExecuteOptions, FlightResult, StreamJson, StreamPosition } from '@
 import { Stream } from 'openai/streaming';
 import type { ApiSpec } from './apis.js';
 import { callOptionsOf, notResumable, type FlightCallOptions } from './call-options.js';
-import { callerError, FlightOpenAINoResponseError, streamCut, upstreamFailure } from './errors.js';
+import { callerError, FlightOpenAINoResponseError, streamBroken, streamCut, upstreamFailure } from './errors.js';
 import { infoOf, perCaller, positions, tag } from './flight-info.js';
 import { reportCall, reportUnshared, type CallReport } from './genai-telemetry.js';
 import type { ResolvedOpenAIFlightOptions } from './options.js';
@@ -127,7 +127,8 @@ async function* ownerEvents(context: CreateContext, body: Body, request: Request
       yield event;
     }
   } catch (error) {
-    throw upstreamFailure(error);
+    // The run's own abort (a lost lease, a timeout) is the core's to report.
+    throw signal.aborted ? error : streamBroken(error);
   }
   if (!end.complete && !signal.aborted) throw streamCut(context.spec.api, count);
 }

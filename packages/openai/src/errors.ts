@@ -47,6 +47,16 @@ export function streamCut(api: string, events: number): UpstreamFailure {
   );
 }
 
+/**
+ * What the owner's supplier throws when reading the model's stream failed with something other than an
+ * SDK error (the connection dropped: fetch's `TypeError: terminated`): a connection failure, retryable.
+ */
+export function streamBroken(error: unknown): unknown {
+  if (error instanceof APIError) return upstreamFailure(error);
+  const message = `the model's stream broke: ${(error as Error)?.message ?? String(error)}`;
+  return new UpstreamFailure(CONNECTION_CODE, undefined, 'PROVIDER', message, new APIConnectionError({ message, cause: error as Error }));
+}
+
 /** What the owner's supplier throws for an SDK error: classified by status (429 OVERLOAD, 5xx PROVIDER, 4xx VALIDATION). */
 export function upstreamFailure(error: unknown): unknown {
   if (error instanceof APIConnectionTimeoutError) return new UpstreamFailure(TIMEOUT_CODE, undefined, 'TIMEOUT', error.message, error);
