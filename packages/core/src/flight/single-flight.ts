@@ -22,6 +22,7 @@ import { runDistributed } from './distributed-run.js';
 import { FlightCall, type Outcome } from './flight-call.js';
 import { FlightRuntime } from './flight-runtime.js';
 import { runLocal } from './local-run.js';
+import type { FlightRef } from '../state/types.js';
 import type { ExecuteOptions, FlightResult, StreamExecuteOptions, Supplier } from './types.js';
 import { resolveOptions, type FlightMode, type ResolvedOptions, type SingleFlightOptions } from './options.js';
 import { StreamFlights } from '../stream/stream-flights.js';
@@ -145,6 +146,7 @@ export class SingleFlight {
       const run = this.mode === 'local' ? () => runLocal(this.runtime, call) : () => this.runFlight(call);
       const result = await this.runtime.local.do(id, span ? () => span.activate(run) : run, {
         signal,
+        abandoned: options.cancelWhenAbandoned && this.mode !== 'local' ? () => void this.abandoned({ stage, key }) : undefined,
         // A streamed call joined here waits as long as the call it joined (which is bounded by progress).
         waitTimeoutMs: (options as StreamExecuteOptions).progressedAt ? undefined : policy.waitTimeoutMs,
       });
@@ -224,6 +226,24 @@ export class SingleFlight {
   /** `execute`, returning only the value. */
   async run<T>(stage: string, key: string, supplier: Supplier<T>, options?: ExecuteOptions): Promise<T> {
     return (await this.execute(stage, key, supplier, options)).value;
+  }
+
+  /**
+   * Every caller of a run started here with `cancelWhenAbandoned` left: cancels it cluster-wide when this
+   * node owns it and no other node waits for it. Never throws (it runs detached from any caller).
+   */
+  private async abandoned(ref: FlightRef): Promise<void> {
+    const id = flightId(ref);
+    const { coordinator, logger } = this.options;
+    try {
+      if (!this.runtime.owners.has(id) || !coordinator.waitingNodes) return;
+      const waiting = await coordinator.waitingNodes(ref);
+      if (waiting !== 0 || !this.runtime.owners.has(id)) return;
+      logger.info({ ...ref }, 'every caller left the run and no other node waits for it: cancelling it');
+      await this.cancel(ref.stage, ref.key, { reason: 'every caller left' });
+    } catch (error) {
+      logger.warn({ ...ref, err: error }, 'could not cancel a run every caller left; it goes on');
+    }
   }
 
   /**

@@ -75,6 +75,16 @@ export interface ExecuteOptions {
    * @default the stage's `resultTtlMs`
    */
   resultTtlMs?: number | ((value: unknown) => number | undefined);
+  /**
+   * `true`: the run this call starts on its node is cancelled cluster-wide once nobody wants its outcome —
+   * every caller of it on this node has left (each by its `signal`, or a joiner's wait timing out) and the
+   * coordinator tells that no other node waits for it (`FlightCoordinator.waitingNodes`) — for work worth
+   * stopping then, such as a model call whose only reader went away. It is cancelled only while this node
+   * owns the run; a coordinator that cannot tell (none, or without `waitingNodes`) keeps the run, as
+   * does a node whose callers were followers. A caller without a signal never leaves. @default false (the
+   * run finishes and its outcome is stored for later callers)
+   */
+  cancelWhenAbandoned?: boolean;
 }
 
 /** `ExecuteOptions` plus what `executeStream` passes to its `execute` calls (not part of the public API). */

@@ -14,6 +14,10 @@ import { RunScope } from '../run/run-scope.js';
 interface Call<T> {
   promise: Promise<T>;
   dups: number;
+  /** Callers still waiting for it. */
+  attached: number;
+  settled: boolean;
+  abandoned: (() => void) | undefined;
 }
 
 export interface LocalResult<T> {
@@ -29,6 +33,11 @@ export interface LocalDoOptions {
   signal?: AbortSignal | undefined;
   /** Longest a caller that joins a running execution waits for it. @default no limit */
   waitTimeoutMs?: number | undefined;
+  /**
+   * The caller that starts the execution: called once every caller of it has left (its signal aborted, or
+   * its wait timed out) while the execution still runs. Never called while a caller without a signal waits.
+   */
+  abandoned?: (() => void) | undefined;
 }
 
 export class LocalSingleFlight {
@@ -46,9 +55,16 @@ export class LocalSingleFlight {
     const running = this.calls.get(key) as Call<T> | undefined;
     if (running) {
       running.dups++;
-      return this.join(key, running, signal, options?.waitTimeoutMs);
+      running.attached++;
+      return this.leaving(running, this.join(key, running, signal, options?.waitTimeoutMs));
     }
-    const started: Call<T> = { dups: 0, promise: undefined as unknown as Promise<T> };
+    const started: Call<T> = {
+      dups: 0,
+      attached: 1,
+      settled: false,
+      abandoned: options?.abandoned,
+      promise: undefined as unknown as Promise<T>,
+    };
     this.calls.set(key, started);
     let promise: Promise<T>;
     try {
@@ -67,7 +83,19 @@ export class LocalSingleFlight {
       },
     );
     // The leader always listens, so the execution's rejection is never unhandled even if it detaches.
-    return abortable(started.promise, signal).then((value) => ({ value, shared: started.dups > 0, leader: true }));
+    return this.leaving(started, abortable(started.promise, signal)).then((value) => ({ value, shared: started.dups > 0, leader: true }));
+  }
+
+  /** A caller's wait for `call`: when it ends before the call settled, the caller left. */
+  private leaving<R>(call: Call<unknown>, wait: Promise<R>): Promise<R> {
+    return wait.catch((error: unknown) => {
+      if (!call.settled && --call.attached === 0) {
+        const abandoned = call.abandoned;
+        call.abandoned = undefined;
+        abandoned?.();
+      }
+      throw error;
+    });
   }
 
   private async join<T>(
@@ -92,6 +120,7 @@ export class LocalSingleFlight {
 
   /** The execution `call` of `key` settled: the next call starts a new one (unless `key` was forgotten meanwhile). */
   private done(key: string, call: Call<unknown>): void {
+    call.settled = true;
     if (this.calls.get(key) === call) this.calls.delete(key);
   }
 

@@ -76,7 +76,7 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
     return record ?? null;
   };
 
-  const { recordChanged, ...streams } = createMemoryStreams({ clock, read });
+  const { recordChanged, readersOf, ...streams } = createMemoryStreams({ clock, read });
 
   function apply<R>(ref: FlightRef, step: (record: FlightRecord | null, now: number) => machine.Transition<R>): Promise<R> {
     const id = flightId(ref);
@@ -121,6 +121,8 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
       const record = read(ref);
       return record?.meta.status === 'SUCCEEDED' && !machine.isForgotten(record.meta) ? (record.result ?? null) : null;
     },
+    // Each waiter counts as a node: callers of one node join in-process and never wait here together.
+    waitingNodes: (ref) => Promise.resolve((waiters.get(flightId(ref))?.size ?? 0) + readersOf(ref)),
     waitForTerminal(ref, { epoch, timeoutMs, signal }) {
       const record = read(ref);
       if (record && record.meta.epoch >= epoch && !['PENDING', 'RUNNING'].includes(record.meta.status)) {

@@ -86,6 +86,12 @@ export interface FlightCoordinator {
    * the function that stops listening. Without it, L1 copies of other nodes live out their TTL.
    */
   listenForgets?(ref: FlightRef, listener: ForgetListener): () => void;
+  /**
+   * Optional: how many other nodes listen for the outcome of `ref` now (their followers and stream readers
+   * wait on it; a node listening for forgets may count too), or `undefined` when it cannot tell. Read before
+   * a run every caller left is cancelled (`ExecuteOptions.cancelWhenAbandoned`): only `0` cancels it.
+   */
+  waitingNodes?(ref: FlightRef): Promise<number | undefined>;
   /** Releases connections and timers owned by the coordinator (not the user's own client). */
   close(): Promise<void>;
   /**

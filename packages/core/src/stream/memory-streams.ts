@@ -26,6 +26,8 @@ export interface MemoryStreams extends FlightStreamCoordinator {
   streams(): number;
   /** Wakes the flight's stream waiters: its record changed run (a takeover) or ended. */
   recordChanged(ref: FlightRef): void;
+  /** Stream readers waiting for the flight's next entries. */
+  readersOf(ref: FlightRef): number;
 }
 
 export function createMemoryStreams({ clock, read }: MemoryStreamsDeps): MemoryStreams {
@@ -50,6 +52,7 @@ export function createMemoryStreams({ clock, read }: MemoryStreamsDeps): MemoryS
   };
 
   return {
+    readersOf: (ref) => waiters.get(flightId(ref))?.size ?? 0,
     appendStream(fence, input) {
       const record = read(fence);
       if (record && isForgotten(record.meta, fence.epoch)) return Promise.resolve({ ok: false, code: 'FORGOTTEN' });

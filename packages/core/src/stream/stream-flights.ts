@@ -111,6 +111,7 @@ export class StreamFlights {
         if (options.signal) executeOptions.signal = options.signal;
         if (options.sessionId !== undefined) executeOptions.sessionId = options.sessionId;
         if (options.keepFailures !== undefined) executeOptions.keepFailures = options.keepFailures;
+        if (options.cancelWhenAbandoned) executeOptions.cancelWhenAbandoned = true;
         if (after) executeOptions.keepFailures = false;
         const { resultTtlMs } = options;
         if (resultTtlMs !== undefined)

@@ -18,7 +18,7 @@ export interface StreamPosition {
   index: number;
 }
 
-export interface ExecuteStreamOptions extends Pick<ExecuteOptions, 'signal' | 'sessionId' | 'keepFailures'> {
+export interface ExecuteStreamOptions extends Pick<ExecuteOptions, 'signal' | 'sessionId' | 'keepFailures' | 'cancelWhenAbandoned'> {
   /**
    * A caller that already received chunks of a run that is then replaced by a new owner's run:
    * `'error'` ends its iteration with `FlightStreamInterruptedError`; `'restart'` yields a
