@@ -67,9 +67,10 @@ function failWith(report: CallReport, error: unknown): unknown {
   return failure;
 }
 
-/** The core's options of one caller: its signal and session. */
-function executeOptions(request: RequestOptions | undefined, call: FlightCallOptions): ExecuteOptions {
+/** The core's options of one caller: its signal and session, and whether a run nobody waits for stops. */
+function executeOptions(context: CreateContext, request: RequestOptions | undefined, call: FlightCallOptions): ExecuteOptions {
   const options: ExecuteOptions = {};
+  if (context.options.cancelAbandoned) options.cancelWhenAbandoned = true;
   const signal = request?.signal ?? undefined;
   if (signal) options.signal = signal;
   if (call.sessionId !== undefined) options.sessionId = call.sessionId;
@@ -89,7 +90,7 @@ async function answer(context: CreateContext, key: string, body: Body, request: 
           spent = true;
           return ownerCall(context, body, request, run.signal);
         },
-        executeOptions(request, call),
+        executeOptions(context, request, call),
       ),
     );
   } catch (error) {
@@ -148,7 +149,7 @@ async function streamed(context: CreateContext, key: string, body: Body, request
   if (callerSignal?.aborted) detach();
   else callerSignal?.addEventListener('abort', detach, { once: true });
   const release = () => callerSignal?.removeEventListener('abort', detach);
-  const options = { ...executeOptions(undefined, call), signal: controller.signal, ...(call.after ? { after: call.after } : {}) };
+  const options = { ...executeOptions(context, undefined, call), signal: controller.signal, ...(call.after ? { after: call.after } : {}) };
   const flight = context.options.flights.executeStream<StreamJson>(
     context.options.stage,
     key,
@@ -168,6 +169,7 @@ async function streamed(context: CreateContext, key: string, body: Body, request
   }
   const description = new StreamDescription();
   let index = call.after?.index ?? 0;
+  let ended = false;
   async function* rest(): AsyncGenerator<unknown> {
     try {
       for (let next = first; !next.done; next = await events.next()) {
@@ -175,6 +177,7 @@ async function streamed(context: CreateContext, key: string, body: Body, request
         positions.set(stream, { epoch: flight.epoch, index: ++index } satisfies StreamPosition);
         yield next.value;
       }
+      ended = true;
       const result = await flight.result();
       tag(stream, infoOf(result));
       report.answered({ role: result.role, spent }, description.answer, description.usage);
@@ -183,6 +186,8 @@ async function streamed(context: CreateContext, key: string, body: Body, request
     } finally {
       release();
       report.left();
+      // A stream dropped before its end: this caller left the run (which stops if nobody else waits).
+      if (!ended) controller.abort();
       await events.return?.();
     }
   }

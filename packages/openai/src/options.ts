@@ -23,6 +23,14 @@ export interface OpenAIFlightOptions {
   scope?: string;
   /** The APIs coalesced; any other method of the client passes through untouched. @default all three */
   apis?: readonly CoalescedApi[];
+  /**
+   * `true`: a model call nobody waits for any more — every caller of it left (its signal aborted, its
+   * stream was dropped before the end) and no other server waits for it — is cancelled, so the model stops
+   * generating (and billing). `false`: it finishes and its answer is kept for later callers: a client
+   * retrying after its own timeout, or resuming a dropped stream with `after`, gets it without a second
+   * call. @default false
+   */
+  cancelAbandoned?: boolean;
 }
 
 export interface ResolvedOpenAIFlightOptions {
@@ -31,9 +39,10 @@ export interface ResolvedOpenAIFlightOptions {
   share: SharePolicy;
   scope: string;
   apis: ReadonlySet<CoalescedApi>;
+  cancelAbandoned: boolean;
 }
 
-const OPTION_NAMES = ['flights', 'stage', 'share', 'scope', 'apis'] as const;
+const OPTION_NAMES = ['flights', 'stage', 'share', 'scope', 'apis', 'cancelAbandoned'] as const;
 
 function fail(option: string, message: string): never {
   throw new FlightConfigurationError(`withFlights: ${option} ${message}`, { context: { option } });
@@ -55,5 +64,7 @@ export function resolveOptions(input: OpenAIFlightOptions): ResolvedOpenAIFlight
   const apis = options.apis ?? COALESCED_APIS;
   if (!Array.isArray(apis) || apis.some((api) => !COALESCED_APIS.includes(api)))
     fail('apis', `must list some of ${COALESCED_APIS.map((a) => `'${a}'`).join(', ')}, got ${JSON.stringify(apis)}`);
-  return { flights: options.flights, stage, share, scope, apis: new Set(apis) };
+  const cancelAbandoned = options.cancelAbandoned ?? false;
+  if (typeof cancelAbandoned !== 'boolean') fail('cancelAbandoned', `must be true or false, got ${JSON.stringify(cancelAbandoned)}`);
+  return { flights: options.flights, stage, share, scope, apis: new Set(apis), cancelAbandoned };
 }

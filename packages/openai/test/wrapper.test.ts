@@ -228,6 +228,40 @@ describe('withFlights: errors and aborts', () => {
     expect(model.stats().calls).toBe(1);
   });
 
+  it('cancelAbandoned: a call every caller left is cancelled (the model stops); by default it finishes and is kept', async () => {
+    // A streamed answer whose only reader drops it after 2 events: the model's stream is closed at once.
+    const cancelling = withFlights(sdk(), { flights: flights[0]!, cancelAbandoned: true });
+    const body = {
+      model: 'fake-model',
+      messages: [{ role: 'user' as const, content: `[format:text] [tokens-per-sec:20] ${randomUUID()}` }],
+      temperature: 0,
+      stream: true as const,
+    };
+    let events = 0;
+    for await (const _ of await cancelling.chat.completions.create(body)) if (++events === 2) break;
+    await expect.poll(() => model.stats().inFlight, { timeout: 2000, interval: 20 }).toBe(0);
+    // Nothing was kept: the next caller asks the model again.
+    const again = await b.chat.completions.create(body);
+    for await (const _ of again) void _;
+    expect(flightOf(again)!.role).toBe('owner');
+    expect(model.stats().calls).toBe(2);
+    // An answer whose caller aborts: cancelled by default, kept for later callers when asked.
+    for (const cancelAbandoned of [true, false]) {
+      await fetch(`${model.url}/reset`, { method: 'POST' });
+      const client = withFlights(sdk(), { flights: flights[0]!, cancelAbandoned });
+      const question = ask('left alone [latency:300]');
+      const caller = new AbortController();
+      const left = client.chat.completions.create(question, { signal: caller.signal });
+      await expect.poll(() => model.stats().inFlight, { timeout: 2000, interval: 10 }).toBe(1);
+      caller.abort();
+      await expect(left).rejects.toThrow();
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const later = await client.chat.completions.create(question);
+      expect(flightOf(later)!.role).toBe(cancelAbandoned ? 'owner' : 'replay');
+      expect(model.stats().calls).toBe(cancelAbandoned ? 2 : 1);
+    }
+  });
+
   it('withResponse() and asResponse() on a coalesced call reject with a typed error; other methods pass through', async () => {
     const call = a.chat.completions.create(ask('raw'));
     await expect(call.withResponse()).rejects.toBeInstanceOf(FlightOpenAINoResponseError);
@@ -241,6 +275,9 @@ describe('withFlights: errors and aborts', () => {
   it('configuration mistakes fail where the client is wrapped', () => {
     expect(() => withFlights(sdk(), { flights: {} as SingleFlight })).toThrow(FlightConfigurationError);
     expect(() => withFlights(sdk(), { flights: flights[0]!, share: 'sometimes' as never })).toThrow(/share must be one of/);
+    expect(() => withFlights(sdk(), { flights: flights[0]!, cancelAbandoned: 'yes' as never })).toThrow(
+      /cancelAbandoned must be true or false/,
+    );
     expect(() => withFlights(sdk(), { flights: flights[0]!, stgae: 'x' } as never)).toThrow(/did you mean "stage"/);
     expect(() => withFlights({} as OpenAI, { flights: flights[0]! })).toThrow(/client has no chat.completions.create/);
   });

@@ -30,6 +30,7 @@ import { createRedisStreams } from './streams/streams';
 import { createRunControl } from './spine/run-control';
 import { createInspector, type Inspector } from './inspect/inspector';
 import { createTerminalWait } from './wake-up/terminal-wait';
+import { createWaitingNodes } from './wake-up/waiting-nodes';
 
 export { SUBSCRIBE_FIRST_WAIT_MS } from './spine/acquire-path';
 
@@ -104,6 +105,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     },
     acquire: (input) => acquirePath.acquire(input, keysOf(input), 0),
     listenForgets: (ref, listener) => notifications.listenForgets(keysOf(ref).channel, listener),
+    waitingNodes: createWaitingNodes(driver, calls, keysOf, notifications),
     readMeta: async (ref) => (await calls.read(ref, false)).meta,
     async readResult(ref) {
       const { meta, result } = await calls.read(ref, true);

@@ -54,6 +54,8 @@ export interface Worker {
   nextRunning(): Promise<number>;
   /** When (epoch ms, this host's clock) the worker heard forgets of `key` (its `forgotten` events), so far. */
   forgottenAt(key: string): number[];
+  /** The codes of the reasons its runs of `key` were aborted with (its streamed suppliers' `aborted` events), so far. */
+  abortedRuns(key: string): string[];
   stop(): Promise<void>;
 }
 
@@ -69,6 +71,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const pending = new Map<number, (result: BurstResult & { forgotten?: boolean; error?: string; spans?: SpanSummary[] }) => void>();
   const runningWaiters: ((epoch: number) => void)[] = [];
   const forgotten = new Map<string, number[]>();
+  const aborted = new Map<string, string[]>();
   const emittedWaiters = new Set<{ key: string; n: number; resolve: (epoch: number) => void }>();
   let seq = 0;
   const ready = new Promise<void>((resolve, reject) => {
@@ -84,6 +87,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         error?: string;
         spans?: SpanSummary[];
         at?: number;
+        code?: string;
       } & BurstResult;
       try {
         message = JSON.parse(line);
@@ -92,6 +96,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       }
       if (message.event === 'ready') resolve();
       else if (message.event === 'forgotten') forgotten.set(message.key!, [...(forgotten.get(message.key!) ?? []), message.at!]);
+      else if (message.event === 'aborted') aborted.set(message.key!, [...(aborted.get(message.key!) ?? []), String(message.code)]);
       else if (message.event === 'running') runningWaiters.shift()?.(message.epoch ?? 0);
       else if (message.event === 'emitted') {
         for (const waiter of emittedWaiters) {
@@ -106,6 +111,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   return {
     pid: child.pid!,
     forgottenAt: (key) => forgotten.get(key) ?? [],
+    abortedRuns: (key) => aborted.get(key) ?? [],
     child,
     burst(command) {
       const id = ++seq;

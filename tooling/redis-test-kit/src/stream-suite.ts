@@ -81,6 +81,29 @@ export function registerStreamSuite(
       for (const outcome of replay.outcomes) expect(outcome).toMatchObject({ ok: true, role: 'replay', items: sequence });
     }, 60_000);
 
+    it('cancelWhenAbandoned: the only reader leaves → the run is cancelled and the next caller runs it anew; with a reader on another process it goes on', async () => {
+      const [a, b] = (await start('a', 'b')) as [Worker, Worker];
+      const until = async (what: string, ok: () => boolean) => {
+        for (const giveUp = Date.now() + 5000; !ok(); await sleep(20)) if (Date.now() > giveUp) throw new Error(`timed out: ${what}`);
+      };
+      const alone = `abandoned-${randomUUID()}`;
+      const command = { stage: STAGE, key: alone, callers: 1, chunks: 40, gapMs: 25, onRestart: 'error', start: 'iterate' } as const;
+      const left = await a.stream({ ...command, stopAfter: 3, cancelWhenAbandoned: true });
+      expect(left.outcomes[0]!.items).toHaveLength(3);
+      await until('the abandoned run to be cancelled', () => a.abortedRuns(alone).length > 0);
+      expect(a.abortedRuns(alone)).toEqual(['E_FLIGHT_CANCELLED']);
+      const next = await b.stream({ ...command, chunks: 3, gapMs: 5 });
+      expect(next.outcomes[0]).toMatchObject({ ok: true, role: 'owner', items: runOf('b', next.outcomes[0]!.epoch!, 3) });
+
+      const watched = `watched-${randomUUID()}`;
+      const leaving = a.stream({ ...command, key: watched, chunks: 12, stopAfter: 3, cancelWhenAbandoned: true });
+      const epoch = await a.emitted(watched, 1);
+      const reader = b.stream({ ...command, key: watched, chunks: 12 });
+      expect((await leaving).outcomes[0]!.items).toHaveLength(3);
+      expect((await reader).outcomes[0]).toMatchObject({ ok: true, role: 'follower', items: runOf('a', epoch, 12) });
+      expect(a.abortedRuns(watched)).toEqual([]);
+    }, 30_000);
+
     it('a caller joining after 60 % of the chunks catches up and receives the full sequence', async () => {
       const [a, b] = (await start('a', 'b')) as [Worker, Worker];
       const key = `late-${randomUUID()}`;

@@ -62,6 +62,8 @@ export interface StreamCommand {
   start: 'iterate' | 'result-first';
   /** Each caller stops reading (its client went away) after this many chunks. */
   stopAfter?: number;
+  /** Callers pass `cancelWhenAbandoned`, and one that stops reading (`stopAfter`) aborts its signal. */
+  cancelWhenAbandoned?: boolean;
   /** Each caller resumes: it already has `index` chunks of the run `epoch`. */
   after?: { epoch: number | undefined; index: number };
 }
@@ -188,9 +190,12 @@ async function burst(command: BurstCommand): Promise<void> {
 }
 
 async function stream(command: StreamCommand): Promise<void> {
-  const supplier = async function* (ctx: { epoch: number | undefined }) {
+  const supplier = async function* (ctx: { epoch: number | undefined; signal: AbortSignal }) {
     runs++;
     send({ event: 'running', epoch: ctx.epoch, key: command.key });
+    ctx.signal.addEventListener('abort', () =>
+      send({ event: 'aborted', key: command.key, code: (ctx.signal.reason as { code?: string } | undefined)?.code }),
+    );
     for (let i = 0; i < command.chunks; i++) {
       await sleep(command.gapMs);
       send({ event: 'emitted', key: command.key, n: i + 1, epoch: ctx.epoch });
@@ -202,9 +207,11 @@ async function stream(command: StreamCommand): Promise<void> {
       const items: string[] = [];
       let firstAt: number | undefined;
       let restartAt: number | undefined;
+      const leave = new AbortController();
       const call = flight.executeStream(command.stage, command.key, supplier, {
         onRestart: command.onRestart,
         ...(command.after ? { after: command.after } : {}),
+        ...(command.cancelWhenAbandoned ? { cancelWhenAbandoned: true, signal: leave.signal } : {}),
       });
       try {
         if (command.start === 'result-first') await call.result();
@@ -212,7 +219,10 @@ async function stream(command: StreamCommand): Promise<void> {
           firstAt ??= Date.now();
           if (item instanceof FlightStreamRestart) restartAt ??= Date.now();
           items.push(item instanceof FlightStreamRestart ? `restart:${item.epoch}` : item);
-          if (items.length === command.stopAfter) return { ok: true, items, epoch: call.epoch, firstAt, restartAt, endedAt: Date.now() };
+          if (items.length === command.stopAfter) {
+            leave.abort();
+            return { ok: true, items, epoch: call.epoch, firstAt, restartAt, endedAt: Date.now() };
+          }
         }
         const result = await call.result();
         return { ok: true, items, role: result.role, epoch: result.epoch, firstAt, restartAt, endedAt: Date.now() };

@@ -146,7 +146,7 @@ export class SingleFlight {
       const run = this.mode === 'local' ? () => runLocal(this.runtime, call) : () => this.runFlight(call);
       const result = await this.runtime.local.do(id, span ? () => span.activate(run) : run, {
         signal,
-        abandoned: options.cancelWhenAbandoned && this.mode !== 'local' ? () => void this.abandoned({ stage, key }) : undefined,
+        abandoned: options.cancelWhenAbandoned && this.mode !== 'local' ? (still) => void this.abandoned({ stage, key }, still) : undefined,
         // A streamed call joined here waits as long as the call it joined (which is bounded by progress).
         waitTimeoutMs: (options as StreamExecuteOptions).progressedAt ? undefined : policy.waitTimeoutMs,
       });
@@ -230,15 +230,17 @@ export class SingleFlight {
 
   /**
    * Every caller of a run started here with `cancelWhenAbandoned` left: cancels it cluster-wide when this
-   * node owns it and no other node waits for it. Never throws (it runs detached from any caller).
+   * node owns it, no other node waits for it and no caller joined here since (`still`). Never throws (it
+   * runs detached from any caller).
    */
-  private async abandoned(ref: FlightRef): Promise<void> {
+  private async abandoned(ref: FlightRef, still: () => boolean): Promise<void> {
     const id = flightId(ref);
     const { coordinator, logger } = this.options;
     try {
       if (!this.runtime.owners.has(id) || !coordinator.waitingNodes) return;
       const waiting = await coordinator.waitingNodes(ref);
-      if (waiting !== 0 || !this.runtime.owners.has(id)) return;
+      // A caller may have joined on this node meanwhile, or the run ended.
+      if (waiting !== 0 || !still() || !this.runtime.owners.has(id)) return;
       logger.info({ ...ref }, 'every caller left the run and no other node waits for it: cancelling it');
       await this.cancel(ref.stage, ref.key, { reason: 'every caller left' });
     } catch (error) {

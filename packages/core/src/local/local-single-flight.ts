@@ -17,7 +17,7 @@ interface Call<T> {
   /** Callers still waiting for it. */
   attached: number;
   settled: boolean;
-  abandoned: (() => void) | undefined;
+  abandoned: ((still: () => boolean) => void) | undefined;
 }
 
 export interface LocalResult<T> {
@@ -34,10 +34,11 @@ export interface LocalDoOptions {
   /** Longest a caller that joins a running execution waits for it. @default no limit */
   waitTimeoutMs?: number | undefined;
   /**
-   * The caller that starts the execution: called once every caller of it has left (its signal aborted, or
-   * its wait timed out) while the execution still runs. Never called while a caller without a signal waits.
+   * The caller that starts the execution: called whenever every caller of it has left (its signal
+   * aborted, or its wait timed out) while the execution still runs, with a check that is still true while
+   * nobody joined since. Never called while a caller without a signal waits.
    */
-  abandoned?: (() => void) | undefined;
+  abandoned?: ((still: () => boolean) => void) | undefined;
 }
 
 export class LocalSingleFlight {
@@ -89,11 +90,7 @@ export class LocalSingleFlight {
   /** A caller's wait for `call`: when it ends before the call settled, the caller left. */
   private leaving<R>(call: Call<unknown>, wait: Promise<R>): Promise<R> {
     return wait.catch((error: unknown) => {
-      if (!call.settled && --call.attached === 0) {
-        const abandoned = call.abandoned;
-        call.abandoned = undefined;
-        abandoned?.();
-      }
+      if (!call.settled && --call.attached === 0) call.abandoned?.(() => call.attached === 0 && !call.settled);
       throw error;
     });
   }

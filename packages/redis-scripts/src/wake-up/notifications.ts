@@ -44,6 +44,8 @@ export interface Notifications {
   readonly counters: NotificationCounters;
   /** Followers currently waiting. */
   readonly waiting: number;
+  /** True while this process's subscriber is confirmed on `channel` (the server counts it among its listeners). */
+  listensOn(channel: string): boolean;
   /** Call before sending an acquire of the flight on `channel`; undefined unless the channel is live. */
   beginAcquire(channel: string): Ticket | undefined;
   /**
@@ -242,6 +244,10 @@ export function createNotifications(
 
     get waiting() {
       return context.waiting.count;
+    },
+
+    listensOn(name) {
+      return !subscriptions.closed && subscriptions.channels.get(name)?.liveAt === subscriptions.generation;
     },
 
     beginAcquire(name) {
