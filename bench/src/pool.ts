@@ -59,13 +59,21 @@ export class Worker {
 
 /**
  * Forks `n` workers running src/worker.ts through tsx (on the run's packages, library.ts), with --expose-gc for
- * memory figures; `FLIGHT_BENCH_TRACE_GC=1` adds --trace-gc (each collection and its pause on stdout).
+ * memory figures; `FLIGHT_BENCH_TRACE_GC=1` adds --trace-gc (each collection and its pause on stdout), and
+ * `FLIGHT_BENCH_WORKER_ARGS` any other Node flags (`--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them).
  */
 export async function startWorkers(n: number): Promise<Worker[]> {
   const workers = Array.from({ length: n }, () => {
     const child = fork(join(here, 'worker.ts'), [], {
       cwd: benchDir,
-      execArgv: [...(process.env.FLIGHT_BENCH_TRACE_GC ? ['--trace-gc'] : []), '--expose-gc', ...libraryExecArgv(), '--import', 'tsx'],
+      execArgv: [
+        ...(process.env.FLIGHT_BENCH_TRACE_GC ? ['--trace-gc'] : []),
+        ...(process.env.FLIGHT_BENCH_WORKER_ARGS?.split(/\s+/).filter(Boolean) ?? []),
+        '--expose-gc',
+        ...libraryExecArgv(),
+        '--import',
+        'tsx',
+      ],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     return new Worker(child);

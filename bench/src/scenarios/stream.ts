@@ -48,7 +48,9 @@ export interface StreamUpstreamSpec {
 }
 
 /** Chunk i of every run: the same text in every process, so callers can check the sequence they got. */
-export const chunkText = (i: number, bytes: number): string => `c${i}:`.padEnd(bytes, '.');
+export const chunkText = (i: number, bytes: number): string => ((texts[bytes] ??= [])[i] ??= `c${i}:`.padEnd(bytes, '.'));
+/** The chunk texts by size and index, made once per process: the callers' check of every chunk allocates nothing. */
+const texts: string[][] = [];
 
 /**
  * One upstream run: counts itself, then yields `chunks` chunks paced on its start time (chunk i at

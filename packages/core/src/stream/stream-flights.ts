@@ -116,11 +116,13 @@ export class StreamFlights {
         const { resultTtlMs } = options;
         if (resultTtlMs !== undefined)
           executeOptions.resultTtlMs = typeof resultTtlMs === 'number' ? resultTtlMs : (value) => resultTtlMs(fromStoredChunks(value, ref));
+        // What the node's reader needs, made once per caller (`demand` runs each time the caller waits).
+        const reader = coordinator && { coordinator, ref, log, clock, logger, pollIntervalMs: policy.pollIntervalMs };
         return {
           log,
           outcome: this.host.execute(stage, key, resumable(streamed), executeOptions),
           demand: () => {
-            if (coordinator) demandChunks({ coordinator, ref, log, clock, logger, pollIntervalMs: policy.pollIntervalMs }, this.reading);
+            if (reader) demandChunks(reader, this.reading);
           },
           release: () => this.hub.release(id, log),
           decode: (value) => fromStoredChunks(value, ref) as C[],
