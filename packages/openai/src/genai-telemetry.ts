@@ -74,22 +74,22 @@ export interface CallReport {
 
 const NO_REPORT: CallReport = { within: (work) => work(), answered: () => undefined, failed: () => undefined, left: () => undefined };
 
+/** The attributes every span and metric of a call carries. */
+function callAttributes(spec: ApiSpec, body: Record<string, unknown>) {
+  return { 'gen_ai.operation.name': spec.operation, 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': String(body.model ?? '') };
+}
+
 /** Counts a call that was not coalesced (it samples freely, or its body is not plain JSON). */
 export function reportUnshared(spec: ApiSpec, stage: string, body: Record<string, unknown>): void {
-  instrumentsOf()?.calls.add(1, {
-    'gen_ai.operation.name': spec.operation,
-    'gen_ai.request.model': String(body.model ?? ''),
-    'flight.stage': stage,
-    'flight.role': 'unshared',
-  });
+  instrumentsOf()?.calls.add(1, { ...callAttributes(spec, body), 'flight.stage': stage, 'flight.role': 'unshared' });
 }
 
 export function reportCall(spec: ApiSpec, stage: string, body: Record<string, unknown>): CallReport {
   const otel = instrumentsOf();
   if (!otel) return NO_REPORT;
   const { api } = otel;
-  const model = String(body.model ?? '');
-  const common = { 'gen_ai.operation.name': spec.operation, 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': model };
+  const common = callAttributes(spec, body);
+  const model = common['gen_ai.request.model'];
   const span = api.trace.getTracer(INSTRUMENTATION).startSpan(`${spec.operation} ${model}`, {
     kind: api.SpanKind.CLIENT,
     attributes: { ...common, 'gen_ai.system': 'openai', 'flight.stage': stage },
@@ -97,42 +97,40 @@ export function reportCall(spec: ApiSpec, stage: string, body: Record<string, un
   for (const [field, attribute] of Object.entries(SAMPLING_ATTRIBUTES))
     if (typeof body[field] === 'number') span.setAttribute(attribute, body[field] as number);
   let ended = false;
+  /** Ends the span once, after `finish` described how the call ended. */
+  const end = (finish: () => void) => {
+    if (ended) return;
+    ended = true;
+    finish();
+    span.end();
+  };
   return {
     within: (work) => api.context.with(api.trace.setSpan(api.context.active(), span), work),
-    answered({ role, spent }, answer, usage) {
-      if (ended) return;
-      ended = true;
-      const responseModel = typeof answer?.model === 'string' ? answer.model : model;
-      span.setAttribute('flight.role', role);
-      span.setAttribute('gen_ai.response.model', responseModel);
-      if (typeof answer?.id === 'string') span.setAttribute('gen_ai.response.id', answer.id);
-      const metric = { ...common, 'gen_ai.response.model': responseModel, 'flight.stage': stage };
-      otel.calls.add(1, { ...metric, 'flight.role': role });
-      if (usage) {
-        span.setAttribute('gen_ai.usage.input_tokens', usage.input);
-        span.setAttribute('gen_ai.usage.output_tokens', usage.output);
-        for (const [type, tokens] of [
-          ['input', usage.input],
-          ['output', usage.output],
-        ] as const) {
-          if (spent) otel.tokenUsage.record(tokens, { ...metric, 'gen_ai.token.type': type });
-          else otel.tokensSaved.add(tokens, { ...metric, 'gen_ai.token.type': type });
+    answered: ({ role, spent }, answer, usage) =>
+      end(() => {
+        const responseModel = typeof answer?.model === 'string' ? answer.model : model;
+        span.setAttribute('flight.role', role);
+        span.setAttribute('gen_ai.response.model', responseModel);
+        if (typeof answer?.id === 'string') span.setAttribute('gen_ai.response.id', answer.id);
+        const metric = { ...common, 'gen_ai.response.model': responseModel, 'flight.stage': stage };
+        otel.calls.add(1, { ...metric, 'flight.role': role });
+        if (usage) {
+          span.setAttribute('gen_ai.usage.input_tokens', usage.input);
+          span.setAttribute('gen_ai.usage.output_tokens', usage.output);
+          for (const [type, tokens] of [
+            ['input', usage.input],
+            ['output', usage.output],
+          ] as const) {
+            if (spent) otel.tokenUsage.record(tokens, { ...metric, 'gen_ai.token.type': type });
+            else otel.tokensSaved.add(tokens, { ...metric, 'gen_ai.token.type': type });
+          }
         }
-      }
-      span.end();
-    },
-    failed(error) {
-      if (ended) return;
-      ended = true;
-      span.setAttribute('error.type', (error as Error)?.constructor?.name ?? 'Error');
-      span.setStatus({ code: api.SpanStatusCode.ERROR, message: String((error as Error)?.message ?? error) });
-      span.end();
-    },
-    left() {
-      if (ended) return;
-      ended = true;
-      span.setAttribute('flight.left', true);
-      span.end();
-    },
+      }),
+    failed: (error) =>
+      end(() => {
+        span.setAttribute('error.type', (error as Error)?.constructor?.name ?? 'Error');
+        span.setStatus({ code: api.SpanStatusCode.ERROR, message: String((error as Error)?.message ?? error) });
+      }),
+    left: () => end(() => span.setAttribute('flight.left', true)),
   };
 }
