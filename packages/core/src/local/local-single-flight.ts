@@ -87,8 +87,9 @@ export class LocalSingleFlight {
     return this.leaving(started, abortable(started.promise, signal)).then((value) => ({ value, shared: started.dups > 0, leader: true }));
   }
 
-  /** A caller's wait for `call`: when it ends before the call settled, the caller left. */
+  /** A caller's wait for `call`: when it ends before the call settled, the caller left (counted only when somebody asks). */
   private leaving<R>(call: Call<unknown>, wait: Promise<R>): Promise<R> {
+    if (!call.abandoned) return wait;
     return wait.catch((error: unknown) => {
       if (!call.settled && --call.attached === 0) call.abandoned?.(() => call.attached === 0 && !call.settled);
       throw error;
