@@ -68,10 +68,9 @@ function failWith(report: CallReport, error: unknown): unknown {
 }
 
 /** The core's options of one caller: its signal and session, and whether a run nobody waits for stops. */
-function executeOptions(context: CreateContext, request: RequestOptions | undefined, call: FlightCallOptions): ExecuteOptions {
+function executeOptions(context: CreateContext, signal: AbortSignal | null | undefined, call: FlightCallOptions): ExecuteOptions {
   const options: ExecuteOptions = {};
   if (context.options.cancelAbandoned) options.cancelWhenAbandoned = true;
-  const signal = request?.signal ?? undefined;
   if (signal) options.signal = signal;
   if (call.sessionId !== undefined) options.sessionId = call.sessionId;
   return options;
@@ -90,7 +89,7 @@ async function answer(context: CreateContext, key: string, body: Body, request: 
           spent = true;
           return ownerCall(context, body, request, run.signal);
         },
-        executeOptions(context, request, call),
+        executeOptions(context, request?.signal, call),
       ),
     );
   } catch (error) {
@@ -149,7 +148,7 @@ async function streamed(context: CreateContext, key: string, body: Body, request
   if (callerSignal?.aborted) detach();
   else callerSignal?.addEventListener('abort', detach, { once: true });
   const release = () => callerSignal?.removeEventListener('abort', detach);
-  const options = { ...executeOptions(context, undefined, call), signal: controller.signal, ...(call.after ? { after: call.after } : {}) };
+  const options = { ...executeOptions(context, controller.signal, call), ...(call.after ? { after: call.after } : {}) };
   const flight = context.options.flights.executeStream<StreamJson>(
     context.options.stage,
     key,
