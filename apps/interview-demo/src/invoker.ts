@@ -97,7 +97,7 @@ const deltaOf = (event: OpenAI.Chat.Completions.ChatCompletionChunk) => event.ch
 export class InterviewAiInvoker {
   constructor(private readonly deps: InvokerDeps) {}
 
-  /** Scores an answer. Key: stage + sessionId + questionNumber + answerHash. */
+  /** Scores an answer. Its request names the stage, the session, the question and the answer. */
   evaluate(sessionId: string, input: { questionNumber: number; question: string; answer: string }, options: CallOptions = {}) {
     return this.call(STAGES.evaluation, sessionId, options, [
       this.system(
@@ -109,7 +109,7 @@ export class InterviewAiInvoker {
     ]);
   }
 
-  /** Generates a follow-up question. Key: stage + sessionId + currentQuestion + answerHash. */
+  /** Generates a follow-up question. Its request names the stage, the session, the current question and the answer. */
   followUp(sessionId: string, input: { currentQuestion: string; answer: string }, options: CallOptions = {}) {
     return this.call(STAGES.followup, sessionId, options, [
       this.system(STAGES.followup, sessionId, 'Ask one follow-up question that probes the answer. Reply with JSON {"question": string}.'),
@@ -117,7 +117,7 @@ export class InterviewAiInvoker {
     ]);
   }
 
-  /** Extracts interview questions from a résumé file. Key: stage + sessionId + fileUrl. Session-locked. */
+  /** Extracts interview questions from a résumé file. Its request names the stage, the session and the file. Session-locked. */
   extract(sessionId: string, input: { fileUrl: string }, options: CallOptions = {}) {
     return this.call(STAGES.extraction, sessionId, options, [
       this.system(
@@ -129,7 +129,7 @@ export class InterviewAiInvoker {
     ]);
   }
 
-  /** Analyses the candidate's demeanor on a camera frame. Key: stage + sessionId + imageUrl. Session-locked, no L1. */
+  /** Analyses the candidate's demeanor on a camera frame. Its request names the stage, the session and the frame. Session-locked, no L1. */
   demeanor(sessionId: string, input: { imageUrl: string }, options: CallOptions = {}) {
     return this.call(STAGES.demeanor, sessionId, options, [
       this.system(
@@ -262,6 +262,7 @@ export class InterviewAiInvoker {
             after = { epoch: newEpoch, index: 0 };
             partial = false;
             received = '';
+            chunks = 0;
             yield { restart: true, id: positionId(newEpoch, 0) };
           }
         }

@@ -1,7 +1,7 @@
 /**
  * Server-sent events, both ends: `SseWriter` writes the demo's streamed answers (`event:` + one JSON
- * `data:` line per event) and `readSse` reads any SSE body back as `{ event, data }` records (the
- * burst client of `pnpm demo` and the tests). Comments (`:` lines) and `retry:`/`id:` fields are not events.
+ * `data:` line per event) and `readSse` reads any SSE body back as `{ event, data, id }` records (the
+ * burst client of `pnpm demo` and the tests). Comments (`:` lines) and `retry:` fields are not events.
  */
 import type { ServerResponse } from 'node:http';
 import { createParser } from 'eventsource-parser';
@@ -11,13 +11,15 @@ export interface SseEvent {
   event: string;
   /** The `data:` lines joined with newlines. */
   data: string;
+  /** The `id:` field, when the event has one (the position a client resumes after). */
+  id?: string | undefined;
 }
 
 /** Reads an SSE body as events, as they arrive (parsed by `eventsource-parser`, as the OpenAI SDK does). */
 export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
   const parsed: SseEvent[] = [];
-  const parser = createParser({ onEvent: (event) => parsed.push({ event: event.event ?? 'message', data: event.data }) });
+  const parser = createParser({ onEvent: (event) => parsed.push({ event: event.event ?? 'message', data: event.data, id: event.id }) });
   for await (const bytes of body) {
     parser.feed(decoder.decode(bytes, { stream: true }));
     yield* parsed.splice(0);

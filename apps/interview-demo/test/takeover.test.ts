@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { burst, countBy, modelStats, post } from '../src/load.js';
+import { readSse } from '../src/sse.js';
 import { metric, startCluster, until, type TestCluster } from './helpers.js';
 
 let cluster: TestCluster;
@@ -57,4 +58,44 @@ it('owner SIGKILLed mid-call → another node takes over; every request on the s
   expect(takeovers.reduce((a, b) => a + b)).toBe(1);
   // Takeover detection (1.5 s) + polling + the new 2.5 s model call, with room for a slow machine.
   expect(answeredAfterMs).toBeLessThan(15_000);
+}, 40_000);
+
+it("a stream resumed after its owner was SIGKILLed: the old run's rest, then `restart` and the new run whole; done counts the new run", async () => {
+  const [, owner, survivor] = cluster.nodes;
+  const sid = `kill-stream-${Date.now().toString(36)}`;
+  const path = `/api/sessions/${sid}/follow-up/stream`;
+  const body = { currentQuestion: 'q', answer: 'The stream outlives its owner. [tokens-per-sec:10]' };
+  const send = (url: string, lastEventId?: string, signal?: AbortSignal) =>
+    fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+      body: JSON.stringify(body),
+      signal,
+    });
+  // A client reads 3 chunks from the owner, then its connection drops.
+  const leaving = new AbortController();
+  let lastId: string | undefined;
+  let read = 0;
+  await expect(
+    (async () => {
+      for await (const event of readSse((await send(owner!.url, undefined, leaving.signal)).body!)) {
+        if (event.event !== 'chunk') continue;
+        lastId = event.id;
+        if (++read === 3) leaving.abort();
+      }
+    })(),
+  ).rejects.toThrow();
+  // More of the old run is stored before its owner dies.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  await owner!.kill('SIGKILL');
+  const events: { event: string; text?: string; chunks?: number }[] = [];
+  for await (const event of readSse((await send(survivor!.url, lastId)).body!))
+    events.push({ event: event.event, ...(JSON.parse(event.data) as { text?: string; chunks?: number }) });
+  const restart = events.findIndex((e) => e.event === 'restart');
+  expect(restart).toBeGreaterThan(0); // chunks of the old run came first
+  const newRun = events.slice(restart + 1).filter((e) => e.event === 'chunk');
+  const done = events.at(-1)!;
+  expect(done.event).toBe('done');
+  expect(newRun.length).toBeGreaterThan(3);
+  expect(done).toMatchObject({ chunks: newRun.length, text: newRun.map((e) => e.text).join('') });
 }, 40_000);
