@@ -1,7 +1,7 @@
 import type { FailureType } from '../state/types.js';
 
 /** How a caller got its value. */
-export type FlightRole = 'owner' | 'follower' | 'replay' | 'l1' | 'local';
+export type FlightRole = 'owner' | 'follower' | 'replay' | 'l1' | 'local' | 'stale';
 
 interface Base {
   stage: string;
@@ -22,6 +22,16 @@ export interface FlightEventMap {
   corrupt: Base & { error: string; action: 'rerun' | 'error' };
   /** Served from the node-local L1 replay cache. */
   l1: Base;
+  /**
+   * A stored result past its fresh time was served (see the stage option `stale`): while a refresh runs
+   * (`revalidating`), or in place of a failed run's error (`error`). `epoch`: the run that stored it.
+   */
+  stale: Base & { epoch: number; ageMs: number; reason: 'revalidating' | 'error' };
+  /**
+   * A refresh of a stale value failed: callers get the stale value until its `stale.ifErrorMs` ends, and no
+   * refresh runs again for `stale.retryAfterMs`. Emitted by the node that ran the refresh.
+   */
+  'refresh-failed': Base & { epoch: number; errorType: FailureType; errorCode: string; message: string };
   /**
    * A forget of this flight reached this node through the coordinator (made here or on another node): its
    * L1 copy and in-process run were dropped. Only with a coordinator that has `listenForgets`, for flights

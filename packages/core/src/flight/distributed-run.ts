@@ -3,7 +3,7 @@
  * owner (`follower-wait.ts`) or run as the owner (`owner-run.ts`), and ask again until an outcome.
  */
 import { randomUUID } from 'node:crypto';
-import { FlightCancelledError } from '../errors.js';
+import { FlightCancelledError, FlightExecutionError } from '../errors.js';
 import type { FlightRole } from '../events/types.js';
 import { toExecutionError } from '../failure/classify.js';
 import { failureOf } from '../failure/stored-failure.js';
@@ -14,6 +14,7 @@ import type { FlightRuntime } from './flight-runtime.js';
 import { followerWait } from './follower-wait.js';
 import { runLocal } from './local-run.js';
 import { takeOwnership } from './owner-run.js';
+import { holdOffer, refreshDetached, staleOutcome } from './stale-values.js';
 
 export async function runDistributed(runtime: FlightRuntime, call: FlightCall): Promise<Outcome> {
   const { ref, policy, options, note } = call;
@@ -36,23 +37,51 @@ export async function runDistributed(runtime: FlightRuntime, call: FlightCall): 
       traceparent: note?.traceparent,
       minRecordTtlMs: Math.min(lease.leaseTtlMs, policy.resultTtlMs, policy.failureTtlMs, policy.terminalTtlMs),
     };
+    if (call.acceptsStale) input.acceptStale = true;
     const reply = await runtime.callIdempotent('acquire', () => runtime.options.coordinator.acquire(input), ref);
+    holdOffer(runtime, call, reply);
     let outcome: Outcome | undefined;
     switch (reply.outcome) {
       case 'REPLAY_SUCCESS':
         return await replaySuccess(runtime, call, reply);
       case 'REPLAY_FAILURE':
-        return replayFailure(runtime, call, reply.meta);
+        return (reply.meta.status === 'FAILED' && staleOutcome(runtime, call, 'error')) || replayFailure(runtime, call, reply.meta);
       case 'FOLLOWER_WAIT':
-        outcome = await followerWait(runtime, call, reply);
+        outcome = staleOutcome(runtime, call, 'revalidating') ?? (await followerWait(runtime, call, reply));
         break;
       case 'OWNER_NEW':
       case 'OWNER_TAKEOVER':
-        outcome = await takeOwnership(runtime, call, reply);
+        outcome = await ownOrRefresh(runtime, call, reply);
         break;
     }
     if (outcome) return outcome;
   }
+}
+
+/**
+ * The lease is this call's: with a stale value it may serve at once, the run becomes a refresh detached from
+ * it; else it runs for the call, and a failure is answered with a stale value still in its error window.
+ */
+async function ownOrRefresh(runtime: FlightRuntime, call: FlightCall, reply: AcquireReply): Promise<Outcome | undefined> {
+  if (!call.offer) return takeOwnership(runtime, call, reply);
+  const stale = staleOutcome(runtime, call, 'revalidating');
+  if (stale) {
+    refreshDetached(runtime, call, reply);
+    return stale;
+  }
+  call.refreshing = call.offer.offer.errorForMs > 0;
+  try {
+    return await takeOwnership(runtime, call, reply);
+  } catch (error) {
+    const fallback = staleOutcome(runtime, call, 'error');
+    if (fallback && isRunFailure(error)) return fallback;
+    throw error;
+  }
+}
+
+/** A failure of the run itself (a supplier error, timeout or lost lease), not the caller leaving or bad input. */
+function isRunFailure(error: unknown): boolean {
+  return error instanceof FlightExecutionError;
 }
 
 /** A stored value (or the value of the run this call followed): decoded, verified and shared. */

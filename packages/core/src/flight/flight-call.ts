@@ -4,6 +4,7 @@
  */
 import type { FlightRole } from '../events/types.js';
 import type { StagePolicy } from '../policy/stage-policy.js';
+import type { StaleOffer, StaleWindows } from '../state/types.js';
 import type { TraceNote } from '../telemetry/flight-telemetry.js';
 import type { ExecuteOptions, StreamExecuteOptions, Supplier } from './types.js';
 
@@ -14,6 +15,14 @@ export interface Outcome {
   epoch?: number | undefined;
   /** The run's trace note (telemetry on), read by the callers that joined the run on this node. */
   trace?: TraceNote | undefined;
+  /** For a `stale` value: how long ago it was stored, ms. */
+  ageMs?: number | undefined;
+}
+
+/** A stale copy an acquire of this call offered, and when (this node's clock) the reply came. */
+export interface HeldOffer {
+  offer: StaleOffer;
+  at: number;
 }
 
 export class FlightCall {
@@ -29,6 +38,13 @@ export class FlightCall {
   ownerAttempts = 0;
   /** Why the last owner attempt gave up (a fenced write). */
   lastError: Error | undefined = undefined;
+  /** The latest stale copy offered to this call (calls that accept stale values only). */
+  offer: HeldOffer | undefined = undefined;
+  /**
+   * This call's owner run refreshes a stale copy that may stand in for its failure: a failure is then kept
+   * (not retryable) for the stage's `stale.retryAfterMs`, so the cluster tries one refresh per interval.
+   */
+  refreshing = false;
 
   constructor(
     stage: string,
@@ -43,6 +59,32 @@ export class FlightCall {
   ) {
     this.ref = { stage, key };
     this.maxResultBytes = (options as StreamExecuteOptions).maxResultBytes ?? policy.maxResultBytes;
+    this.keepsStale = policy.stale.enabled || options.staleFor !== undefined;
+    this.acceptsStale = this.keepsStale && options.fresh !== true;
+  }
+
+  /** The call's run keeps its value as a stale copy (the stage has `stale` windows, or the call `staleFor`). */
+  readonly keepsStale: boolean;
+  /** The call may be given a stale value (it keeps stale copies and did not ask for `fresh`). */
+  readonly acceptsStale: boolean;
+
+  /**
+   * The stale windows of `value` when the run stores it (`complete`), or undefined for a call that keeps no
+   * stale copies. A `staleFor` that throws or returns no numbers gives 0 (the copy is dropped).
+   */
+  staleWindows(value: unknown): StaleWindows | undefined {
+    if (!this.keepsStale) return undefined;
+    const { whileRevalidateMs, ifErrorMs } = this.policy.stale;
+    const option = this.options.staleFor;
+    if (!option) return { whileRevalidateMs, ifErrorMs };
+    let windows: ReturnType<typeof option>;
+    try {
+      windows = option(value);
+    } catch {
+      return { whileRevalidateMs: 0, ifErrorMs: 0 };
+    }
+    if (windows === undefined) return { whileRevalidateMs, ifErrorMs };
+    return { whileRevalidateMs: wholeMs(windows.whileRevalidateMs), ifErrorMs: wholeMs(windows.ifErrorMs) };
   }
 
   /** The cap of the flight's stored result (encoded and decoded), in bytes. */
@@ -66,6 +108,9 @@ export class FlightCall {
     return typeof ms === 'number' && !Number.isNaN(ms) ? Math.min(limit, Math.max(1, Math.floor(ms))) : 1;
   }
 }
+
+/** A window as whole milliseconds; anything but a positive number is 0. */
+const wholeMs = (ms: unknown): number => (typeof ms === 'number' && ms > 0 && Number.isFinite(ms) ? Math.floor(ms) : 0);
 
 /** Records in the trace note who did the work for this call (no-op with telemetry off). */
 export function noteWork(

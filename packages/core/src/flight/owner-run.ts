@@ -176,9 +176,10 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
       const failure: FailureRecord = lost
         ? { type: 'TIMEOUT', code: FlightLeaseLostError.code, message: lost.message, retryable: options.atMostOnce !== true }
         : failureRecord(error, policy, options);
+      const kept = keptFailure(runtime, call, failure, meta.epoch);
       let written;
       try {
-        written = await runtime.callIdempotent('fail', () => coordinator.fail(fence, { failure, ttlMs: policy.failureTtlMs }), ref);
+        written = await runtime.callIdempotent('fail', () => coordinator.fail(fence, kept), ref);
       } catch (writeError) {
         logger.warn({ ...ref, err: writeError }, 'could not record the failure');
         events.emit('coordination-error', { ...ref, error: (writeError as Error).message });
@@ -196,6 +197,22 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
     run.end(runtime.deadlines);
     if (runtime.owners.get(id) === run) runtime.owners.delete(id);
   }
+}
+
+/**
+ * How a run's failure is kept: for `failureTtlMs` by its own retryability — unless the run refreshes a stale
+ * value that may stand in for it (`FlightCall.refreshing`): then it is kept not retryable for the stage's
+ * `stale.retryAfterMs`, so callers get the stale value meanwhile and the cluster tries one refresh per
+ * interval. A refresh's failure is reported (`refresh-failed`).
+ */
+function keptFailure(runtime: FlightRuntime, call: FlightCall, failure: FailureRecord, epoch: number) {
+  const { policy } = call;
+  if (call.offer && runtime.events.wants('refresh-failed')) {
+    const { type: errorType, code: errorCode, message } = failure;
+    runtime.events.emit('refresh-failed', { ...call.ref, epoch, errorType, errorCode, message });
+  }
+  if (!call.refreshing) return { failure, ttlMs: policy.failureTtlMs };
+  return { failure: { ...failure, retryable: false }, ttlMs: policy.stale.retryAfterMs };
 }
 
 /**
@@ -217,8 +234,10 @@ async function completeRun(
   const { degraded } = state;
   let { forgotten } = state;
   const resultTtlMs = call.reuseFor(value);
+  const stale = call.staleWindows(value);
+  const input = stale ? { result: payload, resultTtlMs, stale } : { result: payload, resultTtlMs };
   try {
-    const written = await runtime.callIdempotent('complete', () => coordinator.complete(fence, { result: payload, resultTtlMs }), ref);
+    const written = await runtime.callIdempotent('complete', () => coordinator.complete(fence, input), ref);
     if (!written.ok && written.code === 'FORGOTTEN') forgotten = true;
     if (!written.ok && !degraded && !forgotten) return fencedResult(runtime, ref, fence.epoch, 'complete');
     if (written.ok) {

@@ -7,6 +7,7 @@
 import {
   FlightAbortedError,
   FlightCancelledError,
+  FlightConfigurationError,
   FlightCoordinationError,
   FlightLeaseLostError,
   FlightValidationError,
@@ -51,8 +52,27 @@ export class SingleFlight {
     this.events = this.runtime.events;
     this.telemetry = FlightTelemetry.create(this.options.telemetry, this.options.logger);
     // Every policy is checked now, not at first use: the shared defaults alone, then each stage over them.
-    resolveStagePolicy('defaults', this.options.defaults);
+    this.checkStale(resolveStagePolicy('defaults', this.options.defaults));
     for (const stage of Object.keys(this.options.stages)) this.policy(stage);
+  }
+
+  /**
+   * Refuses stale values this instance could not serve (a configuration must never silently do less than
+   * asked): stale windows need a coordinator that keeps stale copies, and are not served in local mode.
+   */
+  private checkStale(policy: StagePolicy, fromCall = false): void {
+    if (!policy.stale.enabled && !fromCall) return;
+    const where = fromCall ? `stage ${policy.stage}: staleFor` : `stage ${policy.stage}: stale windows`;
+    if (this.mode === 'local') {
+      throw new FlightConfigurationError(`${where} cannot be served in local mode (use 'hybrid' or 'distributed')`, {
+        context: { stage: policy.stage, option: 'stale' },
+      });
+    }
+    if (!this.options.coordinator.keepsStaleCopies) {
+      throw new FlightConfigurationError(`${where} need a coordinator that keeps stale copies (keepsStaleCopies); this one does not`, {
+        context: { stage: policy.stage, option: 'stale' },
+      });
+    }
   }
 
   /**
@@ -93,6 +113,7 @@ export class SingleFlight {
     let policy = this.policies.get(stage);
     if (!policy) {
       policy = resolveStagePolicy(stage, this.options.defaults, this.options.stages[stage]);
+      this.checkStale(policy);
       this.policies.set(stage, policy);
     }
     return policy;
@@ -132,6 +153,11 @@ export class SingleFlight {
       if (signal?.aborted)
         throw new FlightAbortedError('the caller aborted before the call', { cause: signal.reason, context: { stage, key } });
       const policy = this.policy(stage);
+      if (options.staleFor !== undefined) {
+        if (typeof options.staleFor !== 'function')
+          throw new FlightValidationError('staleFor must be a function', { context: { stage, key } });
+        if (!policy.stale.enabled) this.checkStale(policy, true);
+      }
       const id = flightId({ stage, key });
       if (policy.l1.enabled) {
         const hit = this.options.replayCache.get(id);
@@ -144,7 +170,9 @@ export class SingleFlight {
       }
       const call = new FlightCall(stage, key, supplier, policy, options, note, this.runtime.forgets.now());
       const run = this.mode === 'local' ? () => runLocal(this.runtime, call) : () => this.runFlight(call);
-      const result = await this.runtime.local.do(id, span ? () => span.activate(run) : run, {
+      // A caller that wants a fresh value never joins one here that may take a stale one.
+      const localId = options.fresh === true && call.keepsStale ? `${id}\u0000fresh` : id;
+      const result = await this.runtime.local.do(localId, span ? () => span.activate(run) : run, {
         signal,
         abandoned: options.cancelWhenAbandoned && this.mode !== 'local' ? (still) => void this.abandoned({ stage, key }, still) : undefined,
         // A streamed call joined here waits as long as the call it joined (which is bounded by progress).
@@ -154,8 +182,10 @@ export class SingleFlight {
       if (joined) runNote = result.value.trace;
       // Callers that joined another caller's run on this node followed it; they did not run the supplier.
       role = !result.leader && result.value.role === 'owner' ? 'follower' : result.value.role;
-      shared = result.shared || role === 'follower' || role === 'replay';
-      return { value: result.value.value as T, role, shared, stage, key, epoch: result.value.epoch };
+      shared = result.shared || role === 'follower' || role === 'replay' || role === 'stale';
+      const answer: FlightResult<T> = { value: result.value.value as T, role, shared, stage, key, epoch: result.value.epoch };
+      if (role === 'stale') answer.ageMs = result.value.ageMs;
+      return answer;
     } catch (error) {
       failure = error;
       throw error;
@@ -173,7 +203,7 @@ export class SingleFlight {
           role: reportedRole,
           durationMs,
           // This caller did not run the supplier: it joined a run here or elsewhere, or replayed one.
-          saved: ok && (joined || role === 'follower' || role === 'replay' || role === 'l1'),
+          saved: ok && (joined || role === 'follower' || role === 'replay' || role === 'l1' || role === 'stale'),
           errorType: ok ? undefined : errorTypeOf(failure),
         });
         span?.end({

@@ -85,6 +85,18 @@ export interface ExecuteOptions {
    * run finishes and its outcome is stored for later callers)
    */
   cancelWhenAbandoned?: boolean;
+  /**
+   * `true`: this caller never gets a stale value (role `stale`) — it joins or runs the refresh and waits
+   * for it, on a stage with `stale` windows. @default false
+   */
+  fresh?: boolean;
+  /**
+   * The stale windows of this call's run's value (see the stage option `stale`), in place of the stage's:
+   * a function of the value, read when the run stores it (an HTTP response's `stale-while-revalidate` and
+   * `stale-if-error`, for example). `undefined` from it keeps the stage's windows; what it leaves out is 0.
+   * A call that passes it may be given stale values even on a stage without windows. @default the stage's
+   */
+  staleFor?: (value: unknown) => { whileRevalidateMs?: number; ifErrorMs?: number } | undefined;
 }
 
 /** `ExecuteOptions` plus what `executeStream` passes to its `execute` calls (not part of the public API). */
@@ -109,9 +121,12 @@ export interface FlightResult<T> {
   /**
    * How the value was obtained: ran the supplier (`owner`; `local` in local mode or fallback, also for
    * callers that joined a local run), joined a run of this or another node (`follower`), a stored result
-   * (`replay`), or the node's L1 cache (`l1`).
+   * (`replay`), the node's L1 cache (`l1`), or a stored result past its fresh time (`stale`: while one
+   * refresh runs, or in place of a failed run's error; see the stage option `stale`).
    */
   role: FlightRole;
+  /** For a `stale` value: how long ago it was stored, in ms. */
+  ageMs?: number | undefined;
   /** True when the value was produced once for several callers (or came from a stored result). */
   shared: boolean;
   stage: string;

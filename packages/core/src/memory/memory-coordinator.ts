@@ -5,7 +5,7 @@
 import { systemClock, type Clock } from '../ports/clock.js';
 import { flightId } from '../keys/key-builder.js';
 import * as machine from '../state/transitions.js';
-import { isActive, type FlightMeta, type FlightRecord, type FlightRef, type TerminalEvent } from '../state/types.js';
+import { isActive, type FlightMeta, type FlightRecord, type FlightRef, type StaleCopy, type TerminalEvent } from '../state/types.js';
 import type { InspectableCoordinator } from '../ports/coordinator.js';
 import type { StreamingFlightCoordinator } from '../ports/stream-coordinator.js';
 import { createMemoryStreams } from '../stream/memory-streams.js';
@@ -58,12 +58,24 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
     return { ...event, result };
   };
   const records = new Map<string, FlightRecord>();
+  /** Each flight's stale copy (transitions.ts `StaleCopy`), kept while it may be served. */
+  const staleCopies = new Map<string, StaleCopy>();
   const waiters = new Map<string, Set<Waiter>>();
   let writes = 0;
 
   const sweep = () => {
     const now = clock.now();
     for (const [id, record] of records) if (!machine.isLive(record, now)) records.delete(id);
+    for (const [id, copy] of staleCopies) if (!machine.isStaleLive(copy, now)) staleCopies.delete(id);
+  };
+
+  const readStale = (id: string): StaleCopy | null => {
+    const copy = staleCopies.get(id);
+    if (copy && !machine.isStaleLive(copy, clock.now())) {
+      staleCopies.delete(id);
+      return null;
+    }
+    return copy ?? null;
   };
 
   const read = (ref: FlightRef): FlightRecord | null => {
@@ -78,11 +90,16 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
 
   const { recordChanged, readersOf, ...streams } = createMemoryStreams({ clock, read });
 
-  function apply<R>(ref: FlightRef, step: (record: FlightRecord | null, now: number) => machine.Transition<R>): Promise<R> {
+  function apply<R>(
+    ref: FlightRef,
+    step: (record: FlightRecord | null, now: number, stale: StaleCopy | null) => machine.Transition<R>,
+  ): Promise<R> {
     const id = flightId(ref);
     const previous = read(ref);
     const previousEpoch = previous?.meta.epoch;
-    const { reply, next, event } = step(previous, clock.now());
+    const { reply, next, event, stale } = step(previous, clock.now(), readStale(id));
+    if (stale === null) staleCopies.delete(id);
+    else if (stale) staleCopies.set(id, { ...stale });
     if (next) {
       records.set(id, copyRecord(next));
       // Stream readers of the flight learn of a new run (a takeover) or its end at once, not at their poll.
@@ -105,7 +122,7 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
 
   return {
     ...streams,
-    acquire: (input) => apply(input, (r, now) => machine.acquire(r, input, now)),
+    acquire: (input) => apply(input, (r, now, stale) => machine.acquire(r, input, now, stale)),
     markRunning: (fence, lease) => apply(fence, (r, now) => machine.markRunning(r, fence, lease, now)),
     heartbeat: (fence, lease) => apply(fence, (r, now) => machine.heartbeat(r, fence, lease, now)),
     complete: (fence, input) => apply(fence, (r, now) => machine.complete(r, fence, input, now)),
@@ -116,6 +133,11 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
     readMeta: async (ref) => {
       const meta = read(ref)?.meta;
       return meta ? { ...meta } : null;
+    },
+    keepsStaleCopies: true,
+    readStale: async (ref) => {
+      const copy = readStale(flightId(ref));
+      return copy ? { ...copy } : null;
     },
     readResult: async (ref) => {
       const record = read(ref);

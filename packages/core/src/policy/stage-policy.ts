@@ -37,6 +37,17 @@ export interface StagePolicyInput {
   stallTimeoutMs?: number;
   /** How long a success is kept for replay. @default 300000 */
   resultTtlMs?: number;
+  /**
+   * Serve a result past its fresh time (`resultTtlMs`), RFC 5861 across the cluster. For
+   * `whileRevalidateMs` after it went stale, a caller on any node gets it at once (role `stale`) while one
+   * refresh runs as a normal owned flight; for `ifErrorMs` after, it is served in place of a failed run's
+   * error. A refresh that failed is not tried again for `retryAfterMs` (one refresh per cluster per
+   * interval; callers meanwhile get the stale value, or the failure once `ifErrorMs` is over). Needs a
+   * coordinator that `keepsStaleCopies` (memory and Redis do); not served in `local` mode or while hybrid
+   * mode serves in-process. A caller that wants a fresh value only passes `fresh: true`.
+   * @default { whileRevalidateMs: 0, ifErrorMs: 0, retryAfterMs: 5000 } (never stale)
+   */
+  stale?: { whileRevalidateMs?: number; ifErrorMs?: number; retryAfterMs?: number };
   /** How long a failure is kept (non-retryable ones are replayed for this long). @default 30000 */
   failureTtlMs?: number;
   /** How long CANCELLED and EXPIRED records are kept. @default 30000 */
@@ -83,6 +94,8 @@ export interface StagePolicy {
   maxRunMs: number;
   stallTimeoutMs: number;
   resultTtlMs: number;
+  /** `enabled`: a window is above 0 (results are kept as stale copies). */
+  stale: { enabled: boolean; whileRevalidateMs: number; ifErrorMs: number; retryAfterMs: number };
   failureTtlMs: number;
   terminalTtlMs: number;
   l1: { enabled: boolean; ttlMs: number };
@@ -130,6 +143,7 @@ const STAGE_OPTIONS: readonly (keyof StagePolicyInput)[] = [
   'maxRunMs',
   'stallTimeoutMs',
   'resultTtlMs',
+  'stale',
   'failureTtlMs',
   'terminalTtlMs',
   'l1',
@@ -150,6 +164,7 @@ export function assertStageOptions(where: string, input: StagePolicyInput | unde
   if (!input) return;
   assertKnownOptions(`${where}.l1`, input.l1, ['enabled', 'ttlMs']);
   assertKnownOptions(`${where}.sessionLock`, input.sessionLock, ['enabled', 'ttlMs', 'waitMs']);
+  assertKnownOptions(`${where}.stale`, input.stale, ['whileRevalidateMs', 'ifErrorMs', 'retryAfterMs']);
   const guard = input.guard;
   assertKnownOptions(`${where}.guard`, guard, ['timeoutMs', 'bulkhead', 'circuitBreaker', 'retry']);
   if (guard?.bulkhead) assertKnownOptions(`${where}.guard.bulkhead`, guard.bulkhead, ['limit', 'queue']);
@@ -177,6 +192,7 @@ export function resolveStagePolicy(stage: string, defaults: StagePolicyInput = {
     l1: { ...defaults.l1, ...override.l1 },
     guard: { ...defaults.guard, ...override.guard },
     sessionLock: { ...defaults.sessionLock, ...override.sessionLock },
+    stale: { ...defaults.stale, ...override.stale },
   };
   const heartbeatIntervalMs = positive('heartbeatIntervalMs', input.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS, stage);
   if (heartbeatIntervalMs < MIN_HEARTBEAT_INTERVAL_MS) {
@@ -211,6 +227,7 @@ export function resolveStagePolicy(stage: string, defaults: StagePolicyInput = {
     maxRunMs,
     stallTimeoutMs: positive('stallTimeoutMs', input.stallTimeoutMs ?? 30_000, stage),
     resultTtlMs: positive('resultTtlMs', input.resultTtlMs ?? 300_000, stage),
+    stale: stalePolicy(input.stale, stage),
     failureTtlMs: positive('failureTtlMs', input.failureTtlMs ?? 30_000, stage),
     terminalTtlMs: positive('terminalTtlMs', input.terminalTtlMs ?? 30_000, stage),
     l1: { enabled: input.l1?.enabled ?? true, ttlMs: positive('l1.ttlMs', input.l1?.ttlMs ?? 30_000, stage) },
@@ -240,6 +257,20 @@ export function resolveStagePolicy(stage: string, defaults: StagePolicyInput = {
     maxAttempts: positive('maxAttempts', input.maxAttempts ?? 3, stage),
     onCorruptResult: input.onCorruptResult === 'error' ? 'error' : 'rerun',
   };
+}
+
+function nonNegative(name: string, value: number, stage: string): number {
+  if (!Number.isFinite(value) || value < 0) {
+    throw new FlightValidationError(`stage ${stage}: ${name} must be a number of 0 or more, got ${value}`, { context: { stage } });
+  }
+  return Math.floor(value);
+}
+
+function stalePolicy(input: StagePolicyInput['stale'], stage: string): StagePolicy['stale'] {
+  const whileRevalidateMs = nonNegative('stale.whileRevalidateMs', input?.whileRevalidateMs ?? 0, stage);
+  const ifErrorMs = nonNegative('stale.ifErrorMs', input?.ifErrorMs ?? 0, stage);
+  const retryAfterMs = positive('stale.retryAfterMs', input?.retryAfterMs ?? 5000, stage);
+  return { enabled: whileRevalidateMs > 0 || ifErrorMs > 0, whileRevalidateMs, ifErrorMs, retryAfterMs };
 }
 
 /** The lease terms a coordinator needs, taken from a policy. */

@@ -3,6 +3,7 @@ import type {
   AcquireReply,
   CancelInput,
   CancelReply,
+  CompleteInput,
   ExpireReply,
   Fence,
   ForgetReply,
@@ -10,6 +11,7 @@ import type {
   FlightMeta,
   FlightRef,
   LeaseTerms,
+  StaleCopy,
   StoredResult,
   TerminalEvent,
   WriteReply,
@@ -48,9 +50,10 @@ export interface FlightCoordinator {
   heartbeat(fence: Fence, lease: LeaseTerms): Promise<WriteReply>;
   /**
    * Stores `result`, moves to SUCCEEDED and publishes the terminal event, atomically. `result` is a
-   * `Uint8Array` only when `storesBytes` is true.
+   * `Uint8Array` only when `storesBytes` is true. With `input.stale` (only sent to a coordinator that
+   * `keepsStaleCopies`), the same step replaces or drops the flight's stale copy.
    */
-  complete(fence: Fence, input: { result: StoredResult; resultTtlMs: number }): Promise<WriteReply>;
+  complete(fence: Fence, input: CompleteInput): Promise<WriteReply>;
   /** Moves to FAILED with the failure record and publishes the terminal event. */
   fail(fence: Fence, input: { failure: FailureRecord; ttlMs: number }): Promise<WriteReply>;
   /**
@@ -95,6 +98,12 @@ export interface FlightCoordinator {
   /** Releases connections and timers owned by the coordinator (not the user's own client). */
   close(): Promise<void>;
   /**
+   * The coordinator keeps each flight's stale copy (`StaleCopy`, transitions.ts): `complete` with `stale`
+   * windows writes it, `forget` drops it, an `acceptStale` acquire offers it — stale-while-revalidate and
+   * stale-if-error across the cluster. Core refuses stale windows on a coordinator without it. @default false
+   */
+  readonly keepsStaleCopies?: boolean;
+  /**
    * The coordinator stores a `Uint8Array` result byte for byte and gives it back as a `Uint8Array` (text
    * results stay strings): the codec may then store a compressed body without base64. @default false
    */
@@ -112,4 +121,6 @@ export interface InspectableCoordinator extends FlightCoordinator {
   readMeta(ref: FlightRef): Promise<FlightMeta | null>;
   /** Reads the stored result of a SUCCEEDED flight, or null (also for a forgotten one). */
   readResult(ref: FlightRef): Promise<StoredResult | null>;
+  /** Reads the flight's stale copy while it may be served, or null (coordinators that `keepsStaleCopies`). */
+  readStale?(ref: FlightRef): Promise<StaleCopy | null>;
 }

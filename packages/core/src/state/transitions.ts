@@ -10,6 +10,7 @@ import type {
   AcquireReply,
   CancelInput,
   CancelReply,
+  CompleteInput,
   ExpireReply,
   Fence,
   ForgetReply,
@@ -18,18 +19,27 @@ import type {
   FlightRecord,
   FlightRef,
   LeaseTerms,
-  StoredResult,
+  StaleCopy,
   TerminalEvent,
   WriteReply,
 } from './types.js';
 import { isActive } from './types.js';
 import { digestOf } from '../keys/digest.js';
 
-/** What a transition decided: the reply, the record to store (`undefined` = unchanged) and the event to publish. */
+/**
+ * What a transition decided: the reply, the record to store (`undefined` = unchanged), the event to publish
+ * and the flight's stale copy to store (`undefined` = unchanged, `null` = dropped; see `StaleCopy`).
+ */
 export interface Transition<R> {
   reply: R;
   next?: FlightRecord | undefined;
   event?: TerminalEvent | undefined;
+  stale?: StaleCopy | null | undefined;
+}
+
+/** True while `copy` may be served in one of its windows at `now`: until then a store keeps it. */
+export function isStaleLive(copy: StaleCopy | null | undefined, now: number): copy is StaleCopy {
+  return !!copy && Math.max(copy.revalidateUntil, copy.errorUntil) > now;
 }
 
 /**
@@ -130,8 +140,28 @@ export function newOwnerMeta(
  *   (counting the caller in `followers` unless it already joined this epoch: `joinEpoch` equal to it)
  * A new owner record keeps the caller's `traceparent` (when given); every other outcome returns the
  * stored one, so followers and replays can link to the owner's span.
+ * With `acceptStale`, every outcome but REPLAY_SUCCESS also offers the flight's stale copy `stale` while
+ * it may be served (`isStaleLive`), with its age and what is left of its windows.
  */
-export function acquire(stored: FlightRecord | null, input: AcquireInput, now: number): Transition<AcquireReply> {
+export function acquire(stored: FlightRecord | null, input: AcquireInput, now: number, stale?: StaleCopy | null): Transition<AcquireReply> {
+  const decided = decideAcquire(stored, input, now);
+  if (input.acceptStale && decided.reply.outcome !== 'REPLAY_SUCCESS' && isStaleLive(stale, now)) {
+    decided.reply = {
+      ...decided.reply,
+      stale: {
+        result: stale.result,
+        epoch: stale.epoch,
+        ageMs: now - stale.storedAt,
+        revalidateForMs: stale.revalidateUntil - now,
+        errorForMs: stale.errorUntil - now,
+      },
+    };
+  }
+  return decided;
+}
+
+/** `acquire` without the stale copy. */
+function decideAcquire(stored: FlightRecord | null, input: AcquireInput, now: number): Transition<AcquireReply> {
   const record = isLive(stored, now) ? stored : null;
   if (record && isForgotten(record.meta)) return acquireForgotten(record.meta, input, now);
   if (!record || (record.meta.status === 'SUCCEEDED' && record.result === undefined)) {
@@ -243,22 +273,22 @@ function endForgotten(
  * run: no new caller joins it (the next one starts a new run, a new epoch), its owner keeps running for its
  * own callers, and its completion is never stored. On a terminal record: its stored result or failure is
  * dropped, so the next caller runs again. The record keeps its TTL and epoch; nothing is published.
- * `NOT_FOUND` when there is no live record. Idempotent.
+ * The flight's stale copy is dropped too, whether or not there is a record. `NOT_FOUND` when there is no
+ * live record. Idempotent.
  */
 export function forget(stored: FlightRecord | null, _ref: FlightRef, now: number): Transition<ForgetReply> {
   const record = isLive(stored, now) ? stored : null;
-  if (!record) return { reply: { ok: false, code: 'NOT_FOUND', status: null } };
+  if (!record) return { reply: { ok: false, code: 'NOT_FOUND', status: null }, stale: null };
   const meta: FlightMeta = { ...record.meta, forgottenEpoch: record.meta.epoch, resultRef: '' };
-  return { reply: { ok: true, meta }, next: { meta } };
+  return { reply: { ok: true, meta }, next: { meta }, stale: null };
 }
 
-/** Store the result and move to SUCCEEDED, atomically, with the terminal event. Idempotent for the same fence. */
-export function complete(
-  stored: FlightRecord | null,
-  fence: Fence,
-  input: { result: StoredResult; resultTtlMs: number },
-  now: number,
-): Transition<WriteReply> {
+/**
+ * Store the result and move to SUCCEEDED, atomically, with the terminal event. Idempotent for the same fence.
+ * With `stale` windows, the stored result also replaces the flight's stale copy (both windows 0: the copy
+ * is dropped); only a write that stores the result touches the copy, so a fenced or forgotten run never does.
+ */
+export function complete(stored: FlightRecord | null, fence: Fence, input: CompleteInput, now: number): Transition<WriteReply> {
   const record = isLive(stored, now) ? stored : null;
   if (record && isForgotten(record.meta, fence.epoch)) return endForgotten(record, fence, 'SUCCEEDED', { ttlMs: input.resultTtlMs }, now);
   if (!record || !fenceMatches(record.meta, fence)) return fenced(record);
@@ -271,7 +301,23 @@ export function complete(
     expireAt: now + input.resultTtlMs,
     resultRef: 'result',
   };
-  return { reply: { ok: true, meta }, next: { meta, result: input.result }, event: terminalEvent(meta) };
+  const done: Transition<WriteReply> = { reply: { ok: true, meta }, next: { meta, result: input.result }, event: terminalEvent(meta) };
+  if (input.stale) done.stale = staleCopyOf(input, fence.epoch, now, meta.expireAt);
+  return done;
+}
+
+/** The stale copy `complete` keeps of `input.result`, or null when its windows are both 0. */
+function staleCopyOf(input: CompleteInput, epoch: number, now: number, freshUntil: number): StaleCopy | null {
+  const { whileRevalidateMs, ifErrorMs } = input.stale!;
+  if (whileRevalidateMs <= 0 && ifErrorMs <= 0) return null;
+  return {
+    result: input.result,
+    epoch,
+    storedAt: now,
+    freshUntil,
+    revalidateUntil: freshUntil + Math.max(0, whileRevalidateMs),
+    errorUntil: freshUntil + Math.max(0, ifErrorMs),
+  };
 }
 
 /** Move to FAILED with the failure's class, code and retryability, with the terminal event. Idempotent for the same fence. */

@@ -129,6 +129,52 @@ export interface AcquireInput extends FlightRef, LeaseTerms {
    * fast acquire) needs it to keep epochs growing; others ignore it. @default unknown
    */
   minRecordTtlMs?: number | undefined;
+  /**
+   * Offer this flight's stale copy with the reply (`AcquireReply.stale`), when it has one that may still be
+   * served (see `StaleCopy`). Only coordinators that keep stale copies (`FlightCoordinator.keepsStaleCopies`)
+   * read it. @default false
+   */
+  acceptStale?: boolean | undefined;
+}
+
+/**
+ * How long past its fresh time a stored success may still be served (RFC 5861), fixed when it is stored:
+ * `whileRevalidateMs` at once while one refresh runs, `ifErrorMs` in place of a failed refresh's error.
+ */
+export interface StaleWindows {
+  whileRevalidateMs: number;
+  ifErrorMs: number;
+}
+
+/**
+ * The last stored success of a flight, kept past its fresh time while one of its stale windows lasts
+ * (written by `complete` with `stale` windows, dropped by `forget` and by a `complete` without windows). It
+ * lives apart from the record: a new run replaces the record, never the copy, until that run completes.
+ */
+export interface StaleCopy {
+  result: StoredResult;
+  /** The epoch of the run that stored it. */
+  epoch: number;
+  /** When it was stored (store clock, ms). */
+  storedAt: number;
+  /** When its fresh time ended (the record's `expireAt` at `complete`). */
+  freshUntil: number;
+  /** Until when it may be served while a refresh runs. */
+  revalidateUntil: number;
+  /** Until when it may be served in place of a failure. */
+  errorUntil: number;
+}
+
+/** A stale copy as `acquire` offers it: its times relative to the store's clock at the reply. */
+export interface StaleOffer {
+  result: StoredResult;
+  epoch: number;
+  /** Since when it was stored, ms. */
+  ageMs: number;
+  /** How much longer it may be served while a refresh runs, ms (≤ 0: no longer). */
+  revalidateForMs: number;
+  /** How much longer it may be served in place of a failure, ms (≤ 0: no longer). */
+  errorForMs: number;
 }
 
 /** Input of `cancel`. */
@@ -167,6 +213,22 @@ export interface AcquireReply {
    * the flight's hashed key and channel, so one call hashes them once) but must work without it.
    */
   handle?: unknown;
+  /**
+   * The flight's stale copy, for an `acceptStale` acquire whose outcome is not REPLAY_SUCCESS, while the
+   * copy may still be served in one of its windows (see `StaleCopy`). Core decides what to do with it.
+   */
+  stale?: StaleOffer | undefined;
+}
+
+/** Input of `complete`. */
+export interface CompleteInput {
+  result: StoredResult;
+  resultTtlMs: number;
+  /**
+   * Keep the result as the flight's stale copy for these windows past `resultTtlMs` (both 0: drop the
+   * copy). Absent: the copy is left as it is (a stage that never keeps stale copies). @default undefined
+   */
+  stale?: StaleWindows | undefined;
 }
 
 /**

@@ -107,6 +107,8 @@ export class StreamFlights {
         const executeOptions: StreamExecuteOptions = {
           progressedAt: () => log.progressedAt,
           maxResultBytes: storedListCap(resolved.maxBytes, resolved.maxChunks),
+          // A stream is live chunks of one run: never a stale copy of an earlier one.
+          fresh: true,
         };
         if (options.signal) executeOptions.signal = options.signal;
         if (options.sessionId !== undefined) executeOptions.sessionId = options.sessionId;

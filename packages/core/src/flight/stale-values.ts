@@ -1,0 +1,55 @@
+/**
+ * Stale values (the stage option `stale`: RFC 5861 across the cluster): what a call does with the stale copy
+ * its acquire offered — take it at once while one refresh runs (its own run, detached from it, when the
+ * acquire gave it the lease), or in place of a failed run's error.
+ */
+import type { AcquireReply } from '../state/types.js';
+import { FlightCall, noteWork, type Outcome } from './flight-call.js';
+import type { FlightRuntime } from './flight-runtime.js';
+import { takeOwnership } from './owner-run.js';
+
+/** Keeps the stale copy `reply` offered `call` (the latest offer wins), when the call accepts stale values. */
+export function holdOffer(runtime: FlightRuntime, call: FlightCall, reply: AcquireReply): void {
+  if (call.acceptsStale && reply.stale) call.offer = { offer: reply.stale, at: runtime.options.clock.now() };
+}
+
+/**
+ * The stale value `call` was offered, while its window for `reason` lasts (counted on this node's clock from
+ * the reply); undefined without an offer, past the window, or when the copy fails verification (it is then
+ * dropped from the call and never served).
+ */
+export function staleOutcome(runtime: FlightRuntime, call: FlightCall, reason: 'revalidating' | 'error'): Outcome | undefined {
+  const held = call.offer;
+  if (!held) return undefined;
+  const { offer } = held;
+  const elapsed = runtime.options.clock.now() - held.at;
+  if ((reason === 'revalidating' ? offer.revalidateForMs : offer.errorForMs) - elapsed <= 0) return undefined;
+  let value: unknown;
+  try {
+    value = runtime.decode(offer.result, call.maxResultBytes).value;
+  } catch (error) {
+    call.offer = undefined;
+    runtime.options.logger.warn({ ...call.ref, err: error }, 'stale copy failed verification; not serving it');
+    return undefined;
+  }
+  const ageMs = offer.ageMs + elapsed;
+  if (runtime.events.wants('stale')) runtime.events.emit('stale', { ...call.ref, epoch: offer.epoch, ageMs, reason });
+  noteWork(call.note, 'stale', offer.epoch, undefined, runtime.sinceMs(call.waitStartedAt));
+  return { value, role: 'stale', epoch: offer.epoch, ageMs, trace: call.note };
+}
+
+/**
+ * Runs the refresh whose lease `reply` gave `call`, detached from the call (which takes the stale value):
+ * a normal owned run (heartbeats, fencing, takeover) whose value replaces the stale copy. Its failure is
+ * reported by the `refresh-failed` event; a refresh fenced by a newer owner just ends. Never throws.
+ */
+export function refreshDetached(runtime: FlightRuntime, call: FlightCall, reply: AcquireReply): void {
+  const { ref, supplier, policy } = call;
+  const { signal: _signal, cancelWhenAbandoned: _cancel, ...options } = call.options;
+  const refresh = new FlightCall(ref.stage, ref.key, supplier, policy, options, undefined, call.since);
+  refresh.offer = call.offer;
+  refresh.refreshing = (call.offer?.offer.errorForMs ?? 0) > 0;
+  takeOwnership(runtime, refresh, reply).catch((error: unknown) => {
+    runtime.options.logger.debug({ ...ref, err: error }, 'refresh of a stale value failed');
+  });
+}
