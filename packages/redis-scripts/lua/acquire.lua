@@ -9,11 +9,15 @@
   ARGV[7] takeoverAfterMs   ARGV[8] leaseTtlMs   ARGV[9] maxRunMs
   ARGV[10] '1' when the owner runs at once (a new record is created RUNNING), else '0'
   ARGV[11] the caller's traceparent, or '' (kept only by a record this call creates)
+  ARGV[12] '1' to be offered the flight's stale copy (KEYS[2]), else absent
+  KEYS[2] the flight's stale copy (with ARGV[12] only; see includes/stale.lua)
   (stage and request key are not sent: the key is their digest, and the record does not store them)
 
   Returns { outcome, the record as stored, result or false } — for an OWNER_NEW on no record at all,
   { 'OWNER_NEW', { epoch, now, nonce }, false }: the caller builds the rest from its own input —, outcome one of
-  OWNER_NEW | OWNER_TAKEOVER | FOLLOWER_WAIT | REPLAY_SUCCESS | REPLAY_FAILURE.
+  OWNER_NEW | OWNER_TAKEOVER | FOLLOWER_WAIT | REPLAY_SUCCESS | REPLAY_FAILURE. With ARGV[12], any outcome but
+  REPLAY_SUCCESS has the stale copy as a 4th element while it may be served (transitions.ts `acquire`):
+  { epoch, ageMs, revalidateForMs, errorForMs, result }.
   Writes for OWNER_NEW / OWNER_TAKEOVER with a new token, and counts a first-time FOLLOWER_WAIT in
   `followers`; everything is checked first.
 ]]
@@ -31,6 +35,13 @@ if now == nil or takeover_after == nil or lease_ttl == nil or max_run == nil or 
 end
 local owner_id, owner_token = ARGV[4], ARGV[5]
 local traceparent = ARGV[11] or ''
+
+--@include stale
+-- Every reply goes through `finish`: the stale copy rides with it when asked for (ARGV[12]).
+local function finish(r)
+  if ARGV[12] == '1' and r[1] ~= 'REPLAY_SUCCESS' then r[4] = stale_offer(KEYS[2], now) end
+  return r
+end
 
 -- A new owner's record (transitions.ts `newOwnerMeta`); `prev` is the live record it replaces (as stored),
 -- if any, and `prev_session` its sessionId. The forgotten epoch is carried over (forgotten.lua).
@@ -61,44 +72,44 @@ end
 
 -- No flight yet (the common case): created without decoding anything.
 local s = redis.call('GET', KEYS[1])
-if not s then return take(nil, nil, 'OWNER_NEW', 0) end
+if not s then return finish(take(nil, nil, 'OWNER_NEW', 0)) end
 
 --@include record
 --@include forgotten
 local rec = load_live(KEYS[1], now, s)
-if rec == nil then return take(nil, nil, 'OWNER_NEW', 0) end
+if rec == nil then return finish(take(nil, nil, 'OWNER_NEW', 0)) end
 
 -- A forgotten run is neither joined nor replayed by new callers; its owner and its own followers
 -- (joinEpoch) keep waiting for it while it is active (transitions.ts `acquire`).
 if forgotten_epoch(rec, rec.epoch) then
   local active = is_active(rec)
   if active and rec.v[OWNER_TOKEN] == owner_token and rec.v[OWNER_ID] == owner_id then
-    if (tonumber(rec.v[TAKEOVERS]) or 0) > 0 then return reply('OWNER_TAKEOVER', rec) end
-    return reply('OWNER_NEW', rec)
+    if (tonumber(rec.v[TAKEOVERS]) or 0) > 0 then return finish(reply('OWNER_TAKEOVER', rec)) end
+    return finish(reply('OWNER_NEW', rec))
   end
   local stale = now - rec.heartbeatAt > takeover_after or now >= rec.deadlineAt
-  if active and not stale and join_epoch == rec.epoch then return reply('FOLLOWER_WAIT', rec) end
-  return take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch)
+  if active and not stale and join_epoch == rec.epoch then return finish(reply('FOLLOWER_WAIT', rec)) end
+  return finish(take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch))
 end
 
 local status = rec.status
-if status == 'SUCCEEDED' then return reply('REPLAY_SUCCESS', rec, rec.result) end
+if status == 'SUCCEEDED' then return finish(reply('REPLAY_SUCCESS', rec, rec.result)) end
 if status == 'FAILED' then
-  if rec.v[RETRYABLE] == '1' then return take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch) end
-  return reply('REPLAY_FAILURE', rec)
+  if rec.v[RETRYABLE] == '1' then return finish(take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch)) end
+  return finish(reply('REPLAY_FAILURE', rec))
 end
 if status == 'CANCELLED' then
-  if join_epoch ~= nil and join_epoch == rec.epoch then return reply('REPLAY_FAILURE', rec) end
-  return take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch)
+  if join_epoch ~= nil and join_epoch == rec.epoch then return finish(reply('REPLAY_FAILURE', rec)) end
+  return finish(take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch))
 end
-if status == 'EXPIRED' then return take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch) end
+if status == 'EXPIRED' then return finish(take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch)) end
 -- PENDING or RUNNING
 if rec.v[OWNER_TOKEN] == owner_token and rec.v[OWNER_ID] == owner_id then
-  if (tonumber(rec.v[TAKEOVERS]) or 0) > 0 then return reply('OWNER_TAKEOVER', rec) end
-  return reply('OWNER_NEW', rec)
+  if (tonumber(rec.v[TAKEOVERS]) or 0) > 0 then return finish(reply('OWNER_TAKEOVER', rec)) end
+  return finish(reply('OWNER_NEW', rec))
 end
 if now - rec.heartbeatAt > takeover_after or now >= rec.deadlineAt then
-  return take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch)
+  return finish(take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch))
 end
 -- A caller joining this epoch for the first time is counted (the header's followers field patched, the TTL
 -- kept; an active record has no result after it); its later polls pass joinEpoch.
@@ -107,4 +118,4 @@ if join_epoch == nil or join_epoch ~= rec.epoch then
   rec.rec = string.sub(rec.rec, 1, FOLLOWERS_AT - 1) .. followers .. string.sub(rec.rec, FOLLOWERS_END + 1)
   redis.call('SET', KEYS[1], rec.rec, 'KEEPTTL')
 end
-return reply('FOLLOWER_WAIT', rec)
+return finish(reply('FOLLOWER_WAIT', rec))

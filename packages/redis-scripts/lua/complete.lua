@@ -9,18 +9,26 @@
   ARGV[3] ownerId   ARGV[4] ownerToken   ARGV[5] epoch
   ARGV[6] result   ARGV[7] resultTtlMs
   ARGV[8] inlineResultBytes (optional, default 0): a result of at most this many bytes rides in the notice
+  ARGV[9] whileRevalidateMs, ARGV[10] ifErrorMs (optional): the stored result also replaces the flight's stale
+  copy, KEYS[2] (both 0: the copy is dropped; see includes/stale.lua); absent, the copy is left alone
 
   Returns { 'OK' | 'FENCED' | 'FORGOTTEN', the record as stored ('' when there is no live record), false, or
   'unchanged' on an OK that wrote nothing (the run was SUCCEEDED already) }.
 ]]
 --@include common
 --@include header
+--@include stale
 
 local now = clock_now(ARGV[1])
 local epoch = int_arg(ARGV[5])
 local ttl = int_arg(ARGV[7])
 local inline_max = 0
 if ARGV[8] ~= nil and ARGV[8] ~= '' then inline_max = int_arg(ARGV[8]) end
+local revalidate_ms, error_ms = nil, nil
+if ARGV[9] ~= nil then
+  revalidate_ms, error_ms = int_arg(ARGV[9]), int_arg(ARGV[10])
+  if revalidate_ms == nil or error_ms == nil or KEYS[2] == nil then return bad_input('complete stale windows') end
+end
 if now == nil or epoch == nil or ttl == nil or ttl < 1 or inline_max == nil or now > MAX_TIME then
   return bad_input('complete arguments')
 end
@@ -45,6 +53,7 @@ if s and #s >= HEADER_BYTES then
       local px = ARGV[7]
       if expire_at < now + ttl then px = fmt(math.max(1, expire_at - now)) end
       redis.call('SET', KEYS[1], rec .. ARGV[6], 'PX', px)
+      if revalidate_ms ~= nil then keep_stale(KEYS[2], epoch, now, expire_at, revalidate_ms, error_ms) end
       if has_listeners_at(s) then
         local notice = string.sub(s, NONCE_AT, NONCE_END) .. ' ' .. fmt(epoch) .. ' SUCCEEDED'
         if inline ~= nil then notice = notice .. ' ' .. #inline .. ' ' .. inline end
@@ -67,5 +76,6 @@ if not is_active(rec) then return reply('FENCED', rec) end
 -- The record and its result, in one write.
 rec.result = ARGV[6]
 update(KEYS[1], rec, { STATUS, 'SUCCEEDED', UPDATED, fmt(now), EXPIRE, fmt(now + ttl), RESULT_REF, 'result' }, now)
+if revalidate_ms ~= nil then keep_stale(KEYS[2], epoch, now, tonumber(rec.v[EXPIRE]), revalidate_ms, error_ms) end
 publish_terminal(ARGV[2], rec.v, inline)
 return reply('OK', rec)

@@ -8,6 +8,7 @@
   (and only they, and the run's waiters, which ignore it).
 
   KEYS[1] the flight's record (one string: see common.lua)
+  KEYS[2] the flight's stale copy (includes/stale.lua), dropped whether or not there is a record
   ARGV[1] now in ms, or '' for the server clock
   ARGV[2] the flight's notice channel
 
@@ -19,6 +20,7 @@
 
 local now = clock_now(ARGV[1])
 if now == nil then return bad_input('forget arguments') end
+if KEYS[2] ~= nil then redis.call('DEL', KEYS[2]) end
 local rec = load_live(KEYS[1], now)
 if rec == nil then return reply('NOT_FOUND', nil) end
 rec.result = ''

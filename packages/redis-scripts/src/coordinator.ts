@@ -31,6 +31,8 @@ import { createRunControl } from './spine/run-control';
 import { createInspector, type Inspector } from './inspect/inspector';
 import { createTerminalWait } from './wake-up/terminal-wait';
 import { createWaitingNodes } from './wake-up/waiting-nodes';
+import { decodeStaleCopy } from './spine/reply';
+import { runScript } from './spine/scripts';
 
 export { SUBSCRIBE_FIRST_WAIT_MS } from './spine/acquire-path';
 
@@ -97,6 +99,14 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     ...createRunControl(calls, keysOf),
     ...createInspector(driver, opts.prefix, keysOf),
     storesBytes: getBuffer !== undefined,
+    keepsStaleCopies: true,
+    async readStale(ref) {
+      const stored = await calls.call('staleRead', ref, () => runScript(driver, 'staleRead', [keysOf(ref).stale], []));
+      const copy =
+        typeof stored === 'string' ? decodeStaleCopy(stored) : Buffer.isBuffer(stored) ? decodeStaleCopy(stored.toString('utf8')) : null;
+      const now = opts.clock ? opts.clock() : Date.now();
+      return copy && transitions.isStaleLive(copy, now) ? copy : null;
+    },
     get waiting() {
       return notifications.waiting;
     },

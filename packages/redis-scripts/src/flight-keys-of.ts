@@ -34,6 +34,8 @@ export class RunKeys implements FlightKeys {
     readonly meta: string,
     readonly list: readonly [string],
     readonly channel: string,
+    readonly stale: string,
+    readonly withStale: readonly [string, string],
   ) {}
 }
 
@@ -42,7 +44,7 @@ export function createFlightKeysOf(prefix: string, db: number): (ref: HandledRef
   const source = {};
   return function keysOf(ref, handle = ref.handle) {
     if (handle instanceof RunKeys && handle.source === source && handle.stage === ref.stage && handle.key === ref.key) return handle;
-    const { tag, meta, list } = flightKeys(prefix, ref);
-    return new RunKeys(source, ref.stage, ref.key, tag, meta, list, noticeChannel(prefix, tag, db));
+    const { tag, meta, list, stale, withStale } = flightKeys(prefix, ref);
+    return new RunKeys(source, ref.stage, ref.key, tag, meta, list, noticeChannel(prefix, tag, db), stale, withStale);
   };
 }

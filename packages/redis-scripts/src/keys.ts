@@ -14,6 +14,13 @@ export interface FlightKeys {
   meta: string;
   /** `[meta]`, the KEYS of every flight script (built once per flight). */
   list: readonly [string];
+  /**
+   * The flight's stale copy (core's `StaleCopy`; lua/includes/stale.lua): its last success kept past its
+   * fresh time, in a key of its own under the same hash tag (`<meta>:stale`, which no stage pattern matches).
+   */
+  stale: string;
+  /** `[meta, stale]`, the KEYS of the scripts that read or write the stale copy too. */
+  withStale: readonly [string, string];
 }
 
 /** 22 base64url characters (132 bits) of SHA-256: safe in any key, never an empty `{}`. */
@@ -33,7 +40,8 @@ export const RECORD_LAYOUT = 'r4';
 export function flightKeys(prefix: string, ref: FlightRef): FlightKeys {
   const tag = digest(flightId(ref));
   const meta = `${prefix}:${ref.stage}:{${tag}}:${RECORD_LAYOUT}`;
-  return { tag, meta, list: [meta] };
+  const stale = `${meta}:stale`;
+  return { tag, meta, list: [meta], stale, withStale: [meta, stale] };
 }
 
 /** The `SCAN … MATCH` pattern of every flight key of `stage` (stage names hold no glob characters). */

@@ -9,15 +9,15 @@ import { randomUUID } from 'node:crypto';
 import type fcModule from 'fast-check';
 import type { InspectableCoordinator } from '../ports/coordinator.js';
 import * as machine from '../state/transitions.js';
-import type { Fence, FlightRecord, FlightRef, LeaseTerms, StoredResult } from '../state/types.js';
+import type { Fence, FlightRecord, FlightRef, LeaseTerms, StaleCopy, StaleWindows, StoredResult } from '../state/types.js';
 
 const LEASE: LeaseTerms = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
 const NODES = ['node-0', 'node-1', 'node-2'] as const;
 
 type Op =
-  | { kind: 'acquire'; node: number; follow: boolean; retryToken: boolean; startRunning: boolean }
+  | { kind: 'acquire'; node: number; follow: boolean; retryToken: boolean; startRunning: boolean; acceptStale: boolean }
   | { kind: 'markRunning' | 'heartbeat'; node: number }
-  | { kind: 'complete'; node: number; value: string }
+  | { kind: 'complete'; node: number; value: string; stale: StaleWindows | undefined }
   | { kind: 'fail'; node: number; retryable: boolean }
   | { kind: 'cancel'; epochOf: number | undefined }
   | { kind: 'expire' }
@@ -46,25 +46,41 @@ export function opArbitrary(fc: typeof fcModule) {
         follow: fc.boolean(),
         retryToken: fc.boolean(),
         startRunning: fc.boolean(),
+        acceptStale: fc.boolean(),
       }),
     },
     { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('markRunning' as const, 'heartbeat' as const), node }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('complete' as const), node, value: fc.constantFrom('v1', 'v2', 'v3') }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('complete' as const),
+        node,
+        value: fc.constantFrom('v1', 'v2', 'v3'),
+        stale: fc.option(fc.record({ whileRevalidateMs: fc.constantFrom(0, 2000, 8000), ifErrorMs: fc.constantFrom(0, 4000, 30_000) }), {
+          nil: undefined,
+        }),
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('fail' as const), node, retryable: fc.boolean() }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), epochOf: fc.option(node, { nil: undefined }) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('expire' as const) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('forget' as const) }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.constantFrom(1, 500, 2999, 3001, 6001, 21_000) }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.constantFrom(1, 500, 2999, 3001, 6001, 10_500, 21_000) }),
+    },
   ) as fcModule.Arbitrary<Op>;
 }
 
 export async function runModelComparison(options: ModelRunOptions): Promise<void> {
   const { fc, expect } = options;
   await fc.assert(
-    fc.asyncProperty(fc.array(opArbitrary(fc), { minLength: 1, maxLength: 30 }), async (ops) => {
+    fc.asyncProperty(fc.array(opArbitrary(fc), { minLength: 1, maxLength: 30, size: 'medium' }), async (ops) => {
       const c = options.coordinator();
       const ref: FlightRef = { stage: 'model', key: `m-${randomUUID()}` };
       let model: FlightRecord | null = null;
+      /** The flight's stale copy by the model (see `StaleCopy`). */
+      let staleModel: StaleCopy | null = null;
       const fences: (Fence | undefined)[] = NODES.map(() => undefined);
       const joined: (number | undefined)[] = NODES.map(() => undefined);
       let highestEpoch = 0;
@@ -72,7 +88,18 @@ export async function runModelComparison(options: ModelRunOptions): Promise<void
 
       const step = <R>(transition: machine.Transition<R>): R => {
         if (transition.next) model = structuredClone(transition.next);
+        if (transition.stale !== undefined) staleModel = transition.stale && { ...transition.stale };
         return transition.reply;
+      };
+      /**
+       * True when the model's stale copy may already be gone from a store whose TTLs run on the real clock
+       * (within REAL_TTL_SLACK_MS of its last window's end); the model then drops it too.
+       */
+      const staleLapsed = (now: number): boolean => {
+        const copy = staleModel;
+        if (!copy || Math.max(copy.revalidateUntil, copy.errorUntil) - now > REAL_TTL_SLACK_MS) return false;
+        staleModel = null;
+        return true;
       };
 
       for (const op of ops) {
@@ -90,14 +117,17 @@ export async function runModelComparison(options: ModelRunOptions): Promise<void
               ownerToken,
               joinEpoch: op.follow ? joined[op.node] : undefined,
               startRunning: op.startRunning,
+              acceptStale: op.acceptStale,
             };
-            const expected = step(machine.acquire(model, input, now));
+            const expected = step(machine.acquire(model, input, now, staleModel));
             const actual = await c.acquire(input);
-            expect({ op, outcome: actual.outcome, meta: actual.meta, result: actual.result }).toEqual({
+            if (expected.stale && !actual.stale && staleLapsed(now)) delete expected.stale;
+            expect({ op, outcome: actual.outcome, meta: actual.meta, result: actual.result, stale: actual.stale }).toEqual({
               op,
               outcome: expected.outcome,
               meta: expected.meta,
               result: expected.result,
+              stale: expected.stale,
             });
             if (actual.outcome === 'OWNER_NEW' || actual.outcome === 'OWNER_TAKEOVER') {
               // With the reply's handle, as core passes it back with the run's owner writes.
@@ -122,7 +152,9 @@ export async function runModelComparison(options: ModelRunOptions): Promise<void
           }
           case 'complete': {
             const fence = fences[op.node] ?? { ...ref, ownerId: NODES[op.node]!, ownerToken: 'none', epoch: 0 };
-            const input = { result: `${op.value}@${fence.epoch}`, resultTtlMs: 10_000 };
+            // A result kept as a stale copy goes stale sooner: the windows are reached within a few clock moves.
+            const input = { result: `${op.value}@${fence.epoch}`, resultTtlMs: op.stale ? 2000 : 10_000, stale: op.stale };
+            if (!op.stale) delete input.stale;
             const expected = step(machine.complete(model, fence, input, now));
             expect({ op, reply: await c.complete(fence, input) }).toEqual({ op, reply: expected });
             break;
@@ -163,6 +195,12 @@ export async function runModelComparison(options: ModelRunOptions): Promise<void
           }
         }
         // Invariants, read back from the coordinator after every step.
+        if (c.readStale) {
+          const now = options.now();
+          const copy = await c.readStale(ref);
+          if (!copy && machine.isStaleLive(staleModel, now)) staleLapsed(now);
+          expect({ op, stale: copy }).toEqual({ op, stale: machine.isStaleLive(staleModel, now) ? staleModel : null });
+        }
         const meta = await c.readMeta(ref);
         const stored = model as FlightRecord | null;
         let liveModel = machine.isLive(stored, options.now()) ? stored : null;

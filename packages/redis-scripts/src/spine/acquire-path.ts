@@ -13,7 +13,7 @@ import type { JoinPredictor } from '../fast-paths/join-predictor';
 import type { Notifications } from '../wake-up/notifications';
 import type { ResolvedRedisOptions } from '../options';
 import type { OwnerWrite } from './owner-writes';
-import { isBytesResult, resultBytesOf, type ScriptReply } from './reply';
+import { isBytesResult, resultBytesOf, staleBytesOf, type ScriptReply } from './reply';
 import { acquireArgs, ms } from './script-args';
 import type { ScriptCalls } from './script-calls';
 import { recordNow, type ServerClock, type ServerClocks } from '../fast-paths/server-clock';
@@ -53,7 +53,8 @@ export class AcquirePath {
   /** `acquire`: the fast path when it decides, else the script; a result stored as bytes read back as bytes. */
   async acquire(input: AcquireInput, keys: RunKeys, attempt: number): Promise<AcquireReply> {
     const { calls, fast, serverClocks, opts } = this.deps;
-    if (calls.checked && fast) {
+    // The fast acquire neither reads nor offers stale copies.
+    if (calls.checked && fast && !input.acceptStale) {
       const sentAt = serverClocks.mark();
       const quick = fast.attempt(input, keys);
       const decided = quick && (await calls.sent('acquire', input, quick));
@@ -84,6 +85,7 @@ export class AcquirePath {
    */
   private finishedReply(input: AcquireInput, keys: RunKeys, out: AcquireReply, attempt: number): AcquireReply | Promise<AcquireReply> {
     out.handle = keys;
+    if (out.stale && isBytesResult(out.stale.result)) return this.staleAsBytes(input, out);
     if (out.outcome !== 'REPLAY_SUCCESS') return out;
     // By the clock of the server that holds the result (just sampled when a script answered).
     const now = recordNow(this.deps.opts.clock, this.deps.serverClock, keys.meta);
@@ -98,6 +100,20 @@ export class AcquirePath {
       }
       return this.acquire(input, keys, attempt + 1);
     });
+  }
+
+  /**
+   * `out` with its stale copy's result read as bytes (a result stored as bytes, see `isBytesResult`); without
+   * the offer when the copy is another run's by now or the client cannot read bytes.
+   */
+  private async staleAsBytes(input: AcquireInput, out: AcquireReply): Promise<AcquireReply> {
+    const { getBuffer, calls } = this.deps;
+    const offer = out.stale!;
+    const keys = out.handle as RunKeys;
+    const stored = getBuffer ? await calls.call('read', input, () => getBuffer(keys.stale)) : null;
+    const result = stored === null ? undefined : staleBytesOf(stored, offer.epoch);
+    const { stale: _dropped, ...rest } = out;
+    return result === undefined ? rest : { ...out, stale: { ...offer, result } };
   }
 
   /**

@@ -74,7 +74,8 @@ export function createOwnerWrites(deps: OwnerWriteDeps): OwnerWrites {
       if (bytes && !deps.storesBytes) throw new FlightValidationError('this coordinator stores text results only (storesBytes is false)');
       const ttlMs = ms('resultTtlMs', input.resultTtlMs);
       // A TTL the script would refuse is refused by it, with its error.
-      const plain = ttlMs === '0' ? undefined : untouched?.attempt(fence, keys, result, Number(ttlMs));
+      // The untouched fast path never writes a stale copy.
+      const plain = ttlMs === '0' || input.stale ? undefined : untouched?.attempt(fence, keys, result, Number(ttlMs));
       if (plain) {
         const reply = await plain;
         if (reply) return reply;
@@ -85,6 +86,7 @@ export function createOwnerWrites(deps: OwnerWriteDeps): OwnerWrites {
         ttlMs,
         bytes ? '0' : String(opts.inlineResultBytes),
       ];
+      if (input.stale) args.push(ms('whileRevalidateMs', input.stale.whileRevalidateMs), ms('ifErrorMs', input.stale.ifErrorMs));
       return ownerWrite('complete', fence, args, true, keys);
     },
 

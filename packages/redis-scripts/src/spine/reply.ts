@@ -10,6 +10,8 @@ import {
   type FlightRecord,
   type FlightRef,
   type FlightStatus,
+  type StaleCopy,
+  type StaleOffer,
   transitions,
   type WriteReply,
 } from '@flight/core/adapter';
@@ -22,6 +24,8 @@ export interface ScriptReply {
   result: string | undefined;
   /** The server's time, when the reply is a record the script just created (see `freshOwnerMeta`). */
   serverNow?: number | undefined;
+  /** The stale copy an acquire offered (its 4th element; lua/includes/stale.lua `stale_offer`). */
+  stale?: StaleOffer | undefined;
 }
 
 function text(value: unknown): string {
@@ -197,10 +201,43 @@ export function decodeReply(raw: unknown, ref: FlightRef): ScriptReply {
   if (!Array.isArray(raw) || raw.length < 2) throw new FlightCoordinationError('unexpected script reply shape');
   const result = raw[2];
   const record: unknown = raw[1];
-  return {
+  const decoded: ScriptReply = {
     code: text(raw[0]),
     meta: decodeMeta(record, ref),
     result: result === null || result === undefined || result === false || result === 0 ? undefined : text(result),
     serverNow: Array.isArray(record) ? num(record[1]) : undefined,
   };
+  if (raw.length > 3 && Array.isArray(raw[3])) decoded.stale = staleOffer(raw[3]);
+  return decoded;
+}
+
+/** An acquire's stale offer `{ epoch, ageMs, revalidateForMs, errorForMs, result }` (its result as text). */
+function staleOffer(values: unknown[]): StaleOffer {
+  if (values.length !== 5) throw new FlightCoordinationError(`unexpected stale copy of ${values.length} values`);
+  return {
+    epoch: num(values[0]),
+    ageMs: num(values[1]),
+    revalidateForMs: num(values[2]),
+    errorForMs: num(values[3]),
+    result: text(values[4]),
+  };
+}
+
+/**
+ * A stale copy as stored (lua/includes/stale.lua), read as bytes: its result when it is still run `epoch`'s,
+ * else undefined.
+ */
+export function staleBytesOf(stored: Buffer, epoch: number): Buffer | undefined {
+  const nl = stored.indexOf(0x0a);
+  if (nl < 0 || Number(stored.toString('latin1', 0, stored.indexOf(0x20))) !== epoch) return undefined;
+  return stored.subarray(nl + 1);
+}
+
+/** A stale copy as stored, read as text (`readStale`); null when the string is none. */
+export function decodeStaleCopy(stored: string): StaleCopy | null {
+  const nl = stored.indexOf('\n');
+  const head = nl < 0 ? [] : stored.slice(0, nl).split(' ').map(Number);
+  if (head.length !== 5 || !head.every(Number.isSafeInteger)) return null;
+  const [epoch, storedAt, freshUntil, revalidateUntil, errorUntil] = head as [number, number, number, number, number];
+  return { result: stored.slice(nl + 1), epoch, storedAt, freshUntil, revalidateUntil, errorUntil };
 }

@@ -35,8 +35,10 @@ export function acquireArgs(now: string, input: AcquireInput): string[] {
     ms('maxRunMs', input.maxRunMs),
     input.startRunning ? '1' : '0',
   ];
-  // Stored only by a record this call creates; not sent at all without one.
-  if (input.traceparent) args.push(input.traceparent);
+  // Stored only by a record this call creates; not sent at all without one (unless an argument follows).
+  if (input.traceparent || input.acceptStale) args.push(input.traceparent ?? '');
+  // The stale copy offered too (lua/includes/stale.lua): the script then reads KEYS[2] (scripts.ts `scriptKeys`).
+  if (input.acceptStale) args.push('1');
   return args;
 }
 

@@ -9,7 +9,7 @@ import type { RunKeys } from '../flight-keys-of';
 import type { LuaScriptName } from './lua.generated';
 import type { ResolvedRedisOptions } from '../options';
 import { decodeReply, decodeWriteReply, type ScriptReply } from './reply';
-import { runScript } from './scripts';
+import { runScript, scriptKeys } from './scripts';
 import { createVersionCheck } from '../version-check';
 
 export interface ScriptCalls {
@@ -88,7 +88,7 @@ export function createScriptCalls(driver: RedisDriver, opts: ResolvedRedisOption
   ): Promise<R> {
     if (version.passed && !(ownerWrite && waitReplicas)) {
       // The common case in one promise chain: no async frames around the command.
-      return withDeadline(runScript(via, name, keys.list, args), commandTimeoutMs).then(
+      return withDeadline(runScript(via, name, scriptKeys(name, keys, args), args), commandTimeoutMs).then(
         (raw) => decode(raw, ref), // throws FlightCoordinationError only, which the mapping keeps as it is
         (error: unknown) => {
           throw toFlightRedisError(error, name, { stage: ref.stage, key: ref.key });
@@ -96,7 +96,7 @@ export function createScriptCalls(driver: RedisDriver, opts: ResolvedRedisOption
       );
     }
     return call(name, ref, async () => {
-      const reply = decode(await runScript(via, name, keys.list, args), ref);
+      const reply = decode(await runScript(via, name, scriptKeys(name, keys, args), args), ref);
       if (ownerWrite && waitReplicas && driver.waitReplicas) {
         await driver.waitReplicas(keys.meta, waitReplicas.replicas, waitReplicas.timeoutMs);
       }

@@ -12,6 +12,7 @@ export function acquireReply(reply: ScriptReply, ref: FlightRef): AcquireReply {
   }
   const out: AcquireReply = { outcome: reply.code as AcquireOutcome, meta: reply.meta };
   if (reply.code === 'REPLAY_SUCCESS') out.result = reply.result;
+  if (reply.stale) out.stale = reply.stale;
   return out;
 }
 
