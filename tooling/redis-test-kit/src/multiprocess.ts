@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { StagePolicyInput } from '@flight/core';
 import type { BurstCommand, CallOutcome, SpanSummary, StreamCommand, StreamOutcome } from './worker';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -24,6 +25,8 @@ export interface WorkerOptions {
   cluster?: { host: string; port: number }[];
   /** Turn L1 on with this `l1.ttlMs` (off by default). */
   l1TtlMs?: number;
+  /** Stage policies over the worker's defaults (plain data: they cross to the child as JSON). */
+  stages?: Record<string, StagePolicyInput>;
 }
 
 export interface StreamBurstResult {

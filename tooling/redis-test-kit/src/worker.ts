@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
-import { createSingleFlight, FlightStreamRestart, type FlightCoordinator, type FlightMode } from '@flight/core';
+import { createSingleFlight, FlightStreamRestart, type FlightCoordinator, type FlightMode, type StagePolicyInput } from '@flight/core';
 
 interface WorkerConfig {
   adapter: 'ioredis' | 'node-redis';
@@ -21,6 +21,8 @@ interface WorkerConfig {
   cluster?: { host: string; port: number }[];
   /** L1 on with this TTL (off when unset). */
   l1TtlMs?: number;
+  /** Stage policies over the worker's defaults. */
+  stages?: Record<string, StagePolicyInput>;
 }
 
 /** A finished `flight.execute` span, as the `spans` op reports it. */
@@ -43,6 +45,8 @@ export interface BurstCommand {
   behavior: 'value' | 'fail-hard' | 'fail-soft' | 'hang';
   delayMs: number;
   value: string;
+  /** Callers pass `fresh: true` (never a stale value). */
+  fresh?: boolean;
 }
 
 /**
@@ -101,6 +105,10 @@ export interface CallOutcome {
   code?: string;
   errorType?: string;
   retryable?: boolean;
+  /** For a stale value: its age (ms). */
+  ageMs?: number;
+  /** How long the call took (ms). */
+  tookMs?: number;
 }
 
 const config = JSON.parse(process.env.FLIGHT_WORKER ?? '{}') as WorkerConfig;
@@ -158,6 +166,7 @@ const flight = createSingleFlight({
     l1: config.l1TtlMs ? { enabled: true, ttlMs: config.l1TtlMs } : { enabled: false },
     guard: { retry: false, timeoutMs: 0, circuitBreaker: false, bulkhead: false },
   },
+  ...(config.stages ? { stages: config.stages } : {}),
 });
 // A forget heard through the coordinator, with this host's clock (the test compares it with its own).
 flight.on('forgotten', (event) => process.stdout.write(`${JSON.stringify({ event: 'forgotten', key: event.key, at: Date.now() })}\n`));
@@ -177,12 +186,21 @@ async function burst(command: BurstCommand): Promise<void> {
   };
   const outcomes = await Promise.all(
     Array.from({ length: command.callers }, async (): Promise<CallOutcome> => {
+      const startedAt = Date.now();
       try {
-        const result = await flight.execute(command.stage, command.key, supplier);
-        return { ok: true, value: result.value, role: result.role, epoch: result.epoch };
+        const result = await flight.execute(command.stage, command.key, supplier, command.fresh ? { fresh: true } : {});
+        const outcome: CallOutcome = {
+          ok: true,
+          value: result.value,
+          role: result.role,
+          epoch: result.epoch,
+          tookMs: Date.now() - startedAt,
+        };
+        if (result.ageMs !== undefined) outcome.ageMs = result.ageMs;
+        return outcome;
       } catch (error) {
         const e = error as { code?: string; errorType?: string; retryable?: boolean };
-        return { ok: false, code: e.code, errorType: e.errorType, retryable: e.retryable };
+        return { ok: false, code: e.code, errorType: e.errorType, retryable: e.retryable, tookMs: Date.now() - startedAt };
       }
     }),
   );
