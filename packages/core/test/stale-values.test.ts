@@ -59,6 +59,28 @@ describe('stale values', () => {
     expect(runs).toBe(1);
   });
 
+  it("staleRefresh 'caller': the call given the refresh runs it and waits, every other caller gets the stale value", async () => {
+    const [a, b] = nodes({ whileRevalidateMs: 5000 });
+    await a.execute('s', 'k', () => 'v1');
+    await sleep(300);
+    let runs = 0;
+    const refresh = async () => {
+      runs++;
+      await sleep(200);
+      return 'v2';
+    };
+    const first = a.execute('s', 'k', refresh, { staleRefresh: 'caller' });
+    await sleep(50);
+    const others = await Promise.all([a.execute('s', 'k', refresh, { staleRefresh: 'caller' }), b.execute('s', 'k', refresh)]);
+    expect(others.map((r) => [r.value, r.role])).toEqual([
+      ['v1', 'stale'],
+      ['v1', 'stale'],
+    ]);
+    expect(await first).toMatchObject({ value: 'v2', role: 'owner' });
+    expect(runs).toBe(1);
+    await expect(a.execute('s', 'k', refresh, { staleRefresh: 'sometimes' as never })).rejects.toThrow(/staleRefresh/);
+  });
+
   it('a caller that asks for a fresh value waits for the refresh', async () => {
     const [a, b] = nodes({ whileRevalidateMs: 5000 });
     await a.execute('s', 'k', () => 'v1');

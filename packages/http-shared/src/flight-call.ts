@@ -7,7 +7,7 @@ import { type ExecuteOptions, type FlightContext, type SingleFlight } from '@fli
 import { activeSpan, untilAborted, type SpanHandle } from '@flight/core/adapter';
 import { UnshareableResponse, type FlightHttpError } from './errors.js';
 import type { HttpExchange, HttpFlightRole } from './exchange.js';
-import { keepFor } from './freshness.js';
+import { keepFor, staleWindowsOf } from './freshness.js';
 import type { ResolvedHttpFlightOptions } from './options.js';
 import type { FlightPlan } from './plan.js';
 import type { OwnerRun, RecordResult } from './recorder.js';
@@ -104,6 +104,12 @@ export class FlightCall<Req> implements ExecuteOptions {
   readonly keepFailures: boolean;
   /** A coalesced response is reused after its run only while fresh (freshness.ts); an idempotent one for the stage's time. */
   readonly resultTtlMs: typeof keepFor | undefined;
+  /** A coalesced response may be served stale by its `stale-while-revalidate` / `stale-if-error` (freshness.ts). */
+  readonly staleFor: typeof staleWindowsOf | undefined;
+  /** An idempotent request's replay is its record: never a stale copy. */
+  readonly fresh: boolean;
+  /** The handler runs for its own request: the request given a stale value's refresh runs it and waits. */
+  readonly staleRefresh = 'caller';
   readonly supplier: (context: FlightContext) => Promise<HttpFlightValue>;
   private signalOf: { signal: AbortSignal; dispose(): void } | AbortSignal | undefined;
   /** The request's server span, taken when the request arrived (the supplier runs under another). */
@@ -122,6 +128,8 @@ export class FlightCall<Req> implements ExecuteOptions {
     this.atMostOnce = this.idempotent;
     this.keepFailures = this.idempotent;
     this.resultTtlMs = this.idempotent ? undefined : keepFor;
+    this.staleFor = options.serveStale && !this.idempotent ? staleWindowsOf : undefined;
+    this.fresh = this.idempotent;
     this.detach = flight.conflict ? new AbortController() : undefined;
     this.supplier = this.supply.bind(this);
   }

@@ -1,6 +1,7 @@
 /**
  * How long a shared response may be replayed after its run, by RFC 9111's rules for a shared cache
- * (read by `http-cache-semantics`), and the `Age` a replay carries.
+ * (read by `http-cache-semantics`), the `Age` a replay carries, and how long past that it may still be
+ * served stale (RFC 5861's `stale-while-revalidate` and `stale-if-error`: core's stale values).
  *
  * Callers that join a run get its response whatever it says (that is collapsing, not caching). After the
  * run, a response that states its freshness (`Cache-Control` `s-maxage`, `max-age` or `no-cache`, or
@@ -11,7 +12,7 @@
  */
 import CachePolicy from 'http-cache-semantics';
 import type { OutgoingHttpHeaders } from 'node:http';
-import { header, tokens } from './response-headers.js';
+import { directiveSeconds, header, tokens } from './response-headers.js';
 
 /** How long a stored response outlives its freshness, for the callers that joined its run to read it (ms). */
 export const JOIN_GRACE_MS = 500;
@@ -24,7 +25,14 @@ export interface Freshness {
   age?: number;
   /** How long after `at` it may be replayed (ms); absent when the response states no freshness. */
   fresh?: number;
+  /** Its `stale-while-revalidate` (s): how long past `fresh` it may be served while one refresh runs. */
+  revalidate?: number;
+  /** Its `stale-if-error` (s): how long past `fresh` it may be served in place of a failed refresh. */
+  ifError?: number;
 }
+
+/** Directives under which a stale response may not be served without revalidation (RFC 9111 §5.2.2). */
+const NO_STALE_DIRECTIVES = new Set(['must-revalidate', 'proxy-revalidate', 'no-cache']);
 
 const FRESHNESS_DIRECTIVES = new Set(['s-maxage', 'max-age', 'no-cache']);
 
@@ -55,8 +63,39 @@ export function freshnessOf(response: { status: number; headers: OutgoingHttpHea
   const policy = new CachePolicy({ method: 'GET', url: '/', headers: {} }, { status: response.status, headers }, { shared: true });
   const age = Math.floor(policy.age());
   if (age > 0) freshness.age = age;
-  if (states) freshness.fresh = policy.storable() ? Math.max(0, Math.floor(policy.timeToLive())) : 0;
+  if (!states) return freshness;
+  // Not `timeToLive()`: it counts the stale windows in, and a response is fresh only for its max age.
+  freshness.fresh = policy.storable() ? Math.max(0, Math.floor((policy.maxAge() - policy.age()) * 1000)) : 0;
+  const cacheControl = header(response.headers, 'cache-control');
+  if (freshness.fresh > 0 && !tokens(cacheControl).some((directive) => NO_STALE_DIRECTIVES.has(directive))) {
+    const revalidate = directiveSeconds(cacheControl, 'stale-while-revalidate');
+    const ifError = directiveSeconds(cacheControl, 'stale-if-error');
+    if (revalidate) freshness.revalidate = revalidate;
+    if (ifError) freshness.ifError = ifError;
+  }
   return freshness;
+}
+
+/**
+ * The stale windows of a shared response (core's `staleFor`): its `stale-while-revalidate` and
+ * `stale-if-error`, counted from the end of its stored copy (`JOIN_GRACE_MS` after its freshness);
+ * undefined (the stage's) for a response that states no freshness.
+ */
+export function staleWindowsOf(value: unknown): { whileRevalidateMs: number; ifErrorMs: number } | undefined {
+  const { fresh, revalidate, ifError } = (value ?? {}) as Partial<Freshness>;
+  if (typeof fresh !== 'number') return undefined;
+  const past = (seconds: number | undefined) => Math.max(0, (seconds ?? 0) * 1000 - JOIN_GRACE_MS);
+  return { whileRevalidateMs: past(revalidate), ifErrorMs: past(ifError) };
+}
+
+/**
+ * Whether a stored response past its freshness may still be served stale now (its copy kept for the run's
+ * callers, `staleFor` > 0): while its `stale-while-revalidate` lasts. Its refresh starts with the first
+ * request after the copy is gone, within `JOIN_GRACE_MS`.
+ */
+export function servableStale(response: Partial<Freshness>, now: number = Date.now()): boolean {
+  const { at, fresh, revalidate } = response;
+  return at !== undefined && fresh !== undefined && revalidate !== undefined && now < at + fresh + revalidate * 1000;
 }
 
 /**

@@ -22,7 +22,7 @@ import {
 } from './errors.js';
 import type { HttpExchange, HttpFlightRole, HttpRequestView } from './exchange.js';
 import { DetachedRequest, FlightCall, serverSpan, tellRole } from './flight-call.js';
-import { ageOf, staleFor } from './freshness.js';
+import { ageOf, servableStale, staleFor } from './freshness.js';
 import { resolveHttpFlightOptions, type HttpFlightOptions, type ResolvedHttpFlightOptions } from './options.js';
 import { RequestPlanner, type FlightPlan, type Plan } from './plan.js';
 import { isSharedResponse, isUnsharedOutcome } from './response.js';
@@ -175,14 +175,16 @@ async function runFlight<Req>(
     const value = result.value;
     const unshared = isUnsharedOutcome(value);
     if (!unshared && !isSharedResponse(value)) throw new TypeError('the shared value is not an HTTP response');
-    const role: HttpFlightRole = result.role === 'owner' || result.role === 'local' ? 'follower' : result.role;
+    let role: HttpFlightRole = result.role === 'owner' || result.role === 'local' ? 'follower' : result.role;
     if (idempotent && value.fp !== flight.fingerprint) {
       return call.reject(new FlightIdempotencyKeyReusedError('this Idempotency-Key was used with a different request'), role);
     }
     if (unshared) return answerUnshared(handler, call, value.unshared);
-    if (role === 'replay' || role === 'l1') {
-      const stale = idempotent ? 0 : staleFor(value);
-      if (stale) return await afterStale(handler, call, stale, staleRounds);
+    if (role === 'replay' || role === 'l1' || role === 'stale') {
+      const stale = idempotent || role === 'stale' ? 0 : staleFor(value);
+      // Past its freshness but inside its stale-while-revalidate: served stale (its refresh starts once its copy is gone).
+      if (stale && handler.options.serveStale && servableStale(value)) role = 'stale';
+      else if (stale) return await afterStale(handler, call, stale, staleRounds);
       const age = ageOf(value);
       if (age !== undefined) exchange.setHeader('age', String(age));
     }

@@ -83,6 +83,17 @@ export interface HttpFlightOptions<Req> {
   /** Response header telling how the response was obtained; `false` to omit it. @default 'x-flight-role' */
   roleHeader?: string | false;
   /**
+   * Serve a shared response past its freshness as its `Cache-Control` allows (RFC 5861), once per cluster:
+   * within `stale-while-revalidate=N` every request gets it at once (role `stale`, with `Age`) while one
+   * request's handler refreshes it; within `stale-if-error=N` it answers in place of a failed refresh
+   * (a status not shared, a handler error). `s-maxage` / `max-age` is the fresh time; `must-revalidate`,
+   * `proxy-revalidate` and `no-cache` forbid serving it stale. Needs a single-flight that serves stale values
+   * (`SingleFlight.servesStale`: not local mode, a coordinator that keeps stale copies), else a
+   * `FlightConfigurationError`. Off, those directives are not honoured: a response is replayed only while
+   * fresh. Streamed routes and Idempotency-Key replays are never served stale. @default false
+   */
+  serveStale?: boolean;
+  /**
    * Request headers that carry credentials. A request with any of them is not coalesced unless `key`
    * gives an `identity`; under an Idempotency-Key, their values scope the key (one client can never get
    * another's response by reusing its key).
@@ -154,6 +165,7 @@ export interface ResolvedHttpFlightOptions<Req> {
   vary: readonly string[];
   idempotency: ResolvedIdempotency | undefined;
   roleHeader: string | undefined;
+  serveStale: boolean;
   credentialHeaders: readonly string[];
   shareAcrossHosts: boolean;
   stream: boolean;
@@ -221,6 +233,7 @@ export const HTTP_OPTION_NAMES: readonly (keyof HttpFlightOptions<unknown>)[] = 
   'vary',
   'idempotency',
   'roleHeader',
+  'serveStale',
   'credentialHeaders',
   'shareAcrossHosts',
   'stream',
@@ -306,6 +319,11 @@ export function resolveHttpFlightOptions<Req>(options: HttpFlightOptions<Req>): 
 
   const roleHeader = options.roleHeader === false ? undefined : headerList('roleHeader', [options.roleHeader ?? 'x-flight-role'])[0];
 
+  const serveStale = options.serveStale ?? false;
+  if (typeof serveStale !== 'boolean') fail('serveStale must be a boolean');
+  if (serveStale && !singleFlight.servesStale)
+    fail('serveStale needs a single-flight that serves stale values (not local mode, a coordinator that keeps stale copies)');
+
   const credentialHeaders = headerList('credentialHeaders', options.credentialHeaders ?? DEFAULT_CREDENTIAL_HEADERS);
   if (options.shareAcrossHosts !== undefined && typeof options.shareAcrossHosts !== 'boolean') fail('shareAcrossHosts must be a boolean');
   if (options.stream !== undefined && typeof options.stream !== 'boolean') fail('stream must be a boolean');
@@ -324,6 +342,7 @@ export function resolveHttpFlightOptions<Req>(options: HttpFlightOptions<Req>): 
     vary,
     idempotency,
     roleHeader,
+    serveStale,
     credentialHeaders: [...new Set(credentialHeaders)],
     shareAcrossHosts: options.shareAcrossHosts ?? false,
     stream: options.stream ?? false,

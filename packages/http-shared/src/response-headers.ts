@@ -17,3 +17,20 @@ export function tokens(value: string): string[] {
     .map((token) => token.split('=')[0]!.trim().toLowerCase())
     .filter(Boolean);
 }
+
+/**
+ * The delta-seconds of Cache-Control directive `name` in `value` (`stale-while-revalidate=30` → 30); undefined
+ * when it is absent or not a non-negative integer (RFC 9111 §1.2.2; a quoted value is accepted).
+ */
+export function directiveSeconds(value: string, name: string): number | undefined {
+  for (const part of value.split(',')) {
+    const at = part.indexOf('=');
+    if (at < 0 || part.slice(0, at).trim().toLowerCase() !== name) continue;
+    const text = part
+      .slice(at + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
+    return /^\d+$/.test(text) ? Number(text) : undefined;
+  }
+  return undefined;
+}

@@ -23,6 +23,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FlightKeySpec, HttpFlightOptions } from '@flight/http-shared';
 import { registerFreshnessCases } from './freshness-cases.js';
+import { registerStaleCases } from './stale-cases.js';
 import { registerHttp2Cases } from './http2-cases.js';
 import { registerResumeSuite } from './resume-suite.js';
 import { registerStreamSuite } from './stream-suite.js';
@@ -151,6 +152,7 @@ export function registerMiddlewareSuite(driver: Driver): void {
     registerStreamSuite(driver);
     registerResumeSuite(driver);
     registerFreshnessCases(driver);
+    registerStaleCases(driver);
     const servers: Array<{ close(): Promise<void> }> = [];
     const flights: SingleFlight[] = [];
     afterEach(async () => {

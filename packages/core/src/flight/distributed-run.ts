@@ -14,7 +14,7 @@ import type { FlightRuntime } from './flight-runtime.js';
 import { followerWait } from './follower-wait.js';
 import { runLocal } from './local-run.js';
 import { takeOwnership } from './owner-run.js';
-import { holdOffer, refreshDetached, staleOutcome } from './stale-values.js';
+import { holdOffer, refreshDetached, refreshHere, staleOutcome } from './stale-values.js';
 
 export async function runDistributed(runtime: FlightRuntime, call: FlightCall): Promise<Outcome> {
   const { ref, policy, options, note } = call;
@@ -60,18 +60,19 @@ export async function runDistributed(runtime: FlightRuntime, call: FlightCall): 
 
 /**
  * The lease is this call's: with a stale value it may serve at once, the run becomes a refresh detached from
- * it; else it runs for the call, and a failure is answered with a stale value still in its error window.
+ * it (unless the call runs its refresh itself: `staleRefresh: 'caller'`); else it runs for the call, and a
+ * failure is answered with a stale value still in its error window.
  */
 async function ownOrRefresh(runtime: FlightRuntime, call: FlightCall, reply: AcquireReply): Promise<Outcome | undefined> {
   if (!call.offer) return takeOwnership(runtime, call, reply);
-  const stale = staleOutcome(runtime, call, 'revalidating');
+  const stale = call.options.staleRefresh === 'caller' ? undefined : staleOutcome(runtime, call, 'revalidating');
   if (stale) {
     refreshDetached(runtime, call, reply);
     return stale;
   }
   call.refreshing = call.offer.offer.errorForMs > 0;
   try {
-    return await takeOwnership(runtime, call, reply);
+    return await refreshHere(runtime, call, () => takeOwnership(runtime, call, reply));
   } catch (error) {
     const fallback = staleOutcome(runtime, call, 'error');
     if (fallback && isRunFailure(error)) return fallback;

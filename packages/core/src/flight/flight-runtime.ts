@@ -69,6 +69,11 @@ export class FlightRuntime {
   readonly deadlines: DeadlineQueue;
   /** The owner runs in progress on this node, by flight id (`cancel` and `close` abort them). */
   readonly owners = new Map<string, RunScope>();
+  /**
+   * Calls of this node running the refresh of a stale value themselves (`staleRefresh: 'caller'`), by flight
+   * id: a caller arriving meanwhile gets their stale value instead of joining the refresh in-process.
+   */
+  readonly refreshingHere = new Map<string, FlightCall>();
   /** Forgets seen on this node, so that a value read before one never enters L1 after it. */
   readonly forgets = new ForgetMarks();
   /** L1 copies kept only while their flights' forgets are heard (a coordinator with `listenForgets`). */

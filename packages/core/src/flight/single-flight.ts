@@ -23,6 +23,7 @@ import { runDistributed } from './distributed-run.js';
 import { FlightCall, type Outcome } from './flight-call.js';
 import { FlightRuntime } from './flight-runtime.js';
 import { runLocal } from './local-run.js';
+import { staleWhileRefreshingHere } from './stale-values.js';
 import type { FlightRef } from '../state/types.js';
 import type { ExecuteOptions, FlightResult, StreamExecuteOptions, Supplier } from './types.js';
 import { resolveOptions, type FlightMode, type ResolvedOptions, type SingleFlightOptions } from './options.js';
@@ -119,6 +120,14 @@ export class SingleFlight {
     return policy;
   }
 
+  /**
+   * Whether this instance can serve stale values (the stage option `stale`, `ExecuteOptions.staleFor`): not
+   * in local mode, and with a coordinator that keeps stale copies (memory and Redis do).
+   */
+  get servesStale(): boolean {
+    return this.mode !== 'local' && this.options.coordinator.keepsStaleCopies === true;
+  }
+
   /** True while hybrid mode is serving from the local fallback. */
   get degraded(): boolean {
     return this.runtime.degraded;
@@ -158,6 +167,11 @@ export class SingleFlight {
           throw new FlightValidationError('staleFor must be a function', { context: { stage, key } });
         if (!policy.stale.enabled) this.checkStale(policy, true);
       }
+      const { staleRefresh } = options;
+      if (staleRefresh !== undefined && staleRefresh !== 'background' && staleRefresh !== 'caller')
+        throw new FlightValidationError(`staleRefresh must be 'background' or 'caller', got ${String(staleRefresh)}`, {
+          context: { stage, key },
+        });
       const id = flightId({ stage, key });
       if (policy.l1.enabled) {
         const hit = this.options.replayCache.get(id);
@@ -169,6 +183,12 @@ export class SingleFlight {
         }
       }
       const call = new FlightCall(stage, key, supplier, policy, options, note, this.runtime.forgets.now());
+      const stale = call.acceptsStale ? staleWhileRefreshingHere(this.runtime, call, id) : undefined;
+      if (stale) {
+        role = 'stale';
+        shared = true;
+        return { value: stale.value as T, role, shared, stage, key, epoch: stale.epoch, ageMs: stale.ageMs };
+      }
       const run = this.mode === 'local' ? () => runLocal(this.runtime, call) : () => this.runFlight(call);
       // A caller that wants a fresh value never joins one here that may take a stale one.
       const localId = options.fresh === true && call.keepsStale ? `${id}\u0000fresh` : id;

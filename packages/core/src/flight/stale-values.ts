@@ -3,6 +3,7 @@
  * its acquire offered — take it at once while one refresh runs (its own run, detached from it, when the
  * acquire gave it the lease), or in place of a failed run's error.
  */
+import { flightId } from '../keys/key-builder.js';
 import type { AcquireReply } from '../state/types.js';
 import { FlightCall, noteWork, type Outcome } from './flight-call.js';
 import type { FlightRuntime } from './flight-runtime.js';
@@ -52,4 +53,26 @@ export function refreshDetached(runtime: FlightRuntime, call: FlightCall, reply:
   takeOwnership(runtime, refresh, reply).catch((error: unknown) => {
     runtime.options.logger.debug({ ...ref, err: error }, 'refresh of a stale value failed');
   });
+}
+
+/**
+ * Runs the refresh whose lease `reply` gave `call` for the call itself (`staleRefresh: 'caller'`): callers of
+ * this node that arrive meanwhile get its stale value (`staleWhileRefreshingHere`) instead of joining it.
+ */
+export async function refreshHere<T>(runtime: FlightRuntime, call: FlightCall, run: () => Promise<T>): Promise<T> {
+  const id = flightId(call.ref);
+  runtime.refreshingHere.set(id, call);
+  try {
+    return await run();
+  } finally {
+    if (runtime.refreshingHere.get(id) === call) runtime.refreshingHere.delete(id);
+  }
+}
+
+/** The stale value of a refresh another call of this node runs itself, for `call` (which accepts one); else undefined. */
+export function staleWhileRefreshingHere(runtime: FlightRuntime, call: FlightCall, id: string): Outcome | undefined {
+  const refreshing = runtime.refreshingHere.get(id);
+  if (!refreshing?.offer || !call.acceptsStale) return undefined;
+  call.offer = refreshing.offer;
+  return staleOutcome(runtime, call, 'revalidating');
 }

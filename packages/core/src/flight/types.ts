@@ -97,6 +97,13 @@ export interface ExecuteOptions {
    * A call that passes it may be given stale values even on a stage without windows. @default the stage's
    */
   staleFor?: (value: unknown) => { whileRevalidateMs?: number; ifErrorMs?: number } | undefined;
+  /**
+   * Who runs the refresh of a stale value when this call is given its lease: `'background'` — the refresh
+   * runs detached and this call gets the stale value at once, like every other caller; `'caller'` — this
+   * call runs the refresh and waits for it (a supplier tied to its caller, as an HTTP handler is to its
+   * request), every other caller still getting the stale value at once. @default 'background'
+   */
+  staleRefresh?: 'background' | 'caller';
 }
 
 /** `ExecuteOptions` plus what `executeStream` passes to its `execute` calls (not part of the public API). */

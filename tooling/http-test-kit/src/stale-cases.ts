@@ -1,0 +1,177 @@
+/**
+ * The middleware suite's stale cases (RFC 5861 once per cluster, `serveStale: true`): past its freshness a
+ * response's `stale-while-revalidate` lets every request on every node have it at once while one request's
+ * handler refreshes it, and its `stale-if-error` answers in place of a failed refresh; without `serveStale`,
+ * or under `must-revalidate`, `private` or `no-store`, it is never served stale. Two nodes (servers with
+ * their own single-flight and coordinator) over the shared Redis, behind one public `Host`.
+ */
+import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createSingleFlight, FlightConfigurationError, type SingleFlight } from '@flight/core';
+import { createIoredisCoordinator } from '@flight/redis-ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Driver, Reply } from './middleware-suite.js';
+
+interface Answer {
+  status: number;
+  body: string;
+  role: string | undefined;
+  age: number | undefined;
+  tookMs: number;
+}
+
+/** A GET to `url` with the public `Host` every node is reached by. */
+function get(url: string): Promise<Answer> {
+  const startedAt = Date.now();
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers: { host: 'api.example' } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (piece: string) => (body += piece));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode!,
+          body,
+          role: res.headers['x-flight-role'] as string | undefined,
+          age: res.headers.age === undefined ? undefined : Number(res.headers.age),
+          tookMs: Date.now() - startedAt,
+        }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The `Cache-Control` a route answers with, by its path `/r/<case>/...`. */
+const CASES: Record<string, string> = {
+  swr: 'public, max-age=1, stale-while-revalidate=30',
+  sie: 'public, max-age=1, stale-if-error=30',
+  'swr-must-revalidate': 'public, max-age=1, must-revalidate, stale-while-revalidate=30',
+  'swr-private': 'private, max-age=1, stale-while-revalidate=30',
+};
+
+export function registerStaleCases(driver: Driver): void {
+  describe('stale responses (RFC 5861, once per cluster) on two nodes over Redis', () => {
+    const closing: Array<() => Promise<void>> = [];
+    afterEach(async () => {
+      for (const close of closing.splice(0).reverse()) await close();
+    });
+
+    /**
+     * Two nodes serving the cases; each run of a path answers `<path> #<n>` after `delayMs`, n counting its
+     * runs, with status 500 when `failing` is set.
+     */
+    async function twoNodes(serveStale: boolean, delayMs = 300) {
+      const prefix = `t:stale:${randomBytes(4).toString('hex')}:`;
+      const runs = new Map<string, number>();
+      const state = { failing: false };
+      const nodes: string[] = [];
+      for (const nodeId of ['a', 'b']) {
+        const coordinator = createIoredisCoordinator({ redis: 'redis://127.0.0.1:6379', prefix });
+        const singleFlight: SingleFlight = createSingleFlight({
+          mode: 'distributed',
+          coordinator,
+          nodeId,
+          defaults: { l1: { enabled: true } },
+        });
+        const server = await driver.start({
+          singleFlight,
+          stage: 'stale',
+          options: { serveStale },
+          handler: async (req): Promise<Reply> => {
+            const path = req.path.startsWith('/r/') ? req.path : `/r${req.path}`;
+            const n = (runs.get(path) ?? 0) + 1;
+            runs.set(path, n);
+            await sleep(delayMs);
+            const cacheControl = CASES[path.split('/')[2]!]!;
+            const status = state.failing ? 500 : 200;
+            return {
+              kind: 'text',
+              status,
+              headers: { 'content-type': 'text/plain', 'cache-control': cacheControl },
+              body: `${path} #${n}`,
+            };
+          },
+        });
+        closing.push(async () => {
+          await server.close();
+          await singleFlight.close();
+          await coordinator.close();
+        });
+        nodes.push(server.url);
+      }
+      return { nodes: nodes as [string, string], runs: (path: string) => runs.get(path) ?? 0, state };
+    }
+
+    const pathOf = (name: string) => `/r/${name}/${randomBytes(3).toString('hex')}`;
+
+    it('stale-while-revalidate: past max-age, every request on both nodes gets it at once, with Age, while one request refreshes it', async () => {
+      const { nodes, runs } = await twoNodes(true);
+      const path = pathOf('swr');
+      expect((await get(`${nodes[0]}${path}`)).role).toBe('owner');
+      await sleep(1700); // past max-age=1 and the stored copy's grace
+      const first = get(`${nodes[1]}${path}`); // finds it stale: it refreshes it, and waits for its handler (300 ms)
+      await sleep(50);
+      const herd = await Promise.all(Array.from({ length: 20 }, (_, i) => get(`${nodes[i % 2]}${path}`)));
+      for (const answer of herd) expect(answer).toMatchObject({ status: 200, body: `${path} #1`, role: 'stale' });
+      for (const answer of herd) expect(answer.age).toBeGreaterThanOrEqual(1);
+      expect(Math.max(...herd.map((answer) => answer.tookMs))).toBeLessThan(250);
+      expect(await first).toMatchObject({ status: 200, body: `${path} #2`, role: 'owner' });
+      expect(runs(path)).toBe(2);
+      await sleep(100); // the refresher's client is answered before its response is stored
+      const after = await Promise.all(nodes.map((node) => get(`${node}${path}`)));
+      for (const answer of after) expect(answer.body).toBe(`${path} #2`);
+      expect(after.map((answer) => answer.role)).not.toContain('stale');
+      expect(runs(path)).toBe(2);
+    });
+
+    it('stale-if-error: a refresh answered 500 is replaced by the stale response for the requests that waited for it', async () => {
+      const { nodes, runs, state } = await twoNodes(true);
+      const path = pathOf('sie');
+      expect((await get(`${nodes[0]}${path}`)).body).toBe(`${path} #1`);
+      await sleep(1700);
+      state.failing = true;
+      const answers = await Promise.all(Array.from({ length: 6 }, async (_, i) => (await sleep(i * 20), get(`${nodes[i % 2]}${path}`))));
+      // The refreshing request gets its own handler's 500; every other one the stale response.
+      expect(answers.filter((answer) => answer.status === 500)).toHaveLength(1);
+      for (const answer of answers.filter((a) => a.status !== 500))
+        expect(answer).toMatchObject({ status: 200, body: `${path} #1`, role: 'stale' });
+      expect(runs(path)).toBe(2);
+      // The failure is kept for the retry interval: later requests get the stale response without a run.
+      const later = await get(`${nodes[1]}${path}`);
+      expect(later).toMatchObject({ status: 200, body: `${path} #1`, role: 'stale' });
+      expect(runs(path)).toBe(2);
+    });
+
+    it('never serves stale without serveStale, under must-revalidate, or for a private response', async () => {
+      const off = await twoNodes(false, 10);
+      const swr = pathOf('swr');
+      expect((await get(`${off.nodes[0]}${swr}`)).role).toBe('owner');
+      await sleep(1700);
+      // Not fresh any more (max-age=1): run again, never replayed as if stale-while-revalidate made it fresh.
+      expect(await get(`${off.nodes[1]}${swr}`)).toMatchObject({ body: `${swr} #2`, role: 'owner' });
+
+      const on = await twoNodes(true, 10);
+      const paths = [pathOf('swr-must-revalidate'), pathOf('swr-private')];
+      for (const path of paths) expect((await get(`${on.nodes[0]}${path}`)).body).toBe(`${path} #1`);
+      await sleep(1700);
+      for (const path of paths) {
+        const again = await get(`${on.nodes[1]}${path}`);
+        expect({ path, role: again.role, body: again.body }).toEqual({
+          path,
+          role: expect.stringMatching(/^(owner|bypass)$/),
+          body: `${path} #2`,
+        });
+      }
+    });
+
+    it('refuses serveStale on a single-flight that cannot serve stale values', () => {
+      const local = createSingleFlight({ mode: 'local' });
+      expect(() => driver.create({ singleFlight: local, stage: 's', serveStale: true })).toThrow(FlightConfigurationError);
+      expect(() => driver.create({ singleFlight: local, stage: 's', serveStale: 'yes' as never })).toThrow(/serveStale/);
+    });
+  });
+}
