@@ -185,6 +185,20 @@ describe('metrics through @opentelemetry/api', () => {
     expect(await sum(FLIGHT_METRICS.streamChunks, { 'flight.stage': 'chat' })).toBe(3);
   });
 
+  it('counts stale values as saved calls and failed refreshes by error type', async () => {
+    const coordinator = createMemoryCoordinator();
+    const stale = { resultTtlMs: 100, stale: { whileRevalidateMs: 10_000, ifErrorMs: 10_000, retryAfterMs: 10_000 } };
+    const [a, b] = [make({ coordinator, defaults: stale }), make({ coordinator, defaults: stale })];
+    await a.execute('swr', 'k', () => 'v1');
+    await sleep(150);
+    const broken = () => Promise.reject(Object.assign(new Error('upstream 502'), { status: 502 }));
+    expect(await a.execute('swr', 'k', broken)).toMatchObject({ role: 'stale' });
+    await sleep(50);
+    expect(await b.execute('swr', 'k', broken)).toMatchObject({ role: 'stale' });
+    expect(await sum(FLIGHT_METRICS.upstreamSaved, { 'flight.stage': 'swr', 'flight.role': 'stale' })).toBe(2);
+    expect(await sum(FLIGHT_METRICS.refreshFailures, { 'flight.stage': 'swr', 'error.type': 'PROVIDER' })).toBe(1);
+  });
+
   it('records nothing with telemetry: false', async () => {
     const sf = make({ coordinator: createMemoryCoordinator(), telemetry: false });
     await sf.execute('chat', randomUUID(), async () => 'v');

@@ -102,6 +102,7 @@ export class SingleFlight {
     this.events.on('run', (event) => metrics.supplierRun(event));
     this.events.on('takeover', (event) => metrics.takeover(event));
     this.events.on('fallback', (event) => metrics.fallback(event));
+    this.events.on('refresh-failed', (event) => metrics.refreshFailed(event));
   }
 
   /** Subscribes to lifecycle events; returns the unsubscribe function. */

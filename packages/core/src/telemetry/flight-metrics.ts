@@ -32,6 +32,8 @@ export const FLIGHT_METRICS = {
   l1Hits: 'flight.l1.hits',
   /** Counter: chunks produced by this node's streamed runs, by stage. */
   streamChunks: 'flight.stream.chunks',
+  /** Counter: refreshes of a stale value that failed on this node (the stage option `stale`), by stage and error type. */
+  refreshFailures: 'flight.refresh.failures',
 } as const;
 
 /** Bucket bounds (s) of the duration histograms: from a replay (sub-millisecond) to a long model call. */
@@ -58,6 +60,7 @@ interface Instruments {
   fallbacks: Counter;
   l1Hits: Counter;
   streamChunks: Counter;
+  refreshFailures: Counter;
 }
 
 function createInstruments(meter: Meter): Instruments {
@@ -86,6 +89,10 @@ function createInstruments(meter: Meter): Instruments {
     }),
     l1Hits: meter.createCounter(FLIGHT_METRICS.l1Hits, { description: 'Calls answered from the node-local L1 cache', unit: '{call}' }),
     streamChunks: meter.createCounter(FLIGHT_METRICS.streamChunks, { description: 'Chunks produced by streamed runs', unit: '{chunk}' }),
+    refreshFailures: meter.createCounter(FLIGHT_METRICS.refreshFailures, {
+      description: 'Refreshes of a stale value that failed',
+      unit: '{refresh}',
+    }),
   };
 }
 
@@ -156,6 +163,10 @@ export class FlightMetrics {
 
   fallback({ stage }: FlightEventMap['fallback']): void {
     this.use('the fallback', (m) => m.fallbacks.add(1, { 'flight.stage': stage }));
+  }
+
+  refreshFailed({ stage, errorType }: FlightEventMap['refresh-failed']): void {
+    this.use('the failed refresh', (m) => m.refreshFailures.add(1, { 'flight.stage': stage, 'error.type': errorType }));
   }
 
   streamChunks(stage: string, chunks: number): void {
