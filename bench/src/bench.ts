@@ -18,6 +18,7 @@ import { runStream, streamOptions, type StreamOptions } from './scenarios/stream
 import { runStreamResume, streamResumeOptions } from './scenarios/stream-resume.js';
 import { forgetReachOptions, runForgetReach } from './scenarios/forget-reach.js';
 import { openaiOptions, runOpenAI } from './scenarios/openai.js';
+import { expiryOptions, runExpiry } from './scenarios/expiry.js';
 import { nowMs } from './stats.js';
 import { compareRows } from './targets.js';
 
@@ -34,6 +35,7 @@ export const SCENARIOS = [
   'stream-resume',
   'forget-reach',
   'openai',
+  'expiry',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -121,6 +123,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
         if (scenario === 'stream') rows.push(...(await runStream(ctx, contenders, { ...streamOptions(quick), ...options.stream })));
         if (scenario === 'openai') rows.push(...(await runOpenAI(ctx, openaiOptions(quick))));
         if (scenario === 'stream-resume') rows.push(...(await runStreamResume(ctx, contenders, streamResumeOptions(quick))));
+        if (scenario === 'expiry') rows.push(...(await runExpiry(ctx, contenders, expiryOptions(quick))));
         for (const r of rows.filter((x) => x.scenario === scenario && x.kind === 'failed'))
           failed.push({ scenario, reason: `${r.contender}: ${String(r.reason)}` });
         log(`${scenario} done in ${((nowMs() - t) / 1000).toFixed(1)} s`);

@@ -186,6 +186,19 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
       ['herd callers p50 / p99 ms', (r) => [r.p50Ms, r.p99Ms]],
     ],
   },
+  expiry: {
+    title: '12. Expiry under load — 8 processes × 500 callers on a key just past its fresh time (inside its stale window), upstream 200 ms',
+    cols: [
+      ['contender', (r) => r.contender],
+      ['upstream calls (max/round)', (r) => r.upstreamCalls],
+      ['per round', (r) => r.upstreamCallsPerRound],
+      ['callers p50 / p99 / max ms', (r) => [r.p50Ms, r.p99Ms, r.maxMs]],
+      ['fresh replay p50 / p99 ms', (r) => [r.freshP50Ms, r.freshP99Ms]],
+      ['p99 − fresh replay p99 ms', (r) => r.overFreshP99Ms],
+      ['answered as', (r) => r.roles],
+      ['errors', (r) => r.errors],
+    ],
+  },
   'stream-resume': {
     title: '9. Resumable streams — resume latency, and Redis commands per streamed chunk by followers and processes',
     cols: [

@@ -46,6 +46,12 @@ export interface ContenderOptions {
    * @default false
    */
   recordCompletions?: boolean;
+  /**
+   * Keep a result this long past `resultTtlMs`, served at once while a refresh runs (the expiry scenario):
+   * flight's stage option `stale.whileRevalidateMs`, bentocache's `grace` (its soft timeout 0 returns the
+   * graced value at once), cache-manager's `refreshThreshold` over a TTL this much longer.
+   */
+  staleMs?: number;
 }
 
 /**
@@ -194,7 +200,9 @@ function flightContender(
 ): Contender {
   const created = factory({ client, prefix: options.prefix });
   const coordinator = options.recordCompletions ? instrumentCoordinator(created, completions) : created;
-  const flight = createSingleFlight({ coordinator, mode: 'distributed', defaults: flightDefaults(options.resultTtlMs) });
+  const defaults = flightDefaults(options.resultTtlMs);
+  if (options.staleMs) defaults.stale = { whileRevalidateMs: options.staleMs };
+  const flight = createSingleFlight({ coordinator, mode: 'distributed', defaults });
   const close = async () => {
     await flight.close();
     await coordinator.close?.();
@@ -273,6 +281,7 @@ export async function createContender(name: ContenderName, options: ContenderOpt
           const value = await bento.getOrSet({
             key,
             ttl: options.resultTtlMs,
+            ...(options.staleMs ? { grace: options.staleMs } : {}),
             factory: async () => {
               ran = true;
               return supplier();
@@ -304,7 +313,8 @@ export async function createContender(name: ContenderName, options: ContenderOpt
               ran = true;
               return supplier();
             },
-            options.resultTtlMs,
+            options.resultTtlMs + (options.staleMs ?? 0),
+            options.staleMs ?? 0,
           );
           return { value: value as any, role: ran ? 'owner' : 'cache' };
         },

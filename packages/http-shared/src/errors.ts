@@ -163,8 +163,11 @@ export type UnshareableOutcome = { reason: 'status'; status: number } | { reason
  * supplier returns the outcome as a value instead, `UnsharedOutcome`: its handler ran, so its outcome is
  * recorded for every later caller.) Never reaches users.
  */
+/** The code of `UnshareableResponse`, which a kept failure carries to other nodes. */
+const UNSHAREABLE_CODE = 'E_FLIGHT_HTTP_UNSHAREABLE';
+
 export class UnshareableResponse extends Error {
-  readonly code = 'E_FLIGHT_HTTP_UNSHAREABLE';
+  readonly code = UNSHAREABLE_CODE;
   /** What callers learn of it. */
   readonly outcome: UnshareableOutcome;
 
@@ -185,6 +188,11 @@ export class UnshareableResponse extends Error {
 }
 
 /** Why a flight failed for unshareability (the typed cause its callers on the owner's node receive), or `undefined`. */
-export function unshareableOf(error: { cause?: unknown }): UnshareableOutcome | undefined {
-  return error.cause instanceof UnshareableResponse ? error.cause.outcome : undefined;
+export function unshareableOf(error: { cause?: unknown; errorCode?: string; message?: string }): UnshareableOutcome | undefined {
+  if (error.cause instanceof UnshareableResponse) return error.cause.outcome;
+  // Kept by another node's run (`holdUnshareableMs`): the stored failure's code and message say it.
+  if (error.errorCode !== UNSHAREABLE_CODE) return undefined;
+  const [, reason, status] = /response not shared \(([a-z-]+)(?: (\d{3}))?\)/.exec(error.message ?? '') ?? [];
+  if (reason === undefined) return undefined;
+  return new UnshareableResponse(reason as UnshareableReason, status === undefined ? undefined : Number(status)).outcome;
 }

@@ -55,6 +55,17 @@ function releaseOwner(run: OwnerRun): Promise<void> | true {
   return released;
 }
 
+/**
+ * An unshareable response worth holding: one whose kind says it is never shared (`private`, `no-store`,
+ * `Set-Cookie`, too large…). An error status may be a passing failure (the next burst then shares one run
+ * again), and a run past its time is no response at all.
+ */
+function holdsUnshareable(error: unknown): boolean {
+  return (
+    error instanceof UnshareableResponse && error.reason !== 'timeout' && error.reason !== 'status' && error.reason !== 'handler-error'
+  );
+}
+
 /** Why a recording that did not complete cannot be shared. */
 function unrecorded(outcome: Exclude<RecordResult, { kind: 'complete' }>): UnshareableResponse {
   if (outcome.kind === 'overflow') return new UnshareableResponse('too-large', undefined);
@@ -110,6 +121,8 @@ export class FlightCall<Req> implements ExecuteOptions {
   readonly fresh: boolean;
   /** The handler runs for its own request: the request given a stale value's refresh runs it and waits. */
   readonly staleRefresh = 'caller';
+  /** A safe request's unshareable response is kept `holdUnshareableMs`: the next requests run their own handler at once. */
+  readonly holdFailure: ((error: unknown) => number | undefined) | undefined;
   readonly supplier: (context: FlightContext) => Promise<HttpFlightValue>;
   private signalOf: { signal: AbortSignal; dispose(): void } | AbortSignal | undefined;
   /** The request's server span, taken when the request arrived (the supplier runs under another). */
@@ -130,6 +143,8 @@ export class FlightCall<Req> implements ExecuteOptions {
     this.resultTtlMs = this.idempotent ? undefined : keepFor;
     this.staleFor = options.serveStale && !this.idempotent ? staleWindowsOf : undefined;
     this.fresh = this.idempotent;
+    const holdMs = options.holdUnshareableMs;
+    this.holdFailure = this.idempotent || holdMs === 0 ? undefined : (error) => (holdsUnshareable(error) ? holdMs : undefined);
     this.detach = flight.conflict ? new AbortController() : undefined;
     this.supplier = this.supply.bind(this);
   }

@@ -94,6 +94,14 @@ export interface HttpFlightOptions<Req> {
    */
   serveStale?: boolean;
   /**
+   * After a run whose response is of a kind never shared (`private`, `no-store`, `Vary: *`, a
+   * body too large or unrecordable), requests with its key run the handler at once for this long, each its
+   * own, instead of waiting behind a new run only to learn the same (Varnish's hit-for-pass): the burst
+   * after such a response costs one handler latency, not two. Error statuses are not held (the next burst
+   * shares one run again). `0` turns it off. @default 1000
+   */
+  holdUnshareableMs?: number;
+  /**
    * Request headers that carry credentials. A request with any of them is not coalesced unless `key`
    * gives an `identity`; under an Idempotency-Key, their values scope the key (one client can never get
    * another's response by reusing its key).
@@ -166,6 +174,7 @@ export interface ResolvedHttpFlightOptions<Req> {
   idempotency: ResolvedIdempotency | undefined;
   roleHeader: string | undefined;
   serveStale: boolean;
+  holdUnshareableMs: number;
   credentialHeaders: readonly string[];
   shareAcrossHosts: boolean;
   stream: boolean;
@@ -234,6 +243,7 @@ export const HTTP_OPTION_NAMES: readonly (keyof HttpFlightOptions<unknown>)[] = 
   'idempotency',
   'roleHeader',
   'serveStale',
+  'holdUnshareableMs',
   'credentialHeaders',
   'shareAcrossHosts',
   'stream',
@@ -324,6 +334,10 @@ export function resolveHttpFlightOptions<Req>(options: HttpFlightOptions<Req>): 
   if (serveStale && !singleFlight.servesStale)
     fail('serveStale needs a single-flight that serves stale values (not local mode, a coordinator that keeps stale copies)');
 
+  const holdUnshareableMs = options.holdUnshareableMs ?? 1000;
+  if (!Number.isInteger(holdUnshareableMs) || holdUnshareableMs < 0)
+    fail(`holdUnshareableMs must be an integer of 0 or more, got ${String(holdUnshareableMs)}`);
+
   const credentialHeaders = headerList('credentialHeaders', options.credentialHeaders ?? DEFAULT_CREDENTIAL_HEADERS);
   if (options.shareAcrossHosts !== undefined && typeof options.shareAcrossHosts !== 'boolean') fail('shareAcrossHosts must be a boolean');
   if (options.stream !== undefined && typeof options.stream !== 'boolean') fail('stream must be a boolean');
@@ -343,6 +357,7 @@ export function resolveHttpFlightOptions<Req>(options: HttpFlightOptions<Req>): 
     idempotency,
     roleHeader,
     serveStale,
+    holdUnshareableMs,
     credentialHeaders: [...new Set(credentialHeaders)],
     shareAcrossHosts: options.shareAcrossHosts ?? false,
     stream: options.stream ?? false,

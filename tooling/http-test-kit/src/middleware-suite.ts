@@ -24,6 +24,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FlightKeySpec, HttpFlightOptions } from '@flight/http-shared';
 import { registerFreshnessCases } from './freshness-cases.js';
 import { registerStaleCases } from './stale-cases.js';
+import { registerUnshareableCases } from './unshareable-cases.js';
 import { registerHttp2Cases } from './http2-cases.js';
 import { registerResumeSuite } from './resume-suite.js';
 import { registerStreamSuite } from './stream-suite.js';
@@ -153,6 +154,7 @@ export function registerMiddlewareSuite(driver: Driver): void {
     registerResumeSuite(driver);
     registerFreshnessCases(driver);
     registerStaleCases(driver);
+    registerUnshareableCases(driver);
     const servers: Array<{ close(): Promise<void> }> = [];
     const flights: SingleFlight[] = [];
     afterEach(async () => {

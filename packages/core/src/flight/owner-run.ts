@@ -176,7 +176,7 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
       const failure: FailureRecord = lost
         ? { type: 'TIMEOUT', code: FlightLeaseLostError.code, message: lost.message, retryable: options.atMostOnce !== true }
         : failureRecord(error, policy, options);
-      const kept = keptFailure(runtime, call, failure, meta.epoch);
+      const kept = keptFailure(runtime, call, failure, meta.epoch, lost ? undefined : error);
       let written;
       try {
         written = await runtime.callIdempotent('fail', () => coordinator.fail(fence, kept), ref);
@@ -203,16 +203,31 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
  * How a run's failure is kept: for `failureTtlMs` by its own retryability — unless the run refreshes a stale
  * value that may stand in for it (`FlightCall.refreshing`): then it is kept not retryable for the stage's
  * `stale.retryAfterMs`, so callers get the stale value meanwhile and the cluster tries one refresh per
- * interval. A refresh's failure is reported (`refresh-failed`).
+ * interval; or unless the call's `holdFailure` holds the supplier's `error` (not retryable, that long). A
+ * refresh's failure is reported (`refresh-failed`).
  */
-function keptFailure(runtime: FlightRuntime, call: FlightCall, failure: FailureRecord, epoch: number) {
-  const { policy } = call;
+function keptFailure(runtime: FlightRuntime, call: FlightCall, failure: FailureRecord, epoch: number, error: unknown) {
+  const { policy, options } = call;
   if (call.offer && runtime.events.wants('refresh-failed')) {
     const { type: errorType, code: errorCode, message } = failure;
     runtime.events.emit('refresh-failed', { ...call.ref, epoch, errorType, errorCode, message });
   }
-  if (!call.refreshing) return { failure, ttlMs: policy.failureTtlMs };
-  return { failure: { ...failure, retryable: false }, ttlMs: policy.stale.retryAfterMs };
+  if (call.refreshing) return { failure: { ...failure, retryable: false }, ttlMs: policy.stale.retryAfterMs };
+  const held = error === undefined ? undefined : heldFor(options.holdFailure, error);
+  if (held !== undefined) return { failure: { ...failure, retryable: false }, ttlMs: held };
+  return { failure, ttlMs: policy.failureTtlMs };
+}
+
+/** What `holdFailure` says of `error`: whole ms above 0, else undefined (a hook that throws holds nothing). */
+function heldFor(hold: ((error: unknown) => number | undefined) | undefined, error: unknown): number | undefined {
+  if (!hold) return undefined;
+  let ms: number | undefined;
+  try {
+    ms = hold(error);
+  } catch {
+    return undefined;
+  }
+  return typeof ms === 'number' && ms >= 1 && Number.isFinite(ms) ? Math.floor(ms) : undefined;
 }
 
 /**

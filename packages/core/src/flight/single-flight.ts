@@ -168,6 +168,8 @@ export class SingleFlight {
           throw new FlightValidationError('staleFor must be a function', { context: { stage, key } });
         if (!policy.stale.enabled) this.checkStale(policy, true);
       }
+      if (options.holdFailure !== undefined && typeof options.holdFailure !== 'function')
+        throw new FlightValidationError('holdFailure must be a function', { context: { stage, key } });
       const { staleRefresh } = options;
       if (staleRefresh !== undefined && staleRefresh !== 'background' && staleRefresh !== 'caller')
         throw new FlightValidationError(`staleRefresh must be 'background' or 'caller', got ${String(staleRefresh)}`, {

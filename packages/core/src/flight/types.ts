@@ -104,6 +104,14 @@ export interface ExecuteOptions {
    * request), every other caller still getting the stale value at once. @default 'background'
    */
   staleRefresh?: 'background' | 'caller';
+  /**
+   * Keep this call's run's failure, when the supplier threw `error`, for the milliseconds this returns (not
+   * retryable, whatever `keepFailures` says): later callers of the key get it at once instead of waiting
+   * behind a new run that would only fail the same way — for an outcome known to be unshareable for a while,
+   * such as an HTTP response that may not be replayed (Varnish's hit-for-pass). `undefined` (or a hook that
+   * throws) keeps the failure as usual. @default undefined
+   */
+  holdFailure?: (error: unknown) => number | undefined;
 }
 
 /** `ExecuteOptions` plus what `executeStream` passes to its `execute` calls (not part of the public API). */

@@ -1,0 +1,108 @@
+/**
+ * Scenario 12 — expiry under load: 8 processes × 500 callers on a key whose result just expired (its fresh
+ * time over, inside its stale window), upstream 200 ms. A good answer is one upstream call for the whole
+ * burst and callers answered as fast as a fresh replay: flight serves the stale value while one refresh runs
+ * across the cluster; bentocache (grace) and cache-manager (refreshThreshold) do the same per process.
+ * Upstream calls are counted by a shared Redis INCR per burst; latency is each caller's own call time.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { counterKey, guarded, prefixOf, type BenchContext, type ResultRow } from '../context.js';
+import type { ContenderName } from '../contenders/index.js';
+import { startWorkers, stopWorkers, type Worker } from '../pool.js';
+import type { BatchResult } from '../tasks.js';
+import { nowMs, round, summarize } from '../stats.js';
+
+export interface ExpiryOptions {
+  processes: number;
+  callersPerProcess: number;
+  /** The result's fresh time. */
+  freshMs: number;
+  /** How long past it the result may be served while a refresh runs. */
+  staleMs: number;
+  upstreamMs: number;
+  rounds: number;
+}
+
+/** The contenders that can serve an expired value while refreshing it. */
+export const EXPIRY_CONTENDERS: readonly ContenderName[] = ['bentocache', 'cache-manager', 'flight-ioredis', 'flight-node-redis'];
+
+export function expiryOptions(quick: boolean): ExpiryOptions {
+  return { processes: 8, callersPerProcess: 500, freshMs: 1000, staleMs: 60_000, upstreamMs: 200, rounds: quick ? 2 : 4 };
+}
+
+/** One burst: `callers` on `key` in every worker, started together; the calls and the upstream calls it made. */
+async function burst(ctx: BenchContext, workers: Worker[], key: string, counter: string, callers: number, upstreamMs: number) {
+  const startAtMs = nowMs() + 30;
+  const results: BatchResult[] = await Promise.all(
+    workers.map((w) => w.call('herd', { key, callers, startAtMs, upstream: { delayMs: upstreamMs, payloadBytes: 1024, counterKey: counter } })),
+  );
+  return results.flatMap((r) => r.calls);
+}
+
+export async function runExpiry(ctx: BenchContext, contenders: ContenderName[], opts: ExpiryOptions): Promise<ResultRow[]> {
+  const rows: ResultRow[] = [];
+  const names = contenders.filter((c) => EXPIRY_CONTENDERS.includes(c));
+  if (names.length === 0) return rows;
+  const workers = await startWorkers(opts.processes);
+  try {
+    await Promise.all(workers.map((w) => w.call('init', { counterUrl: ctx.redis.url })));
+    for (const name of names) {
+      await guarded(ctx, rows, 'expiry', name, async () => {
+        const t0 = nowMs();
+        const prefix = prefixOf(ctx, 'expiry', name);
+        const options = { redisUrl: ctx.redis.url, prefix, resultTtlMs: opts.freshMs, staleMs: opts.staleMs };
+        await Promise.all(workers.map((w) => w.call('setup', { name, options })));
+        const count = async (key: string) => Number((await ctx.admin.get(key)) ?? 0);
+        // Warm-up (connections, script loading), not measured.
+        await burst(ctx, workers, 'warm-up', counterKey(ctx, 'expiry', `${name}:warm-up`), 5, 5);
+        const fresh: number[] = [];
+        const expired: number[] = [];
+        const perRound: number[] = [];
+        const roles: Record<string, number> = {};
+        const errors = new Map<string, number>();
+        for (let r = 0; r < opts.rounds; r++) {
+          const key = `expiry-${r}`;
+          const filledAt = nowMs();
+          await burst(ctx, workers.slice(0, 1), key, counterKey(ctx, 'expiry', `${name}:${key}:fill`), 1, opts.upstreamMs);
+          for (const c of await burst(ctx, workers, key, counterKey(ctx, 'expiry', `${name}:${key}:fresh`), opts.callersPerProcess, opts.upstreamMs))
+            fresh.push(c.endMs - c.startMs);
+          await sleep(Math.max(0, filledAt + opts.upstreamMs + opts.freshMs + 300 - nowMs()));
+          const counter = counterKey(ctx, 'expiry', `${name}:${key}:expired`);
+          for (const c of await burst(ctx, workers, key, counter, opts.callersPerProcess, opts.upstreamMs)) {
+            expired.push(c.endMs - c.startMs);
+            roles[c.role] = (roles[c.role] ?? 0) + 1;
+            if (c.error) errors.set(c.error, (errors.get(c.error) ?? 0) + 1);
+          }
+          // Refreshes run in the background: count them once they are done.
+          await sleep(opts.upstreamMs + 500);
+          perRound.push(await count(counter));
+        }
+        await Promise.all(workers.map((w) => w.call('teardown')));
+        const f = summarize(fresh);
+        const e = summarize(expired);
+        rows.push({
+          scenario: 'expiry',
+          contender: name,
+          upstreamCalls: Math.max(...perRound),
+          upstreamCallsPerRound: perRound,
+          p50Ms: e.p50Ms,
+          p99Ms: e.p99Ms,
+          maxMs: e.maxMs,
+          freshP50Ms: f.p50Ms,
+          freshP99Ms: f.p99Ms,
+          overFreshP99Ms: round(e.p99Ms === null || f.p99Ms === null ? null : e.p99Ms - f.p99Ms),
+          upstreamMs: opts.upstreamMs,
+          callers: opts.processes * opts.callersPerProcess,
+          rounds: opts.rounds,
+          errors: [...errors.values()].reduce((a, b) => a + b, 0),
+          errorSamples: [...errors.keys()].slice(0, 3),
+          roles,
+        });
+        ctx.log(`expiry ${name}: upstream ${perRound.join('/')} p99 ${e.p99Ms} ms (fresh ${f.p99Ms} ms) (${Math.round(nowMs() - t0)} ms)`);
+      });
+    }
+  } finally {
+    await stopWorkers(workers).catch(() => {});
+  }
+  return rows;
+}
