@@ -6,12 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   createMemoryCoordinator,
-  FlightConfigurationError,
   FlightExecutionError,
   type FlightCoordinator,
   type StagePolicyInput,
 } from '@flight/core';
-import { singleFlights } from './helpers.js';
+import { downCoordinator, singleFlights } from './helpers.js';
 
 const create = singleFlights();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -177,8 +176,59 @@ describe('stale values', () => {
     expect(await b.execute('s', 'k', () => 'v2', { staleFor })).toMatchObject({ value: 'v1', role: 'stale' });
   });
 
+  it('local mode: per node, the stale value at once while one refresh runs, and in place of a failed run', async () => {
+    const local = create({
+      mode: 'local',
+      defaults: { ...BASE, l1: { enabled: true }, stale: { whileRevalidateMs: 5000, ifErrorMs: 5000, retryAfterMs: 300 } },
+    });
+    expect(local.servesStale).toBe(true);
+    await local.execute('s', 'k', () => 'v1');
+    await sleep(300);
+    let runs = 0;
+    const refresh = async () => {
+      runs++;
+      await sleep(100);
+      return 'v2';
+    };
+    const herd = await Promise.all(Array.from({ length: 10 }, () => local.execute('s', 'k', refresh)));
+    expect(herd.map((r) => [r.value, r.role])).toEqual(Array(10).fill(['v1', 'stale']));
+    await sleep(150);
+    expect(runs).toBe(1);
+    expect(await local.execute('s', 'k', refresh)).toMatchObject({ value: 'v2' });
+    await sleep(300);
+    const failed: string[] = [];
+    local.on('refresh-failed', (e) => failed.push(e.errorType));
+    const broken = async () => {
+      runs++;
+      throw new ProviderDown('upstream 503');
+    };
+    expect(await local.execute('s', 'k', broken, { staleRefresh: 'caller' })).toMatchObject({ value: 'v2', role: 'stale' });
+    expect(await local.execute('s', 'k', broken)).toMatchObject({ value: 'v2', role: 'stale' });
+    expect(runs).toBe(2); // the failed refresh is not tried again for retryAfterMs
+    expect(failed).toEqual(['OVERLOAD']);
+    await local.forget('s', 'k');
+    await expect(local.execute('s', 'k', broken)).rejects.toBeInstanceOf(FlightExecutionError);
+  });
+
+  it('hybrid mode with the coordinator down: the node serves its own stale copies', async () => {
+    const state = { down: false };
+    const coordinator = downCoordinator(createMemoryCoordinator(), state);
+    const node = create({ mode: 'hybrid', coordinator, defaults: { ...BASE, stale: { whileRevalidateMs: 5000 } } });
+    await node.execute('s', 'k', () => 'v1');
+    await sleep(300);
+    state.down = true;
+    let runs = 0;
+    const refresh = async () => {
+      runs++;
+      await sleep(100);
+      return 'v2';
+    };
+    expect(await node.execute('s', 'k', refresh)).toMatchObject({ value: 'v1', role: 'stale' });
+    await sleep(150);
+    expect(runs).toBe(1);
+  });
+
   it('refuses stale windows it could not serve', () => {
-    expect(() => create({ mode: 'local', defaults: { stale: { whileRevalidateMs: 1000 } } })).toThrow(FlightConfigurationError);
     const plain = createMemoryCoordinator();
     const withoutCopies: FlightCoordinator = { ...plain, keepsStaleCopies: false };
     expect(() => create({ coordinator: withoutCopies, stages: { s: { stale: { ifErrorMs: 1000 } } } })).toThrow(/keepsStaleCopies/);

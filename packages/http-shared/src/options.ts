@@ -88,7 +88,7 @@ export interface HttpFlightOptions<Req> {
    * request's handler refreshes it; within `stale-if-error=N` it answers in place of a failed refresh
    * (a status not shared, a handler error). `s-maxage` / `max-age` is the fresh time; `must-revalidate`,
    * `proxy-revalidate` and `no-cache` forbid serving it stale. Needs a single-flight that serves stale values
-   * (`SingleFlight.servesStale`: not local mode, a coordinator that keeps stale copies), else a
+   * (`SingleFlight.servesStale`: a coordinator that keeps stale copies, or local mode), else a
    * `FlightConfigurationError`. Off, those directives are not honoured: a response is replayed only while
    * fresh. Streamed routes and Idempotency-Key replays are never served stale. @default false
    */
@@ -332,7 +332,7 @@ export function resolveHttpFlightOptions<Req>(options: HttpFlightOptions<Req>): 
   const serveStale = options.serveStale ?? false;
   if (typeof serveStale !== 'boolean') fail('serveStale must be a boolean');
   if (serveStale && !singleFlight.servesStale)
-    fail('serveStale needs a single-flight that serves stale values (not local mode, a coordinator that keeps stale copies)');
+    fail('serveStale needs a single-flight that serves stale values (a coordinator that keeps stale copies, or local mode)');
 
   const holdUnshareableMs = options.holdUnshareableMs ?? 1000;
   if (!Number.isInteger(holdUnshareableMs) || holdUnshareableMs < 0)

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createSingleFlight, FlightConfigurationError, type SingleFlight } from '@flight/core';
+import { createMemoryCoordinator, createSingleFlight, FlightConfigurationError, type SingleFlight } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Driver, Reply } from './middleware-suite.js';
@@ -168,10 +168,16 @@ export function registerStaleCases(driver: Driver): void {
       }
     });
 
-    it('refuses serveStale on a single-flight that cannot serve stale values', () => {
-      const local = createSingleFlight({ mode: 'local' });
-      expect(() => driver.create({ singleFlight: local, stage: 's', serveStale: true })).toThrow(FlightConfigurationError);
-      expect(() => driver.create({ singleFlight: local, stage: 's', serveStale: 'yes' as never })).toThrow(/serveStale/);
+    it('refuses serveStale on a single-flight that cannot serve stale values', async () => {
+      const withoutCopies = createSingleFlight({
+        mode: 'distributed',
+        coordinator: { ...createMemoryCoordinator(), keepsStaleCopies: false },
+      });
+      expect(withoutCopies.servesStale).toBe(false);
+      expect(() => driver.create({ singleFlight: withoutCopies, stage: 's', serveStale: true })).toThrow(FlightConfigurationError);
+      expect(() => driver.create({ singleFlight: withoutCopies, stage: 's', serveStale: 'yes' as never })).toThrow(/serveStale/);
+      // Local mode serves stale values per node.
+      expect(() => driver.create({ singleFlight: createSingleFlight({ mode: 'local' }), stage: 's', serveStale: true })).not.toThrow();
     });
   });
 }

@@ -23,6 +23,8 @@ export interface Outcome {
 export interface HeldOffer {
   offer: StaleOffer;
   at: number;
+  /** A copy this node kept (local mode, hybrid fallback): its value itself, not an encoded result; no epoch. */
+  value?: unknown;
 }
 
 export class FlightCall {

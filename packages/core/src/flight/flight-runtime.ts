@@ -11,6 +11,7 @@ import { HeartbeatManager } from '../heartbeat/heartbeat-manager.js';
 import { flightId } from '../keys/key-builder.js';
 import { ForgetMarks } from '../cache/forget-marks.js';
 import { L1Watches } from '../cache/l1-watches.js';
+import { NodeStaleCopies } from '../cache/node-stale-copies.js';
 import { LocalSingleFlight } from '../local/local-single-flight.js';
 import type { StoredResult } from '../ports/codec.js';
 import type { ReplayEntry } from '../ports/replay-cache.js';
@@ -74,6 +75,10 @@ export class FlightRuntime {
    * id: a caller arriving meanwhile gets their stale value instead of joining the refresh in-process.
    */
   readonly refreshingHere = new Map<string, FlightCall>();
+  /** This node's own stale copies (local mode, hybrid fallback: node-stale.ts). */
+  readonly nodeStale = new NodeStaleCopies();
+  /** Flights whose node stale copy a detached local refresh is refreshing now. */
+  readonly localRefreshes = new Set<string>();
   /** Forgets seen on this node, so that a value read before one never enters L1 after it. */
   readonly forgets = new ForgetMarks();
   /** L1 copies kept only while their flights' forgets are heard (a coordinator with `listenForgets`). */
@@ -221,11 +226,24 @@ export class FlightRuntime {
     this.options.replayCache.set(id, entry, ttlMs, sizeBytes);
   }
 
-  /** Forgets the flight on this node: its L1 entry and in-process run, and any fill of a call started before now. */
+  /** Forgets the flight on this node: its L1 entry, stale copy and in-process run, and any fill of a call started before now. */
   forgetHere(id: string): void {
     this.forgets.forgot(id);
     this.options.replayCache.delete(id);
+    this.nodeStale.drop(id);
     this.local.forget(id);
+  }
+
+  /**
+   * Keeps `value` as this node's stale copy of `call`'s flight (a call that keeps stale copies, in local or
+   * hybrid mode: what hybrid mode serves while it runs in-process), unless a forget came since the call started.
+   */
+  keepStaleHere(call: FlightCall, value: unknown): void {
+    if (!call.keepsStale || this.mode === 'distributed') return;
+    const id = flightId(call.ref);
+    if (!this.forgets.mayFill(id, call.since)) return;
+    const windows = call.staleWindows(value)!;
+    this.nodeStale.keep(id, value, call.reuseFor(value), windows, this.options.clock.now());
   }
 
   /**

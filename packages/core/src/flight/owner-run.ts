@@ -265,6 +265,9 @@ async function completeRun(
     events.emit('coordination-error', { ...ref, error: (error as Error).message });
   }
   // A forgotten run's value goes to the callers it already has, never to later ones.
-  if (!forgotten) runtime.remember(call, { value, epoch: fence.epoch }, bytes, resultTtlMs);
+  if (!forgotten) {
+    runtime.remember(call, { value, epoch: fence.epoch }, bytes, resultTtlMs);
+    runtime.keepStaleHere(call, value);
+  }
   return { kind: 'value', value };
 }

@@ -59,16 +59,11 @@ export class SingleFlight {
 
   /**
    * Refuses stale values this instance could not serve (a configuration must never silently do less than
-   * asked): stale windows need a coordinator that keeps stale copies, and are not served in local mode.
+   * asked): outside local mode, stale windows need a coordinator that keeps stale copies.
    */
   private checkStale(policy: StagePolicy, fromCall = false): void {
-    if (!policy.stale.enabled && !fromCall) return;
+    if ((!policy.stale.enabled && !fromCall) || this.mode === 'local') return;
     const where = fromCall ? `stage ${policy.stage}: staleFor` : `stage ${policy.stage}: stale windows`;
-    if (this.mode === 'local') {
-      throw new FlightConfigurationError(`${where} cannot be served in local mode (use 'hybrid' or 'distributed')`, {
-        context: { stage: policy.stage, option: 'stale' },
-      });
-    }
     if (!this.options.coordinator.keepsStaleCopies) {
       throw new FlightConfigurationError(`${where} need a coordinator that keeps stale copies (keepsStaleCopies); this one does not`, {
         context: { stage: policy.stage, option: 'stale' },
@@ -122,11 +117,11 @@ export class SingleFlight {
   }
 
   /**
-   * Whether this instance can serve stale values (the stage option `stale`, `ExecuteOptions.staleFor`): not
-   * in local mode, and with a coordinator that keeps stale copies (memory and Redis do).
+   * Whether this instance can serve stale values (the stage option `stale`, `ExecuteOptions.staleFor`): in
+   * local mode (per node), or with a coordinator that keeps stale copies (memory and Redis do).
    */
   get servesStale(): boolean {
-    return this.mode !== 'local' && this.options.coordinator.keepsStaleCopies === true;
+    return this.mode === 'local' || this.options.coordinator.keepsStaleCopies === true;
   }
 
   /** True while hybrid mode is serving from the local fallback. */

@@ -25,18 +25,22 @@ export function staleOutcome(runtime: FlightRuntime, call: FlightCall, reason: '
   const { offer } = held;
   const elapsed = runtime.options.clock.now() - held.at;
   if ((reason === 'revalidating' ? offer.revalidateForMs : offer.errorForMs) - elapsed <= 0) return undefined;
-  let value: unknown;
-  try {
-    value = runtime.decode(offer.result, call.maxResultBytes).value;
-  } catch (error) {
-    call.offer = undefined;
-    runtime.options.logger.warn({ ...call.ref, err: error }, 'stale copy failed verification; not serving it');
-    return undefined;
+  let value: unknown = held.value;
+  const local = 'value' in held;
+  if (!local) {
+    try {
+      value = runtime.decode(offer.result, call.maxResultBytes).value;
+    } catch (error) {
+      call.offer = undefined;
+      runtime.options.logger.warn({ ...call.ref, err: error }, 'stale copy failed verification; not serving it');
+      return undefined;
+    }
   }
   const ageMs = offer.ageMs + elapsed;
-  if (runtime.events.wants('stale')) runtime.events.emit('stale', { ...call.ref, epoch: offer.epoch, ageMs, reason });
-  noteWork(call.note, 'stale', offer.epoch, undefined, runtime.sinceMs(call.waitStartedAt));
-  return { value, role: 'stale', epoch: offer.epoch, ageMs, trace: call.note };
+  const epoch = local ? undefined : offer.epoch;
+  if (runtime.events.wants('stale')) runtime.events.emit('stale', { ...call.ref, epoch: epoch ?? 0, ageMs, reason });
+  noteWork(call.note, 'stale', epoch, undefined, runtime.sinceMs(call.waitStartedAt));
+  return { value, role: 'stale', epoch, ageMs, trace: call.note };
 }
 
 /**

@@ -43,8 +43,9 @@ export interface StagePolicyInput {
    * refresh runs as a normal owned flight; for `ifErrorMs` after, it is served in place of a failed run's
    * error. A refresh that failed is not tried again for `retryAfterMs` (one refresh per cluster per
    * interval; callers meanwhile get the stale value, or the failure once `ifErrorMs` is over). Needs a
-   * coordinator that `keepsStaleCopies` (memory and Redis do); not served in `local` mode or while hybrid
-   * mode serves in-process. A caller that wants a fresh value only passes `fresh: true`.
+   * coordinator that `keepsStaleCopies` (memory and Redis do); in `local` mode, and while hybrid mode serves
+   * in-process, each node serves the copies its own runs kept. A caller that wants a fresh value only passes
+   * `fresh: true`.
    * @default { whileRevalidateMs: 0, ifErrorMs: 0, retryAfterMs: 5000 } (never stale)
    */
   stale?: { whileRevalidateMs?: number; ifErrorMs?: number; retryAfterMs?: number };
