@@ -67,6 +67,38 @@ describe('keepFailures: false', () => {
     expect(runs).toBe(3);
   });
 
+  it('callers on other nodes that followed the run get its failure: nobody takes it over to run it again, one node after another', async () => {
+    const coordinator = createMemoryCoordinator();
+    const nodes = ['a', 'b', 'c'].map((nodeId) => {
+      const sf = createSingleFlight({ mode: 'distributed', coordinator, nodeId, defaults: { ...RETRYING, pollIntervalMs: 50 } });
+      created.push(sf);
+      return sf;
+    });
+    const key = randomUUID();
+    let runs = 0;
+    const supplier = async () => {
+      runs++;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      throw Object.assign(new Error('not for sharing'), { status: 502 });
+    };
+    const startedAt = Date.now();
+    const outcomes = await Promise.all(
+      nodes.map((sf) =>
+        sf.execute('transient', key, supplier, { keepFailures: false }).then(
+          () => 'ok',
+          (error: { replayed?: boolean }) => error.replayed,
+        ),
+      ),
+    );
+    // One run; the two followers got its failure (replayed), within one run's time.
+    expect(runs).toBe(1);
+    expect(outcomes.sort()).toEqual([false, true, true]);
+    expect(Date.now() - startedAt).toBeLessThan(190);
+    // The next caller runs the supplier again.
+    await expect(nodes[0]!.execute('transient', key, supplier, { keepFailures: false })).rejects.toMatchObject({ replayed: false });
+    expect(runs).toBe(2);
+  });
+
   it('atMostOnce wins: the failure is kept and the supplier is not run again', async () => {
     const sf = createSingleFlight({ mode: 'distributed', coordinator: createMemoryCoordinator(), defaults: RETRYING });
     created.push(sf);

@@ -9,7 +9,8 @@
   ARGV[7] takeoverAfterMs   ARGV[8] leaseTtlMs   ARGV[9] maxRunMs
   ARGV[10] '1' when the owner runs at once (a new record is created RUNNING), else '0'
   ARGV[11] the caller's traceparent, or '' (kept only by a record this call creates)
-  ARGV[12] '1' to be offered the flight's stale copy (KEYS[2]), else absent
+  ARGV[12] '1' to be offered the flight's stale copy (KEYS[2]), else '0' or absent
+  ARGV[13] '1' when a caller that followed a run gets its failure even when retryable (joinFailures), else absent
   KEYS[2] the flight's stale copy (with ARGV[12] only; see includes/stale.lua)
   (stage and request key are not sent: the key is their digest, and the record does not store them)
 
@@ -95,7 +96,8 @@ end
 local status = rec.status
 if status == 'SUCCEEDED' then return finish(reply('REPLAY_SUCCESS', rec, rec.result)) end
 if status == 'FAILED' then
-  if rec.v[RETRYABLE] == '1' then return finish(take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch)) end
+  local own_failure = ARGV[13] == '1' and join_epoch ~= nil and join_epoch == rec.epoch
+  if rec.v[RETRYABLE] == '1' and not own_failure then return finish(take(rec.rec, rec.v[SESSION], 'OWNER_TAKEOVER', rec.epoch)) end
   return finish(reply('REPLAY_FAILURE', rec))
 end
 if status == 'CANCELLED' then

@@ -94,9 +94,9 @@ export function registerUnshareableCases(driver: Driver): void {
         // Each caller got a response of its own handler, never another's.
         expect(new Set(first.map((a) => a.body)).size).toBe(8);
         const firstMax = Math.max(...first.map((a) => a.tookMs));
-        // The callers that joined the owner's run learn it is unshareable together and run at once: two
-        // handler latencies at most, never one per caller.
-        expect(firstMax).toBeLessThan(3 * HANDLER_MS);
+        // The callers that joined the owner's run, on both nodes, learn it is unshareable together and run at
+        // once: two handler latencies, never one more per node (the other node taking the run over).
+        expect(firstMax).toBeLessThan(2.6 * HANDLER_MS);
         await sleep(50);
         const second = await burst(nodes, path);
         expect(runs()).toBe(16);

@@ -96,11 +96,13 @@ export function registerStreamSuite(
       expect(next.outcomes[0]).toMatchObject({ ok: true, role: 'owner', items: runOf('b', next.outcomes[0]!.epoch!, 3) });
 
       const watched = `watched-${randomUUID()}`;
-      const leaving = a.stream({ ...command, key: watched, chunks: 12, stopAfter: 3, cancelWhenAbandoned: true });
+      // The reader on B starts after the first chunk; A's caller leaves 7 chunks (175 ms) later, time enough
+      // for B's reader to be listening even on a loaded machine.
+      const leaving = a.stream({ ...command, key: watched, chunks: 16, stopAfter: 8, cancelWhenAbandoned: true });
       const epoch = await a.emitted(watched, 1);
-      const reader = b.stream({ ...command, key: watched, chunks: 12 });
-      expect((await leaving).outcomes[0]!.items).toHaveLength(3);
-      expect((await reader).outcomes[0]).toMatchObject({ ok: true, role: 'follower', items: runOf('a', epoch, 12) });
+      const reader = b.stream({ ...command, key: watched, chunks: 16 });
+      expect((await leaving).outcomes[0]!.items).toHaveLength(8);
+      expect((await reader).outcomes[0]).toMatchObject({ ok: true, role: 'follower', items: runOf('a', epoch, 16) });
       expect(a.abortedRuns(watched)).toEqual([]);
     }, 30_000);
 

@@ -38,6 +38,8 @@ export async function runDistributed(runtime: FlightRuntime, call: FlightCall): 
       minRecordTtlMs: Math.min(lease.leaseTtlMs, policy.resultTtlMs, policy.failureTtlMs, policy.terminalTtlMs),
     };
     if (call.acceptsStale) input.acceptStale = true;
+    // A failure that concerns its run only reaches the callers that followed that run (keepFailures: false).
+    if (options.keepFailures === false && call.joinEpoch !== undefined) input.joinFailures = true;
     const reply = await runtime.callIdempotent('acquire', () => runtime.options.coordinator.acquire(input), ref);
     holdOffer(runtime, call, reply);
     let outcome: Outcome | undefined;

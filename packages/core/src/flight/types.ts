@@ -59,8 +59,9 @@ export interface ExecuteOptions {
    * nothing about the next run, such as an HTTP response that may not be shared. When this call owns the
    * run, the stage's guard does not retry the supplier and the failure is recorded retryable whatever its
    * type, so the next caller of the key starts a new run instead of getting it replayed for
-   * `failureTtlMs`. Callers that joined the run get the failure either way. `atMostOnce` wins when both
-   * are set.
+   * `failureTtlMs`. Callers that joined the run get the failure: on its node, and on other nodes those
+   * that pass `keepFailures: false` too (they do not take the flight over to run it once more each, one
+   * node after another). `atMostOnce` wins when both are set.
    * @default true
    */
   keepFailures?: boolean;

@@ -132,7 +132,8 @@ export function newOwnerMeta(
  * RUNNING when `startRunning` is set (the owner runs at once: no `markRunning` needed).
  * - no live record, or SUCCEEDED without its result → OWNER_NEW
  * - SUCCEEDED → REPLAY_SUCCESS (with the result)
- * - FAILED: retryable → OWNER_TAKEOVER, else REPLAY_FAILURE
+ * - FAILED: retryable → OWNER_TAKEOVER, else REPLAY_FAILURE (replayed too to a caller that followed that run
+ *   and asks for its failures: `joinFailures`)
  * - CANCELLED: replayed (REPLAY_FAILURE) to callers that followed that epoch, taken over by new callers
  * - EXPIRED → OWNER_TAKEOVER
  * - PENDING/RUNNING: same ownerToken → the same owner outcome again (idempotent retry);
@@ -181,8 +182,10 @@ function decideAcquire(stored: FlightRecord | null, input: AcquireInput, now: nu
   switch (current.status) {
     case 'SUCCEEDED':
       return { reply: { outcome: 'REPLAY_SUCCESS', meta: current, result: record.result } };
-    case 'FAILED':
-      return current.retryable ? takeover() : { reply: { outcome: 'REPLAY_FAILURE', meta: current } };
+    case 'FAILED': {
+      const ownFailure = input.joinFailures === true && input.joinEpoch === current.epoch;
+      return current.retryable && !ownFailure ? takeover() : { reply: { outcome: 'REPLAY_FAILURE', meta: current } };
+    }
     case 'CANCELLED':
       return input.joinEpoch === current.epoch ? { reply: { outcome: 'REPLAY_FAILURE', meta: current } } : takeover();
     case 'EXPIRED':

@@ -135,6 +135,13 @@ export interface AcquireInput extends FlightRef, LeaseTerms {
    * read it. @default false
    */
   acceptStale?: boolean | undefined;
+  /**
+   * A caller that followed a run (`joinEpoch`) gets that run's failure even when it is retryable (replayed,
+   * as a cancelled run is), instead of taking the flight over: for work whose failure concerns its own run
+   * and its callers (`ExecuteOptions.keepFailures: false`). Callers that did not follow it still take over.
+   * @default false
+   */
+  joinFailures?: boolean | undefined;
 }
 
 /**

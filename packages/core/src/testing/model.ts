@@ -15,7 +15,15 @@ const LEASE: LeaseTerms = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 2
 const NODES = ['node-0', 'node-1', 'node-2'] as const;
 
 type Op =
-  | { kind: 'acquire'; node: number; follow: boolean; retryToken: boolean; startRunning: boolean; acceptStale: boolean }
+  | {
+      kind: 'acquire';
+      node: number;
+      follow: boolean;
+      retryToken: boolean;
+      startRunning: boolean;
+      acceptStale: boolean;
+      joinFailures: boolean;
+    }
   | { kind: 'markRunning' | 'heartbeat'; node: number }
   | { kind: 'complete'; node: number; value: string; stale: StaleWindows | undefined }
   | { kind: 'fail'; node: number; retryable: boolean }
@@ -47,6 +55,7 @@ export function opArbitrary(fc: typeof fcModule) {
         retryToken: fc.boolean(),
         startRunning: fc.boolean(),
         acceptStale: fc.boolean(),
+        joinFailures: fc.boolean(),
       }),
     },
     { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('markRunning' as const, 'heartbeat' as const), node }) },
@@ -118,6 +127,7 @@ export async function runModelComparison(options: ModelRunOptions): Promise<void
               joinEpoch: op.follow ? joined[op.node] : undefined,
               startRunning: op.startRunning,
               acceptStale: op.acceptStale,
+              joinFailures: op.joinFailures,
             };
             const expected = step(machine.acquire(model, input, now, staleModel));
             const actual = await c.acquire(input);

@@ -143,8 +143,9 @@ export class AcquirePath {
     const args = acquireArgs(calls.nowArg(), input);
     // Taken before the command is sent: see `Ticket` in notifications.ts. A herd's follower subscribes
     // first, so that its wait needs no re-read (fast-paths/join-predictor.ts).
+    // A caller that may be given a stale value does not wait for a subscription it will likely not need.
     const ticket =
-      input.joinEpoch === undefined && calls.checked && predictor.joins(input.stage)
+      input.joinEpoch === undefined && !input.acceptStale && calls.checked && predictor.joins(input.stage)
         ? await notifications.prepareAcquire(keys.channel, Math.min(opts.commandTimeoutMs, SUBSCRIBE_FIRST_WAIT_MS))
         : notifications.beginAcquire(keys.channel);
     let reply: ScriptReply;

@@ -36,9 +36,11 @@ export function acquireArgs(now: string, input: AcquireInput): string[] {
     input.startRunning ? '1' : '0',
   ];
   // Stored only by a record this call creates; not sent at all without one (unless an argument follows).
-  if (input.traceparent || input.acceptStale) args.push(input.traceparent ?? '');
+  const joinFailures = input.joinFailures === true && input.joinEpoch !== undefined;
+  if (input.traceparent || input.acceptStale || joinFailures) args.push(input.traceparent ?? '');
   // The stale copy offered too (lua/includes/stale.lua): the script then reads KEYS[2] (scripts.ts `scriptKeys`).
-  if (input.acceptStale) args.push('1');
+  if (input.acceptStale || joinFailures) args.push(input.acceptStale ? '1' : '0');
+  if (joinFailures) args.push('1');
   return args;
 }
 
