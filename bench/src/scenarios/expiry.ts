@@ -34,7 +34,9 @@ export function expiryOptions(quick: boolean): ExpiryOptions {
 async function burst(ctx: BenchContext, workers: Worker[], key: string, counter: string, callers: number, upstreamMs: number) {
   const startAtMs = nowMs() + 30;
   const results: BatchResult[] = await Promise.all(
-    workers.map((w) => w.call('herd', { key, callers, startAtMs, upstream: { delayMs: upstreamMs, payloadBytes: 1024, counterKey: counter } })),
+    workers.map((w) =>
+      w.call('herd', { key, callers, startAtMs, upstream: { delayMs: upstreamMs, payloadBytes: 1024, counterKey: counter } }),
+    ),
   );
   return results.flatMap((r) => r.calls);
 }
@@ -53,29 +55,34 @@ export async function runExpiry(ctx: BenchContext, contenders: ContenderName[], 
         const options = { redisUrl: ctx.redis.url, prefix, resultTtlMs: opts.freshMs, staleMs: opts.staleMs };
         await Promise.all(workers.map((w) => w.call('setup', { name, options })));
         const count = async (key: string) => Number((await ctx.admin.get(key)) ?? 0);
-        // Warm-up (connections, script loading), not measured.
-        await burst(ctx, workers, 'warm-up', counterKey(ctx, 'expiry', `${name}:warm-up`), 5, 5);
         const fresh: number[] = [];
         const expired: number[] = [];
         const perRound: number[] = [];
         const roles: Record<string, number> = {};
         const errors = new Map<string, number>();
-        for (let r = 0; r < opts.rounds; r++) {
+        // Round -1 warms up (connections, scripts, the fresh and the stale paths) and is not measured.
+        for (let r = -1; r < opts.rounds; r++) {
           const key = `expiry-${r}`;
-          const filledAt = nowMs();
           await burst(ctx, workers.slice(0, 1), key, counterKey(ctx, 'expiry', `${name}:${key}:fill`), 1, opts.upstreamMs);
-          for (const c of await burst(ctx, workers, key, counterKey(ctx, 'expiry', `${name}:${key}:fresh`), opts.callersPerProcess, opts.upstreamMs))
-            fresh.push(c.endMs - c.startMs);
-          await sleep(Math.max(0, filledAt + opts.upstreamMs + opts.freshMs + 300 - nowMs()));
+          const storedAt = nowMs();
+          // Both bursts start after the workers idled alike (a few hundred ms): the fresh one well inside the
+          // fresh time, the other just past it.
+          await sleep(opts.freshMs / 2);
+          const freshCounter = counterKey(ctx, 'expiry', `${name}:${key}:fresh`);
+          const freshCalls = await burst(ctx, workers, key, freshCounter, opts.callersPerProcess, opts.upstreamMs);
+          await sleep(Math.max(0, storedAt + opts.freshMs + 300 - nowMs()));
           const counter = counterKey(ctx, 'expiry', `${name}:${key}:expired`);
-          for (const c of await burst(ctx, workers, key, counter, opts.callersPerProcess, opts.upstreamMs)) {
+          const expiredCalls = await burst(ctx, workers, key, counter, opts.callersPerProcess, opts.upstreamMs);
+          // Refreshes run in the background: count them once they are done.
+          await sleep(opts.upstreamMs + 500);
+          if (r < 0) continue;
+          perRound.push(await count(counter));
+          for (const c of freshCalls) fresh.push(c.endMs - c.startMs);
+          for (const c of expiredCalls) {
             expired.push(c.endMs - c.startMs);
             roles[c.role] = (roles[c.role] ?? 0) + 1;
             if (c.error) errors.set(c.error, (errors.get(c.error) ?? 0) + 1);
           }
-          // Refreshes run in the background: count them once they are done.
-          await sleep(opts.upstreamMs + 500);
-          perRound.push(await count(counter));
         }
         await Promise.all(workers.map((w) => w.call('teardown')));
         const f = summarize(fresh);

@@ -5,41 +5,12 @@
  * shared Redis, behind one public `Host`.
  */
 import { randomBytes } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createSingleFlight, type SingleFlight } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Driver, Reply } from './middleware-suite.js';
-
-interface Answer {
-  status: number;
-  body: string;
-  role: string | undefined;
-  age: string | undefined;
-}
-
-/** A GET to `url` with the public `Host` every node is reached by. */
-function get(url: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { headers: { host: 'api.example' } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (piece: string) => (body += piece));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode!,
-          body,
-          role: res.headers['x-flight-role'] as string | undefined,
-          age: res.headers.age,
-        }),
-      );
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+import { publicGet as get, type PublicAnswer as Answer } from './public-get.js';
 
 /** What a route answers: `Cache-Control` (and other headers) by its path `/r/<case>/...`. */
 const CASES: Record<string, Record<string, string>> = {

@@ -6,42 +6,12 @@
  * printed (`[unshareable] …`).
  */
 import { randomBytes } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createSingleFlight } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Driver, Reply } from './middleware-suite.js';
-
-interface Answer {
-  status: number;
-  body: string;
-  role: string | undefined;
-  tookMs: number;
-}
-
-/** A GET to `url` with the public `Host` every node is reached by. */
-function get(url: string): Promise<Answer> {
-  const startedAt = Date.now();
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { headers: { host: 'api.example' } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (piece: string) => (body += piece));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode!,
-          body,
-          role: res.headers['x-flight-role'] as string | undefined,
-          tookMs: Date.now() - startedAt,
-        }),
-      );
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+import { publicGet as get, type PublicAnswer as Answer } from './public-get.js';
 
 const HANDLER_MS = 300;
 
