@@ -6,11 +6,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createSingleFlight, type SingleFlight } from '@flight/core';
-import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Driver, Reply } from './middleware-suite.js';
-import { publicGet as get, type PublicAnswer as Answer } from './public-get.js';
+import { publicGet as get } from './public-get.js';
+import { requestedPath, startTwoNodes } from './two-nodes.js';
 
 /** What a route answers: `Cache-Control` (and other headers) by its path `/r/<case>/...`. */
 const CASES: Record<string, Record<string, string>> = {
@@ -35,38 +34,21 @@ export function registerFreshnessCases(driver: Driver): void {
 
     /** Two nodes serving the cases; each run of a path answers `<path> #<n>`, n counting its runs. */
     async function twoNodes(delayMs = 0) {
-      const prefix = `t:freshness:${randomBytes(4).toString('hex')}:`;
       const runs = new Map<string, number>();
-      const nodes: string[] = [];
-      for (const nodeId of ['a', 'b']) {
-        const coordinator = createIoredisCoordinator({ redis: 'redis://127.0.0.1:6379', prefix });
-        const singleFlight: SingleFlight = createSingleFlight({
-          mode: 'distributed',
-          coordinator,
-          nodeId,
-          defaults: { l1: { enabled: true } },
-        });
-        const server = await driver.start({
-          singleFlight,
-          stage: 'fresh',
-          handler: async (req): Promise<Reply> => {
-            // The handler sees the path below the mount point (`/r`) on some frameworks.
-            const path = req.path.startsWith('/r/') ? req.path : `/r${req.path}`;
-            const n = (runs.get(path) ?? 0) + 1;
-            runs.set(path, n);
-            if (delayMs) await sleep(delayMs);
-            const name = path.split('/')[2]!;
-            return { kind: 'text', headers: { 'content-type': 'text/plain', ...CASES[name] }, body: `${path} #${n}` };
-          },
-        });
-        closing.push(async () => {
-          await server.close();
-          await singleFlight.close();
-          await coordinator.close();
-        });
-        nodes.push(server.url);
-      }
-      return { nodes: nodes as [string, string], runs: (path: string) => runs.get(path) ?? 0 };
+      const nodes = await startTwoNodes(driver, closing, {
+        prefix: `t:freshness:${randomBytes(4).toString('hex')}:`,
+        stage: 'fresh',
+        defaults: { l1: { enabled: true } },
+        handler: async (req): Promise<Reply> => {
+          const path = requestedPath(req.path);
+          const n = (runs.get(path) ?? 0) + 1;
+          runs.set(path, n);
+          if (delayMs) await sleep(delayMs);
+          const name = path.split('/')[2]!;
+          return { kind: 'text', headers: { 'content-type': 'text/plain', ...CASES[name] }, body: `${path} #${n}` };
+        },
+      });
+      return { nodes, runs: (path: string) => runs.get(path) ?? 0 };
     }
 
     const stale = ['no-cache', 'max-age-0', 's-maxage-0', 'must-revalidate', 'expired', 'aged-out'];

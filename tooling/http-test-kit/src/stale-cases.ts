@@ -7,11 +7,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createMemoryCoordinator, createSingleFlight, FlightConfigurationError, type SingleFlight } from '@flight/core';
-import { createIoredisCoordinator } from '@flight/redis-ioredis';
+import { createMemoryCoordinator, createSingleFlight, FlightConfigurationError } from '@flight/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Driver, Reply } from './middleware-suite.js';
-import { publicGet as get, type PublicAnswer as Answer } from './public-get.js';
+import { publicGet as get } from './public-get.js';
+import { requestedPath, startTwoNodes } from './two-nodes.js';
 
 /** The `Cache-Control` a route answers with, by its path `/r/<case>/...`. */
 const CASES: Record<string, string> = {
@@ -33,45 +33,24 @@ export function registerStaleCases(driver: Driver): void {
      * runs, with status 500 when `failing` is set.
      */
     async function twoNodes(serveStale: boolean, delayMs = 300) {
-      const prefix = `t:stale:${randomBytes(4).toString('hex')}:`;
       const runs = new Map<string, number>();
       const state = { failing: false };
-      const nodes: string[] = [];
-      for (const nodeId of ['a', 'b']) {
-        const coordinator = createIoredisCoordinator({ redis: 'redis://127.0.0.1:6379', prefix });
-        const singleFlight: SingleFlight = createSingleFlight({
-          mode: 'distributed',
-          coordinator,
-          nodeId,
-          defaults: { l1: { enabled: true } },
-        });
-        const server = await driver.start({
-          singleFlight,
-          stage: 'stale',
-          options: { serveStale },
-          handler: async (req): Promise<Reply> => {
-            const path = req.path.startsWith('/r/') ? req.path : `/r${req.path}`;
-            const n = (runs.get(path) ?? 0) + 1;
-            runs.set(path, n);
-            await sleep(delayMs);
-            const cacheControl = CASES[path.split('/')[2]!]!;
-            const status = state.failing ? 500 : 200;
-            return {
-              kind: 'text',
-              status,
-              headers: { 'content-type': 'text/plain', 'cache-control': cacheControl },
-              body: `${path} #${n}`,
-            };
-          },
-        });
-        closing.push(async () => {
-          await server.close();
-          await singleFlight.close();
-          await coordinator.close();
-        });
-        nodes.push(server.url);
-      }
-      return { nodes: nodes as [string, string], runs: (path: string) => runs.get(path) ?? 0, state };
+      const nodes = await startTwoNodes(driver, closing, {
+        prefix: `t:stale:${randomBytes(4).toString('hex')}:`,
+        stage: 'stale',
+        options: { serveStale },
+        defaults: { l1: { enabled: true } },
+        handler: async (req): Promise<Reply> => {
+          const path = requestedPath(req.path);
+          const n = (runs.get(path) ?? 0) + 1;
+          runs.set(path, n);
+          await sleep(delayMs);
+          const cacheControl = CASES[path.split('/')[2]!]!;
+          const status = state.failing ? 500 : 200;
+          return { kind: 'text', status, headers: { 'content-type': 'text/plain', 'cache-control': cacheControl }, body: `${path} #${n}` };
+        },
+      });
+      return { nodes, runs: (path: string) => runs.get(path) ?? 0, state };
     }
 
     const pathOf = (name: string) => `/r/${name}/${randomBytes(3).toString('hex')}`;

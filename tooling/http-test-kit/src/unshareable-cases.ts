@@ -7,11 +7,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createSingleFlight } from '@flight/core';
-import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Driver, Reply } from './middleware-suite.js';
 import { publicGet as get, type PublicAnswer as Answer } from './public-get.js';
+import { startTwoNodes } from './two-nodes.js';
 
 const HANDLER_MS = 300;
 
@@ -24,29 +23,18 @@ export function registerUnshareableCases(driver: Driver): void {
 
     /** Two nodes whose route answers `private` after HANDLER_MS; each run answers its own number. */
     async function twoNodes(holdUnshareableMs?: number) {
-      const prefix = `t:unshareable:${randomBytes(4).toString('hex')}:`;
       let runs = 0;
-      const nodes: string[] = [];
-      for (const nodeId of ['a', 'b']) {
-        const coordinator = createIoredisCoordinator({ redis: 'redis://127.0.0.1:6379', prefix });
-        const singleFlight = createSingleFlight({ mode: 'distributed', coordinator, nodeId, defaults: { l1: { enabled: false } } });
-        const server = await driver.start({
-          singleFlight,
-          stage: 'unshareable',
-          options: holdUnshareableMs === undefined ? {} : { holdUnshareableMs },
-          handler: async (): Promise<Reply> => {
-            const n = ++runs;
-            await sleep(HANDLER_MS);
-            return { kind: 'text', headers: { 'content-type': 'text/plain', 'cache-control': 'private, max-age=60' }, body: `mine #${n}` };
-          },
-        });
-        closing.push(async () => {
-          await server.close();
-          await singleFlight.close();
-          await coordinator.close();
-        });
-        nodes.push(server.url);
-      }
+      const nodes = await startTwoNodes(driver, closing, {
+        prefix: `t:unshareable:${randomBytes(4).toString('hex')}:`,
+        stage: 'unshareable',
+        options: holdUnshareableMs === undefined ? {} : { holdUnshareableMs },
+        defaults: { l1: { enabled: false } },
+        handler: async (): Promise<Reply> => {
+          const n = ++runs;
+          await sleep(HANDLER_MS);
+          return { kind: 'text', headers: { 'content-type': 'text/plain', 'cache-control': 'private, max-age=60' }, body: `mine #${n}` };
+        },
+      });
       return { nodes, runs: () => runs };
     }
 
