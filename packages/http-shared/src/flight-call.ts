@@ -56,8 +56,8 @@ function releaseOwner(run: OwnerRun): Promise<void> | true {
 }
 
 /**
- * An unshareable response worth holding: one whose kind says it is never shared (`private`, `no-store`,
- * `Set-Cookie`, too large…). An error status may be a passing failure (the next burst then shares one run
+ * An unshareable response worth holding: one whose kind says it is never shared (`private`, `no-store`, a
+ * `Vary` outside the key, too large…). An error status may be a passing failure (the next burst then shares one run
  * again), and a run past its time is no response at all.
  */
 function holdsUnshareable(error: unknown): boolean {

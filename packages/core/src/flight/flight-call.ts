@@ -89,6 +89,15 @@ export class FlightCall {
     return { whileRevalidateMs: wholeMs(windows.whileRevalidateMs), ifErrorMs: wholeMs(windows.ifErrorMs) };
   }
 
+  /**
+   * This call's run for nobody in particular (a refresh of a stale value, detached from its callers): the same
+   * supplier, policy and options, less the caller's signal and `cancelWhenAbandoned`, without a trace note.
+   */
+  detached(): FlightCall {
+    const { signal: _signal, cancelWhenAbandoned: _cancel, ...options } = this.options;
+    return new FlightCall(this.ref.stage, this.ref.key, this.supplier, this.policy, options, undefined, this.since);
+  }
+
   /** The cap of the flight's stored result (encoded and decoded), in bytes. */
   readonly maxResultBytes: number;
 

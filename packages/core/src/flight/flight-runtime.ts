@@ -19,7 +19,7 @@ import type { StagePolicy } from '../policy/stage-policy.js';
 import { deepFreeze, deepFreezeParsedJson } from '../results/deep-freeze.js';
 import { DeadlineQueue } from '../run/deadline-queue.js';
 import type { RunScope } from '../run/run-scope.js';
-import type { FailureRecord, Fence, FlightRef } from '../state/types.js';
+import type { FailureRecord, FailureType, Fence, FlightRef, StaleWindows } from '../state/types.js';
 import type { FlightCall } from './flight-call.js';
 import type { FlightMode, ResolvedOptions } from './options.js';
 import { withSessionLock } from './session-lock-scope.js';
@@ -237,13 +237,19 @@ export class FlightRuntime {
   /**
    * Keeps `value` as this node's stale copy of `call`'s flight (a call that keeps stale copies, in local or
    * hybrid mode: what hybrid mode serves while it runs in-process), unless a forget came since the call started.
+   * `freshMs` and `windows`: what the run stored it with, when it did (else read from the call's options).
    */
-  keepStaleHere(call: FlightCall, value: unknown): void {
+  keepStaleHere(call: FlightCall, value: unknown, freshMs?: number, windows?: StaleWindows): void {
     if (!call.keepsStale || this.mode === 'distributed') return;
     const id = flightId(call.ref);
     if (!this.forgets.mayFill(id, call.since)) return;
-    const windows = call.staleWindows(value)!;
-    this.nodeStale.keep(id, value, call.reuseFor(value), windows, this.options.clock.now());
+    const now = this.options.clock.now();
+    this.nodeStale.keep(id, value, freshMs ?? call.reuseFor(value), windows ?? call.staleWindows(value)!, now);
+  }
+
+  /** Reports that a refresh of a stale value of `ref` failed (the `refresh-failed` event). */
+  refreshFailed(ref: FlightRef, epoch: number, failure: { type: FailureType; code: string; message: string }): void {
+    this.events.emit('refresh-failed', { ...ref, epoch, errorType: failure.type, errorCode: failure.code, message: failure.message });
   }
 
   /**

@@ -8,7 +8,7 @@ import { FlightExecutionError } from '../errors.js';
 import { toFailureRecord } from '../failure/classify.js';
 import { flightId } from '../keys/key-builder.js';
 import type { FailureType } from '../state/types.js';
-import { FlightCall, type Outcome } from './flight-call.js';
+import type { FlightCall, Outcome } from './flight-call.js';
 import type { FlightRuntime } from './flight-runtime.js';
 import { runLocalOnce } from './local-run.js';
 import { refreshHere, staleOutcome } from './stale-values.js';
@@ -48,11 +48,8 @@ export async function runLocalOrStale(runtime: FlightRuntime, call: FlightCall):
 
 /** Runs the refresh of this node's stale copy of `id` detached from `call`. Never throws. */
 function refreshLocally(runtime: FlightRuntime, call: FlightCall, id: string): void {
-  const { ref, supplier, policy } = call;
-  const { signal: _signal, cancelWhenAbandoned: _cancel, ...options } = call.options;
-  const refresh = new FlightCall(ref.stage, ref.key, supplier, policy, options, undefined, call.since);
   runtime.localRefreshes.add(id);
-  runLocalOnce(runtime, refresh)
+  runLocalOnce(runtime, call.detached())
     .catch((error: unknown) => failedHere(runtime, call, id, error))
     .finally(() => runtime.localRefreshes.delete(id));
 }
@@ -62,13 +59,11 @@ function failedHere(runtime: FlightRuntime, call: FlightCall, id: string, error:
   const now = runtime.options.clock.now();
   const copy = runtime.nodeStale.get(id, now);
   if (copy) copy.retryAt = now + call.policy.stale.retryAfterMs;
-  if (!runtime.events.wants('refresh-failed')) return;
-  const { type: errorType, code: errorCode, message } = failureOf(error, call);
-  runtime.events.emit('refresh-failed', { ...call.ref, epoch: 0, errorType, errorCode, message });
+  if (runtime.events.wants('refresh-failed')) runtime.refreshFailed(call.ref, 0, localFailureOf(error, call));
 }
 
 /** The failure a local run threw (a `FlightExecutionError`, or what the stage's rules make of anything else). */
-function failureOf(error: unknown, call: FlightCall): { type: FailureType; code: string; message: string } {
+function localFailureOf(error: unknown, call: FlightCall): { type: FailureType; code: string; message: string } {
   if (error instanceof FlightExecutionError) return { type: error.errorType, code: error.errorCode, message: error.message };
   return toFailureRecord(error, call.policy);
 }

@@ -208,10 +208,7 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
  */
 function keptFailure(runtime: FlightRuntime, call: FlightCall, failure: FailureRecord, epoch: number, error: unknown) {
   const { policy, options } = call;
-  if (call.offer && runtime.events.wants('refresh-failed')) {
-    const { type: errorType, code: errorCode, message } = failure;
-    runtime.events.emit('refresh-failed', { ...call.ref, epoch, errorType, errorCode, message });
-  }
+  if (call.offer && runtime.events.wants('refresh-failed')) runtime.refreshFailed(call.ref, epoch, failure);
   if (call.refreshing) return { failure: { ...failure, retryable: false }, ttlMs: policy.stale.retryAfterMs };
   const held = error === undefined ? undefined : heldFor(options.holdFailure, error);
   if (held !== undefined) return { failure: { ...failure, retryable: false }, ttlMs: held };
@@ -267,7 +264,7 @@ async function completeRun(
   // A forgotten run's value goes to the callers it already has, never to later ones.
   if (!forgotten) {
     runtime.remember(call, { value, epoch: fence.epoch }, bytes, resultTtlMs);
-    runtime.keepStaleHere(call, value);
+    runtime.keepStaleHere(call, value, resultTtlMs, stale);
   }
   return { kind: 'value', value };
 }

@@ -5,7 +5,7 @@
  */
 import { flightId } from '../keys/key-builder.js';
 import type { AcquireReply } from '../state/types.js';
-import { FlightCall, noteWork, type Outcome } from './flight-call.js';
+import { noteWork, type FlightCall, type Outcome } from './flight-call.js';
 import type { FlightRuntime } from './flight-runtime.js';
 import { takeOwnership } from './owner-run.js';
 
@@ -49,13 +49,11 @@ export function staleOutcome(runtime: FlightRuntime, call: FlightCall, reason: '
  * reported by the `refresh-failed` event; a refresh fenced by a newer owner just ends. Never throws.
  */
 export function refreshDetached(runtime: FlightRuntime, call: FlightCall, reply: AcquireReply): void {
-  const { ref, supplier, policy } = call;
-  const { signal: _signal, cancelWhenAbandoned: _cancel, ...options } = call.options;
-  const refresh = new FlightCall(ref.stage, ref.key, supplier, policy, options, undefined, call.since);
+  const refresh = call.detached();
   refresh.offer = call.offer;
   refresh.refreshing = (call.offer?.offer.errorForMs ?? 0) > 0;
   takeOwnership(runtime, refresh, reply).catch((error: unknown) => {
-    runtime.options.logger.debug({ ...ref, err: error }, 'refresh of a stale value failed');
+    runtime.options.logger.debug({ ...call.ref, err: error }, 'refresh of a stale value failed');
   });
 }
 
