@@ -187,7 +187,8 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
     ],
   },
   expiry: {
-    title: '12. Expiry under load — 8 processes × 500 callers on a key just past its fresh time (inside its stale window), upstream 200 ms',
+    title:
+      '12. Expiry under load — 8 processes × 500 callers on a key just past its fresh time (inside its stale window), beside 500 on a fresh key in the same bursts; upstream 200 ms',
     cols: [
       ['contender', (r) => r.contender],
       ['upstream calls (max/round)', (r) => r.upstreamCalls],

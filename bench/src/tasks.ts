@@ -45,15 +45,34 @@ function collect(contender: Contender, calls: CallRecord[], upstreamCalls: numbe
 }
 
 /** `callers` concurrent calls on one key, all started at `startAtMs`. */
-export async function herd(
+export function herd(
   contender: Contender,
   counter: Redis | undefined,
   args: { key: string; callers: number; startAtMs: number; upstream: UpstreamSpec },
 ): Promise<BatchResult> {
-  const upstream = makeUpstream(args.upstream, counter);
+  return herds(contender, counter, {
+    bursts: [{ key: args.key, upstream: args.upstream }],
+    callers: args.callers,
+    startAtMs: args.startAtMs,
+  });
+}
+
+/**
+ * `callers` concurrent calls on each burst's key, all started at `startAtMs` and launched in turn (one call per
+ * key at a time), so the keys' callers share the process alike and none go first; each burst's upstream has its own counter.
+ */
+export async function herds(
+  contender: Contender,
+  counter: Redis | undefined,
+  args: { bursts: { key: string; upstream: UpstreamSpec }[]; callers: number; startAtMs: number },
+): Promise<BatchResult> {
+  const upstreams = args.bursts.map((b) => makeUpstream(b.upstream, counter));
   await waitUntil(args.startAtMs);
-  const calls = await Promise.all(Array.from({ length: args.callers }, () => timedCall(contender, args.key, upstream.supplier)));
-  return collect(contender, calls, upstream.calls(), new Set([args.key]));
+  const pending: Promise<CallRecord>[] = [];
+  for (let i = 0; i < args.callers; i++) args.bursts.forEach((b, k) => pending.push(timedCall(contender, b.key, upstreams[k]!.supplier)));
+  const calls = await Promise.all(pending);
+  const upstreamCalls = upstreams.reduce((sum, u) => sum + u.calls(), 0);
+  return collect(contender, calls, upstreamCalls, new Set(args.bursts.map((b) => b.key)));
 }
 
 /** One flight per slot: at `startAtMs + i * slotMs + offsetMs`, `callers` calls on `keys[i]`. */

@@ -12,7 +12,7 @@ import {
 } from './contenders/index.js';
 import { classifyNotices, startCountingProxy, type CountingProxy, type SubscriberTraffic } from './proxy.js';
 import { nowMs } from './stats.js';
-import { herd, hold, memory, ownWaiters, series, waiters } from './tasks.js';
+import { herd, herds, hold, memory, ownWaiters, series, waiters } from './tasks.js';
 import { streamHerd } from './scenarios/stream.js';
 import { streamReader } from './scenarios/stream-resume.js';
 
@@ -151,6 +151,7 @@ const handlers: Record<string, (args: any) => Promise<unknown>> = {
     return { counters, observed, connectionsOpened: proxies.length ? proxies.map((p) => p.connections()) : null };
   },
   herd: (args) => herd(need(), counter, args),
+  herds: (args) => herds(need(), counter, args),
   streamHerd: (args) => streamHerd(need(), counter, args),
   streamReader: (args) => streamReader(need(), counter, args),
   series: (args) => series(need(), counter, args),
