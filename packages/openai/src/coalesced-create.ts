@@ -89,7 +89,8 @@ async function answer(context: CreateContext, key: string, body: Body, request: 
           spent = true;
           return ownerCall(context, body, request, run.signal);
         },
-        executeOptions(context, request?.signal, call),
+        // The owner's caller has its answer as soon as the model answers; it is stored for the others after.
+        { ...executeOptions(context, request?.signal, call), storeInBackground: true },
       ),
     );
   } catch (error) {

@@ -370,3 +370,34 @@ describe('flightRequest: sessions and resumed streams', () => {
     expect(bySession.s2!.maxConcurrent).toBeGreaterThan(1);
   });
 });
+
+describe('withFlights: the owner is answered before the answer is stored', () => {
+  it('a call that asked the model resolves while its store is still held; another node then gets the stored answer', async () => {
+    const coordinator = createIoredisCoordinator({ redis: sharedRedisUrl(), prefix });
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const complete = coordinator.complete.bind(coordinator);
+    coordinator.complete = async (...args: Parameters<typeof complete>) => {
+      await gate;
+      return complete(...args);
+    };
+    const held = createSingleFlight({ coordinator, nodeId: 'held', defaults: { l1: { enabled: false }, guard: { retry: false } } });
+    flights.push(held);
+    const client = withFlights(sdk(), { flights: held });
+    const body = ask('stored after');
+    try {
+      const answered = await Promise.race([
+        client.chat.completions.create(body),
+        new Promise<undefined>((resolve) => setTimeout(resolve, 2_000, undefined)),
+      ]);
+      expect(answered && flightOf(answered)?.role).toBe('owner');
+      const other = b.chat.completions.create(body);
+      open();
+      const followed = await other;
+      expect(followed.choices[0]!.message.content).toBe(answered!.choices[0]!.message.content);
+    } finally {
+      open();
+    }
+    expect(model.stats().calls).toBe(1);
+  });
+});

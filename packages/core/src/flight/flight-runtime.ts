@@ -83,6 +83,8 @@ export class FlightRuntime {
   readonly forgets = new ForgetMarks();
   /** L1 copies kept only while their flights' forgets are heard (a coordinator with `listenForgets`). */
   readonly watches: L1Watches | undefined;
+  /** Work going on after its callers were answered (`storeInBackground`); `close` waits for it. */
+  readonly background = new Set<Promise<unknown>>();
   private readonly guards = new Map<string, Guard>();
   /** Hybrid mode: until when this node serves from the in-process single-flight. */
   private coordinatorDownUntil = 0;
@@ -111,6 +113,14 @@ export class FlightRuntime {
             drop: (id) => options.replayCache.delete(id),
           })
         : undefined;
+  }
+
+  /** Tracks `work` that goes on after its callers were answered: logged with `message` should it reject, never thrown. */
+  inBackground(work: Promise<unknown>, ref: FlightRef, message: string): void {
+    const tracked: Promise<unknown> = work
+      .catch((error: unknown) => this.options.logger.warn({ ...ref, err: error }, message))
+      .finally(() => this.background.delete(tracked));
+    this.background.add(tracked);
   }
 
   /** True while hybrid mode is serving from the local fallback. */

@@ -191,7 +191,10 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
       throw toExecutionError(failure, { ...ref, replayed: false, cause: error });
     }
     heartbeats.stop(task.taskKey);
-    return await completeRun(runtime, call, fence, { payload, value, bytes }, { degraded, forgotten });
+    const stored = completeRun(runtime, call, fence, { payload, value, bytes }, { degraded, forgotten });
+    if (!options.storeInBackground) return await stored;
+    runtime.inBackground(stored, ref, 'could not store the result in the background');
+    return { kind: 'value', value };
   } finally {
     heartbeats.stop(task.taskKey);
     run.end(runtime.deadlines);

@@ -346,10 +346,12 @@ export class SingleFlight {
     }
   }
 
-  /** Stops heartbeats and closes the coordinator if this instance created it. */
+  /** Stops heartbeats, waits for results still being stored (`storeInBackground`) and closes the coordinator if this instance created it. */
   async close(): Promise<void> {
     for (const run of this.runtime.owners.values()) run.abort(new FlightLeaseLostError('single-flight closed'));
     this.runtime.watches?.close();
+    // Values already answered are still stored for later callers.
+    await Promise.allSettled(this.runtime.background);
     if (this.options.ownsCoordinator) await this.options.coordinator.close();
   }
 
