@@ -345,7 +345,7 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
         name,
         `upstream ${perRound.join('/')} per round; overhead p50 ${fmt(model.overheadP50Ms)} ms, mean ${fmt(model.overheadMeanMs)} ms`,
         perRound.length > 0 && perRound.every((n) => n === 1) ? le(num(model.overheadP50Ms), LIMITS.openaiOverheadMs) : false,
-        `an uncontended call is a flight of its own: it acquires the flight and stores the answer in Redis (the fast acquire and the untouched complete: two round trips to Redis besides the model call), plus the request's canonical key; uncontended call p50 ${fmt(model.uncontendedP50Ms)} ms; herd callers p99 ${fmt(model.p99Ms)} ms.`,
+        `an uncontended call is a flight of its own: it acquires the flight in Redis before it calls the model (one round trip on the caller's path; the answer is stored after the caller has it), plus the request's canonical key; uncontended call p50 ${fmt(model.uncontendedP50Ms)} ms; herd callers p99 ${fmt(model.p99Ms)} ms.`,
       );
     }
 
