@@ -88,3 +88,34 @@ describe('hybrid mode falls back in-process on connectivity failures only', () =
     expect(sf.degraded).toBe(false);
   });
 });
+
+describe('per-call options refuse what they would silently ignore', () => {
+  it('execute: a misspelt option is refused before anything runs, naming the one meant', async () => {
+    const sf = create({ mode: 'local' });
+    let runs = 0;
+    const supplier = async () => ++runs;
+    const typo = await sf.execute('s', 'k', supplier, { atMostOnse: true } as never).catch((error: unknown) => error);
+    expect(typo).toBeInstanceOf(FlightConfigurationError);
+    expect((typo as FlightConfigurationError).message).toContain('execute: unknown option "atMostOnse" (did you mean "atMostOnce"?)');
+    expect((typo as FlightConfigurationError).context).toMatchObject({ option: 'atMostOnse', fix: 'atMostOnce' });
+    await expect(sf.execute('s', 'k', supplier, null as never)).rejects.toBeInstanceOf(FlightConfigurationError);
+    expect(runs).toBe(0);
+    // Known options, and names set to undefined, pass.
+    const known = { atMostOnce: true, keepFailures: true, storeInBackground: false, fresh: undefined, typo: undefined };
+    expect((await sf.execute('s', 'k', supplier, known as never)).value).toBe(1);
+    // An object of a class implementing the options is typed by its class: its own fields are not options.
+    class CallOptions {
+      readonly keepFailures = true;
+      readonly request = { url: '/' };
+    }
+    expect((await sf.execute('s', 'k2', supplier, new CallOptions())).value).toBe(2);
+  });
+
+  it('executeStream: a misspelt option is refused when the stream is opened', () => {
+    const sf = create({ mode: 'local' });
+    const open = (options: unknown) => () => sf.executeStream('s', 'k', async function* () {}, options as never);
+    expect(open({ batchMS: 5 })).toThrow('executeStream: unknown option "batchMS" (did you mean "batchMs"?)');
+    expect(open({ atMostOnce: true })).toThrow(FlightConfigurationError);
+    expect(open({ batchMs: 5, onRestart: 'error' })).not.toThrow();
+  });
+});

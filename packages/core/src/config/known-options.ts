@@ -53,3 +53,22 @@ export function assertKnownOptions(where: string, input: unknown, known: readonl
     );
   }
 }
+
+/**
+ * A check of per-call options against `known`, made for the hot path: a plain loop over the options' names
+ * against a set, and `assertKnownOptions`' message (the option meant, the known ones) only when one is off.
+ * Plain objects are checked, where typos happen; an instance of a class that implements the options (an
+ * HTTP binding's call object) is typed by its class, and its other fields are its own business.
+ */
+export function knownOptionsCheck(where: string, known: readonly string[]): (input: unknown) => void {
+  const names = new Set(known);
+  return (input) => {
+    if (input === undefined) return;
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) return assertKnownOptions(where, input, known);
+    const prototype: unknown = Object.getPrototypeOf(input);
+    if (prototype !== Object.prototype && prototype !== null) return;
+    for (const name in input) {
+      if (!names.has(name) && (input as Record<string, unknown>)[name] !== undefined) return assertKnownOptions(where, input, known);
+    }
+  };
+}

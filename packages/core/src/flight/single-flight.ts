@@ -20,6 +20,7 @@ import { assertStageName, resolveStagePolicy, type StagePolicy } from '../policy
 import type { FlightMetrics } from '../telemetry/flight-metrics.js';
 import { errorTypeOf, FlightTelemetry, type TraceNote } from '../telemetry/flight-telemetry.js';
 import { runDistributed } from './distributed-run.js';
+import { assertExecuteOptions } from './execute-options.js';
 import { FlightCall, type Outcome } from './flight-call.js';
 import { FlightRuntime } from './flight-runtime.js';
 import { runLocal } from './local-run.js';
@@ -150,6 +151,7 @@ export class SingleFlight {
       assertStageName(stage);
       assertRequestKey(key, stage);
       if (typeof supplier !== 'function') throw new FlightValidationError('supplier must be a function', { context: { stage, key } });
+      assertExecuteOptions(options);
       const { signal, resultTtlMs } = options;
       if (resultTtlMs !== undefined && typeof resultTtlMs !== 'function' && !(Number.isSafeInteger(resultTtlMs) && resultTtlMs > 0))
         throw new FlightValidationError(`resultTtlMs must be a positive integer or a function, got ${String(resultTtlMs)}`, {

@@ -1,4 +1,5 @@
 /** The options of `executeStream`, with their defaults resolved in one place. */
+import { knownOptionsCheck } from '../config/known-options.js';
 import { FlightValidationError } from '../errors.js';
 import type { StagePolicy } from '../policy/stage-policy.js';
 import type { ExecuteStreamOptions, StreamPosition, StreamRestartMode } from './types.js';
@@ -14,6 +15,27 @@ export interface ResolvedStreamOptions {
   batchMs: number;
 }
 
+const STREAM_OPTIONS = [
+  'signal',
+  'sessionId',
+  'keepFailures',
+  'cancelWhenAbandoned',
+  'onRestart',
+  'after',
+  'maxChunks',
+  'maxBytes',
+  'batchMs',
+  'resultTtlMs',
+] as const satisfies readonly (keyof ExecuteStreamOptions)[];
+
+// Compile-time: an option added to the type but not to the list above fails here.
+type Unlisted = Exclude<keyof ExecuteStreamOptions, (typeof STREAM_OPTIONS)[number]>;
+const everyOptionListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyOptionListed;
+
+/** A misspelt option (`batchMS`) is a `FlightConfigurationError` naming the one meant, never silently ignored. */
+const assertStreamOptions = knownOptionsCheck('executeStream', STREAM_OPTIONS);
+
 function count(name: string, value: number | undefined, fallback: number, min: number): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value < min)
@@ -27,6 +49,7 @@ export function storedListCap(maxBytes: number, maxChunks: number): number {
 }
 
 export function resolveStreamOptions(options: ExecuteStreamOptions, policy: StagePolicy): ResolvedStreamOptions {
+  assertStreamOptions(options);
   const onRestart = options.onRestart ?? 'error';
   if (onRestart !== 'error' && onRestart !== 'restart') {
     throw new FlightValidationError(`onRestart must be 'error' or 'restart', got ${String(onRestart)}`, {
