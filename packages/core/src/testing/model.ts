@@ -238,6 +238,14 @@ export async function runModelComparison(options: ModelRunOptions): Promise<void
         }
       }
     }),
-    { numRuns: options.runs },
+    // FLIGHT_MODEL_SEED and FLIGHT_MODEL_PATH replay a failure's run (its `seed` and `path` as fast-check printed them).
+    { numRuns: options.runs, ...replayOf(process.env) },
   );
+}
+
+/** The fast-check parameters that replay one failing run, when the environment names it. */
+function replayOf(env: NodeJS.ProcessEnv): { seed?: number; path?: string; endOnFailure?: boolean } {
+  const seed = Number(env.FLIGHT_MODEL_SEED);
+  if (!env.FLIGHT_MODEL_SEED || !Number.isSafeInteger(seed)) return {};
+  return env.FLIGHT_MODEL_PATH ? { seed, path: env.FLIGHT_MODEL_PATH, endOnFailure: true } : { seed };
 }
