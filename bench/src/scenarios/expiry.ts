@@ -36,21 +36,19 @@ export function expiryOptions(quick: boolean): ExpiryOptions {
   return { processes: 8, callersPerProcess: 500, freshMs: 1000, staleMs: 60_000, upstreamMs: 200, rounds: quick ? 2 : 4 };
 }
 
+/** The simulated upstream of every call: `upstreamMs` late, 1 KB, counted under `counter`. */
+const upstreamOf = (counter: string, upstreamMs: number) => ({ delayMs: upstreamMs, payloadBytes: 1024, counterKey: counter });
+
 /** One caller on `key` in the first worker: stores its first result. */
-async function fill(ctx: BenchContext, workers: Worker[], key: string, counter: string, upstreamMs: number) {
+async function fill(workers: Worker[], key: string, counter: string, upstreamMs: number) {
   const startAtMs = nowMs() + 30;
-  await workers[0]!.call('herd', {
-    key,
-    callers: 1,
-    startAtMs,
-    upstream: { delayMs: upstreamMs, payloadBytes: 1024, counterKey: counter },
-  });
+  await workers[0]!.call('herd', { key, callers: 1, startAtMs, upstream: upstreamOf(counter, upstreamMs) });
 }
 
 /** One burst: `callers` on each key in every worker, started together and launched in turn; the calls it made. */
 async function burst(workers: Worker[], keys: { key: string; counter: string }[], callers: number, upstreamMs: number) {
   const startAtMs = nowMs() + 30;
-  const bursts = keys.map(({ key, counter }) => ({ key, upstream: { delayMs: upstreamMs, payloadBytes: 1024, counterKey: counter } }));
+  const bursts = keys.map(({ key, counter }) => ({ key, upstream: upstreamOf(counter, upstreamMs) }));
   const results: BatchResult[] = await Promise.all(workers.map((w) => w.call('herds', { bursts, callers, startAtMs })));
   return results.flatMap((r) => r.calls);
 }
@@ -81,12 +79,12 @@ export async function runExpiry(ctx: BenchContext, contenders: ContenderName[], 
           const freshKey = `expiry-${r}-fresh`;
           const counter = counterKey(ctx, 'expiry', `${name}:${expiredKey}:expired`);
           const freshCounter = counterKey(ctx, 'expiry', `${name}:${freshKey}:fresh`);
-          await fill(ctx, workers, expiredKey, counterKey(ctx, 'expiry', `${name}:${expiredKey}:fill`), opts.upstreamMs);
+          await fill(workers, expiredKey, counterKey(ctx, 'expiry', `${name}:${expiredKey}:fill`), opts.upstreamMs);
           const storedAt = nowMs();
           // The fresh key is stored later, so that at the burst (just past the expired key's fresh time) it is
           // well inside its own; the workers idle a few hundred ms before the burst either way.
           await sleep(opts.freshMs * 0.6);
-          await fill(ctx, workers, freshKey, counterKey(ctx, 'expiry', `${name}:${freshKey}:fill`), opts.upstreamMs);
+          await fill(workers, freshKey, counterKey(ctx, 'expiry', `${name}:${freshKey}:fill`), opts.upstreamMs);
           await sleep(Math.max(0, storedAt + opts.freshMs + 300 - nowMs()));
           // Rounds alternate which key's caller each process launches first.
           const keys = [
