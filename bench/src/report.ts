@@ -176,7 +176,7 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
   },
   openai: {
     title:
-      '11. Model calls through @flight/openai — uncontended calls to a model answering in ~1 ms; 3 nodes × 100 callers of one call (50 ms)',
+      '11. Model calls through @flight/openai — uncontended calls to a model answering in ~1 ms (floor: the bare call after one Redis round trip); 3 nodes × 100 callers of one call (50 ms)',
     cols: [
       ['contender', (r) => r.contender],
       ['uncontended call p50 / mean ms', (r) => [r.uncontendedP50Ms, r.uncontendedMeanMs]],
@@ -364,6 +364,10 @@ export function renderMarkdown(run: BenchRun, command: string, profiles: readonl
     "  `MEMORY USAGE` of the keys the round created, read once the flight completed; traffic is the round's `total_net_input_bytes`",
     "  + `total_net_output_bytes` delta (all 300 callers). CPU per flight: the 3 processes' `process.cpuUsage()` over the round",
     "  (callers, upstream runs and coordination) and redis-server's `used_cpu_user` + `used_cpu_sys` delta.",
+    '- **Model calls**: the fake model (OpenAI wire format over HTTP, answering in ~1 ms) in the harness process; per',
+    '  iteration one uncontended chat call (a new prompt) through the bare SDK, each wrapped client and the floor, in turn;',
+    '  the floor is the bare call after one `SET … NX PX … GET` to Redis — the one round trip any design that calls the',
+    "  model once across the cluster must finish before it may call. Overheads are p50 (mean) minus the bare call's.",
     '',
     ...renderProfileNotes(profiles),
   ];

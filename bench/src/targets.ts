@@ -338,6 +338,7 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
     }
 
     const model = pick(all, 'openai', name);
+    const floor = pick(all, 'openai', 'floor');
     if (model) {
       const perRound = (model.upstreamCallsPerRound as number[] | undefined) ?? [];
       add(
@@ -345,7 +346,7 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
         name,
         `upstream ${perRound.join('/')} per round; overhead p50 ${fmt(model.overheadP50Ms)} ms, mean ${fmt(model.overheadMeanMs)} ms`,
         perRound.length > 0 && perRound.every((n) => n === 1) ? le(num(model.overheadP50Ms), LIMITS.openaiOverheadMs) : false,
-        `an uncontended call is a flight of its own: it acquires the flight in Redis before it calls the model (one round trip on the caller's path; the answer is stored after the caller has it), plus the request's canonical key; uncontended call p50 ${fmt(model.uncontendedP50Ms)} ms; herd callers p99 ${fmt(model.p99Ms)} ms.`,
+        `an uncontended call is a flight of its own: it acquires the flight in Redis before it calls the model (one round trip on the caller's path; the answer is stored after the caller has it), plus the request's canonical key; uncontended call p50 ${fmt(model.uncontendedP50Ms)} ms; herd callers p99 ${fmt(model.p99Ms)} ms. The floor — the bare call after a single Redis round trip, in the same loop, what any design that makes a call once across the cluster pays before it may call the model — costs p50 ${fmt(floor?.overheadP50Ms)} ms (mean ${fmt(floor?.overheadMeanMs)} ms) over the bare call by itself.`,
       );
     }
 

@@ -4,6 +4,9 @@
  * - **Overhead**: uncontended chat calls, each with a new prompt, to a model answering in about 1 ms — the
  *   bare SDK and the wrapped client (distributed, on each Redis adapter) in turn, call after call, so a drift
  *   of the machine lands on all of them. The overhead is the wrapped call's time minus the bare call's.
+ * - **The floor**: the bare SDK call after one round trip to Redis (a `SET … NX PX … GET`, what acquiring an
+ *   uncontended flight needs at the least), in the same loop: what any design that makes a call once across
+ *   the cluster pays before it may call the model, whatever else it does.
  * - **Herd**: 3 nodes (each a SingleFlight with its own connections) × 100 callers of one chat call, the model
  *   answering in 50 ms: upstream calls per round and the callers' latency; the bare SDK makes 300 calls.
  *
@@ -15,6 +18,7 @@ import { startFakeModel } from '@flight/fake-model';
 import { withFlights } from '@flight/openai';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { createNodeRedisCoordinator } from '@flight/redis-node';
+import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import type { BenchContext, ResultRow } from '../context.js';
 import { prefixOf } from '../context.js';
@@ -54,12 +58,16 @@ export async function runOpenAI(ctx: BenchContext, opts: OpenAIOptions): Promise
   );
   const ask = (content: string) => ({ model: 'fake-model', temperature: 0, messages: [{ role: 'user' as const, content }] });
   const rows: ResultRow[] = [];
+  const redis = new Redis(ctx.redis.url);
   try {
     // Warm-up: connections, scripts, and the code paths compiled (not measured).
     for (let i = 0; i < 50; i++)
       for (const [, list] of clients) for (const client of list) await client.chat.completions.create(ask(`warm ${randomUUID()}`));
 
     const single = new Map<Contender, number[]>(CONTENDERS.map((c) => [c, []]));
+    const floor: number[] = [];
+    const bareClient = clients.get('naive')![0]!;
+    const floorPrefix = prefixOf(ctx, 'openai', 'floor');
     for (let i = 0; i < opts.calls; i++) {
       for (const contender of CONTENDERS) {
         const client = clients.get(contender)![0]!;
@@ -67,7 +75,12 @@ export async function runOpenAI(ctx: BenchContext, opts: OpenAIOptions): Promise
         await client.chat.completions.create(ask(`one ${randomUUID()}`));
         single.get(contender)!.push(nowMs() - started);
       }
+      const started = nowMs();
+      await redis.set(`${floorPrefix}:${i}`, '1', 'PX', 60_000, 'NX', 'GET');
+      await bareClient.chat.completions.create(ask(`one ${randomUUID()}`));
+      floor.push(nowMs() - started);
     }
+    const floorOf = summarize(floor);
 
     for (const contender of CONTENDERS) {
       const latencies: number[] = [];
@@ -102,16 +115,26 @@ export async function runOpenAI(ctx: BenchContext, opts: OpenAIOptions): Promise
         calls: opts.calls,
       });
     }
+    // The floor: no herd of its own (it is no single-flight), so its herd columns stay empty.
+    const floorRow = { upstreamCalls: null, p50Ms: null, p99Ms: null, maxMs: null, calls: opts.calls };
+    rows.splice(1, 0, {
+      scenario: 'openai',
+      contender: 'floor',
+      ...floorRow,
+      uncontendedP50Ms: floorOf.p50Ms,
+      uncontendedMeanMs: floorOf.meanMs,
+    });
     const bare = rows.find((r) => r.contender === 'naive')!;
     for (const r of rows) {
       r.overheadP50Ms = round((r.uncontendedP50Ms as number) - (bare.uncontendedP50Ms as number));
       r.overheadMeanMs = round((r.uncontendedMeanMs as number) - (bare.uncontendedMeanMs as number));
       ctx.log(
-        `openai ${r.contender}: uncontended p50 ${r.uncontendedP50Ms} ms (overhead ${r.overheadP50Ms}), herd upstream ${(r.upstreamCallsPerRound as number[]).join('/')} p99 ${r.p99Ms} ms`,
+        `openai ${r.contender}: uncontended p50 ${r.uncontendedP50Ms} ms (overhead ${r.overheadP50Ms}), herd upstream ${(r.upstreamCallsPerRound as number[] | undefined)?.join('/') ?? '-'} p99 ${r.p99Ms ?? '-'} ms`,
       );
     }
   } finally {
     await Promise.all(flights.map((f) => f.close()));
+    redis.disconnect();
     await model.close();
   }
   return rows;
