@@ -72,6 +72,22 @@ describe('storeInBackground', () => {
     expect(runs).toBe(1);
   });
 
+  it('writes the store only after the owner has resumed, so not even sending it is on its path', async () => {
+    const coordinator = createMemoryCoordinator();
+    const events: string[] = [];
+    const complete = coordinator.complete.bind(coordinator);
+    coordinator.complete = (...args: Parameters<FlightCoordinator['complete']>) => {
+      events.push('store sent');
+      return complete(...args);
+    };
+    const sf = create({ mode: 'distributed', coordinator, defaults: DEFAULTS });
+    const result = await sf.execute('s', randomUUID(), async () => 'v', { storeInBackground: true });
+    events.push('owner resumed');
+    expect(result.value).toBe('v');
+    await sf.close();
+    expect(events).toEqual(['owner resumed', 'store sent']);
+  });
+
   it('without it, nobody gets the value before it is stored', async () => {
     const gated = gatedStores();
     const sf = create({ mode: 'distributed', coordinator: gated.coordinator, defaults: DEFAULTS });

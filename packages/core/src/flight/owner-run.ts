@@ -191,8 +191,12 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
       throw toExecutionError(failure, { ...ref, replayed: false, cause: error });
     }
     heartbeats.stop(task.taskKey);
-    const stored = completeRun(runtime, call, fence, { payload, value, bytes }, { degraded, forgotten });
-    if (!options.storeInBackground) return await stored;
+    const encoded = { payload, value, bytes };
+    if (!options.storeInBackground) return await completeRun(runtime, call, fence, encoded, { degraded, forgotten });
+    // Stored once the callers have resumed (a later macrotask), so writing it is not on their path either.
+    const stored = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+      completeRun(runtime, call, fence, encoded, { degraded, forgotten }),
+    );
     runtime.inBackground(stored, ref, 'could not store the result in the background');
     return { kind: 'value', value };
   } finally {

@@ -116,12 +116,12 @@ export interface ExecuteOptions {
   /**
    * `true`: when this call's run succeeds, the run's callers of this node get its value as soon as the
    * supplier returns, and the value is stored for later callers (and for callers on other nodes, who wait
-   * for it as always) in the background — one round trip to the coordinator sooner, for work whose every
-   * answer is as good as another's, such as a model call. The price: should the store be refused (a newer
-   * owner took the flight over after this run's lease lapsed) or fail (the coordinator unreachable), these
-   * callers keep this run's value instead of moving on to the newer run's. `close()` waits for stores under
-   * way. Ignored in local mode and in-process fallback (nothing is stored). @default false (the value is
-   * stored before anyone gets it)
+   * for it as always) in the background, written once they have resumed — one round trip to the coordinator
+   * sooner, for work whose every answer is as good as another's, such as a model call. The price: should
+   * the store be refused (a newer owner took the flight over after this run's lease lapsed) or fail (the
+   * coordinator unreachable), these callers keep this run's value instead of moving on to the newer run's.
+   * `close()` waits for stores under way. Ignored in local mode and in-process fallback (nothing is
+   * stored). @default false (the value is stored before anyone gets it)
    */
   storeInBackground?: boolean;
 }
