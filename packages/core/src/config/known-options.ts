@@ -4,6 +4,15 @@
  */
 import { FlightConfigurationError } from '../errors.js';
 
+/**
+ * `true` when `List` names every option of `Options`, else the names it misses: a constant of this type
+ * assigned `true` keeps an option list complete at compile time (an option added to the type but not to the
+ * list fails to compile, naming it).
+ */
+export type ListsEveryOption<Options, List extends readonly unknown[]> = [Exclude<keyof Options, List[number]>] extends [never]
+  ? true
+  : Exclude<keyof Options, List[number]>;
+
 /** Edit distance between two short names (insertions, deletions, substitutions). */
 function distance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);

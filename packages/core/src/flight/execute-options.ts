@@ -3,7 +3,7 @@
  * call: a misspelt option (`atMostOnse`) is a `FlightConfigurationError` naming the one meant, never an
  * option silently not applied.
  */
-import { knownOptionsCheck } from '../config/known-options.js';
+import { knownOptionsCheck, type ListsEveryOption } from '../config/known-options.js';
 import type { StreamExecuteOptions } from './types.js';
 
 const EXECUTE_OPTIONS = [
@@ -23,9 +23,8 @@ const EXECUTE_OPTIONS = [
   'maxResultBytes',
 ] as const satisfies readonly (keyof StreamExecuteOptions)[];
 
-// Compile-time: an option added to the types but not to the list above fails here.
-type Unlisted = Exclude<keyof StreamExecuteOptions, (typeof EXECUTE_OPTIONS)[number]>;
-const everyOptionListed: [Unlisted] extends [never] ? true : Unlisted = true;
+// Compile-time: an option added to the type but not to the list above fails here.
+const everyOptionListed: ListsEveryOption<StreamExecuteOptions, typeof EXECUTE_OPTIONS> = true;
 void everyOptionListed;
 
 /** Throws `FlightConfigurationError` for options that are not an object or name an option `execute` does not take. */

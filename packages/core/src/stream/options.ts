@@ -1,5 +1,5 @@
 /** The options of `executeStream`, with their defaults resolved in one place. */
-import { knownOptionsCheck } from '../config/known-options.js';
+import { knownOptionsCheck, type ListsEveryOption } from '../config/known-options.js';
 import { FlightValidationError } from '../errors.js';
 import type { StagePolicy } from '../policy/stage-policy.js';
 import type { ExecuteStreamOptions, StreamPosition, StreamRestartMode } from './types.js';
@@ -29,8 +29,7 @@ const STREAM_OPTIONS = [
 ] as const satisfies readonly (keyof ExecuteStreamOptions)[];
 
 // Compile-time: an option added to the type but not to the list above fails here.
-type Unlisted = Exclude<keyof ExecuteStreamOptions, (typeof STREAM_OPTIONS)[number]>;
-const everyOptionListed: [Unlisted] extends [never] ? true : Unlisted = true;
+const everyOptionListed: ListsEveryOption<ExecuteStreamOptions, typeof STREAM_OPTIONS> = true;
 void everyOptionListed;
 
 /** A misspelt option (`batchMS`) is a `FlightConfigurationError` naming the one meant, never silently ignored. */
