@@ -2,7 +2,8 @@
  * Where an uncontended @flight/openai call's time goes, against the bare SDK call: from the call to the SDK's
  * fetch, the fetch itself, and from the fetch's answer to the caller's. One node, the fake model in-process.
  * The floor is the bare call after one `SET … NX PX … GET` (its "to fetch" includes that round trip).
- * `cd bench && node --conditions=@flight/source --import tsx profiles/openai-phases.ts`
+ * `cd bench && [GAP=3] node --conditions=@flight/source --import tsx profiles/openai-phases.ts` (GAP: ms idle
+ * before each call, as the bench's scenario 11 gives them)
  */
 import { randomUUID } from 'node:crypto';
 import { createSingleFlight } from '@flight/core';
@@ -13,6 +14,7 @@ import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 
 const N = Number(process.env.N ?? 600);
+const GAP = Number(process.env.GAP ?? 0);
 const model = await startFakeModel({ port: 0, latencyMs: 1 });
 const marks = { fetchAt: 0, fetchedAt: 0, acquireAt: 0, acquiredAt: 0 };
 const fetch: typeof globalThis.fetch = async (url, init) => {
@@ -42,6 +44,8 @@ const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 const phases = { bare: [] as number[][], wrapped: [] as number[][], floor: [] as number[][] };
 for (let i = 0; i < N; i++) {
   for (const name of ['bare', 'wrapped', 'floor'] as const) {
+    // GAP=<ms>: each call starts on an idle process (nothing left of the previous call's work).
+    if (GAP > 0) await new Promise((resolve) => setTimeout(resolve, GAP));
     const t0 = performance.now();
     // The floor: the bare call after the one round trip an uncontended acquire needs at the least.
     if (name === 'floor') await redis.set(`phases-floor-${randomUUID()}`, '1', 'PX', 10_000, 'NX', 'GET');

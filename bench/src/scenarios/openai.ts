@@ -2,8 +2,10 @@
  * Scenario 11 — model calls through `@flight/openai`, against the fake model (OpenAI wire format, real HTTP):
  *
  * - **Overhead**: uncontended chat calls, each with a new prompt, to a model answering in about 1 ms — the
- *   bare SDK and the wrapped client (distributed, on each Redis adapter) in turn, call after call, so a drift
- *   of the machine lands on all of them. The overhead is the wrapped call's time minus the bare call's.
+ *   bare SDK and the wrapped client (distributed, on each Redis adapter) in turn, each call after 3 ms idle
+ *   (an uncontended call meets a quiet node, and none pays for the previous one's leftover work), the order
+ *   rotated per iteration, so a drift of the machine lands on all of them. The overhead is the wrapped
+ *   call's time minus the bare call's.
  * - **The floor**: the bare SDK call after one round trip to Redis (a `SET … NX PX … GET`, what acquiring an
  *   uncontended flight needs at the least), in the same loop: what any design that makes a call once across
  *   the cluster pays before it may call the model, whatever else it does.
@@ -13,6 +15,7 @@
  * Everything runs in the harness process (its event loop carries the 300 callers and the model server).
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createSingleFlight, type SingleFlight } from '@flight/core';
 import { startFakeModel } from '@flight/fake-model';
 import { withFlights } from '@flight/openai';
@@ -30,6 +33,9 @@ export interface OpenAIOptions {
   herdRounds: number;
   herdCallersPerNode: number;
 }
+
+/** The idle time before each uncontended call, so that no call pays for the previous one's leftover work. */
+const IDLE_BEFORE_CALL_MS = 3;
 
 export function openaiOptions(quick: boolean): OpenAIOptions {
   return { calls: quick ? 150 : 600, herdRounds: quick ? 2 : 5, herdCallersPerNode: 100 };
@@ -68,17 +74,22 @@ export async function runOpenAI(ctx: BenchContext, opts: OpenAIOptions): Promise
     const floor: number[] = [];
     const bareClient = clients.get('naive')![0]!;
     const floorPrefix = prefixOf(ctx, 'openai', 'floor');
-    for (let i = 0; i < opts.calls; i++) {
-      for (const contender of CONTENDERS) {
-        const client = clients.get(contender)![0]!;
-        const started = nowMs();
-        await client.chat.completions.create(ask(`one ${randomUUID()}`));
-        single.get(contender)!.push(nowMs() - started);
-      }
+    /** One uncontended call of `contender` (or the floor), timed. */
+    const timed = async (contender: Contender | 'floor', i: number) => {
       const started = nowMs();
-      await redis.set(`${floorPrefix}:${i}`, '1', 'PX', 60_000, 'NX', 'GET');
-      await bareClient.chat.completions.create(ask(`one ${randomUUID()}`));
-      floor.push(nowMs() - started);
+      if (contender === 'floor') await redis.set(`${floorPrefix}:${i}`, '1', 'PX', 60_000, 'NX', 'GET');
+      const client = contender === 'floor' ? bareClient : clients.get(contender)![0]!;
+      await client.chat.completions.create(ask(`one ${randomUUID()}`));
+      (contender === 'floor' ? floor : single.get(contender)!).push(nowMs() - started);
+    };
+    const order: readonly (Contender | 'floor')[] = [...CONTENDERS, 'floor'];
+    for (let i = 0; i < opts.calls; i++) {
+      // Each call starts on an idle process (nothing left of the previous call's work, such as a store in the
+      // background), in an order rotated per iteration.
+      for (let j = 0; j < order.length; j++) {
+        await sleep(IDLE_BEFORE_CALL_MS);
+        await timed(order[(i + j) % order.length]!, i);
+      }
     }
     const floorOf = summarize(floor);
 
