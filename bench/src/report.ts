@@ -365,9 +365,10 @@ export function renderMarkdown(run: BenchRun, command: string, profiles: readonl
     "  + `total_net_output_bytes` delta (all 300 callers). CPU per flight: the 3 processes' `process.cpuUsage()` over the round",
     "  (callers, upstream runs and coordination) and redis-server's `used_cpu_user` + `used_cpu_sys` delta.",
     '- **Model calls**: the fake model (OpenAI wire format over HTTP, answering in ~1 ms) in the harness process; per',
-    '  iteration one uncontended chat call (a new prompt) through the bare SDK, each wrapped client and the floor, in turn;',
-    '  the floor is the bare call after one `SET … NX PX … GET` to Redis — the one round trip any design that calls the',
-    "  model once across the cluster must finish before it may call. Overheads are p50 (mean) minus the bare call's.",
+    '  iteration one uncontended chat call (a new prompt) through the bare SDK, each wrapped client and the floor, each',
+    "  after 3 ms idle (no call pays for the previous one's leftover work), the order rotated per iteration; the floor is",
+    '  the bare call after one `SET … NX PX … GET` to Redis — the one round trip any design that calls the model once',
+    "  across the cluster must finish before it may call. Overheads are p50 (mean) minus the bare call's.",
     '',
     ...renderProfileNotes(profiles),
   ];
