@@ -17,8 +17,10 @@ export interface OpenAIFlightOptions {
   share?: SharePolicy;
   /**
    * Calls of different scopes never share an answer: set it to the tenant or the user when answers must
-   * not cross them. Calls through clients with different base URLs, organizations, projects or API keys
-   * never share either way. @default ''
+   * not cross them. Calls through clients with different base URLs, organizations, projects, API keys, admin
+   * keys or account headers (`Authorization`, `api-key`, …, among `defaultHeaders`) never share either way. A
+   * client whose credentials come at call time (an `apiKey` function, `workloadIdentity`, a `provider`) shows
+   * no account, so it needs a scope naming the account: `withFlights` refuses it without one. @default ''
    */
   scope?: string;
   /** The APIs coalesced; any other method of the client passes through untouched. @default all three */

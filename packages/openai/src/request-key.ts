@@ -33,13 +33,49 @@ export interface ClientIdentity {
   baseURL?: string;
   organization?: string | null;
   project?: string | null;
-  apiKey?: string | (() => Promise<string>);
+  apiKey?: string | null | (() => Promise<string>);
+  adminAPIKey?: string | null;
+  /** The options the client was made with (the SDK keeps them): how its credentials are obtained. */
+  _options?: { apiKey?: unknown; workloadIdentity?: unknown; provider?: unknown; defaultHeaders?: unknown };
 }
 
-/** A digest of where a client's calls go and on whose account (its API key is never in the key in clear). */
+/** Default headers that say on whose account a call is made (a proxy's key, an organization, a project). */
+const ACCOUNT_HEADERS = new Set(['authorization', 'api-key', 'x-api-key', 'openai-organization', 'openai-project']);
+
+/** The account headers among a client's default headers, canonically (names lower-cased, sorted). */
+function accountHeaders(headers: unknown): string {
+  if (typeof headers !== 'object' || headers === null) return '';
+  const entries = headers instanceof Headers ? [...headers.entries()] : Object.entries(headers as Record<string, unknown>);
+  return entries
+    .map(([name, value]) => [name.toLowerCase(), String(value)] as const)
+    .filter(([name]) => ACCOUNT_HEADERS.has(name))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, value]) => `${name}:${value}`)
+    .join('\n');
+}
+
+/**
+ * True when the client's account is only known at call time: an `apiKey` function (a rotating token, Azure
+ * AD), `workloadIdentity`, or a `provider`. Nothing in the client then tells two accounts apart.
+ */
+export function hasCallTimeCredentials(client: ClientIdentity): boolean {
+  const options = client._options ?? {};
+  return typeof options.apiKey === 'function' || options.workloadIdentity != null || options.provider != null;
+}
+
+/**
+ * A digest of where a client's calls go and on whose account: its base URL, organization, project, API key
+ * and admin key, and the account headers among its default headers (keys are never in the flight key in
+ * clear). A client whose credentials come at call time has no key here: its account is the wrapper's
+ * `scope`, which `withFlights` then requires.
+ */
 export function clientDigest(client: ClientIdentity): string {
-  const key = typeof client.apiKey === 'string' ? client.apiKey : '';
-  return hashPart([client.baseURL ?? '', client.organization ?? '', client.project ?? '', hashPart(key)].join('\n'));
+  const key = !hasCallTimeCredentials(client) && typeof client.apiKey === 'string' ? client.apiKey : '';
+  const admin = typeof client.adminAPIKey === 'string' ? client.adminAPIKey : '';
+  const headers = accountHeaders(client._options?.defaultHeaders);
+  return hashPart(
+    [client.baseURL ?? '', client.organization ?? '', client.project ?? '', hashPart(key), hashPart(admin), hashPart(headers)].join('\n'),
+  );
 }
 
 /** The body as canonical JSON, or undefined when it is not plain JSON (a file upload, a cycle). */

@@ -7,7 +7,7 @@ import { FlightConfigurationError } from '@flight/core';
 import { APIS, type ApiSpec } from './apis.js';
 import { coalescedCreate, registerResource, type CreateContext } from './coalesced-create.js';
 import { resolveOptions, type OpenAIFlightOptions } from './options.js';
-import { clientDigest, type ClientIdentity } from './request-key.js';
+import { clientDigest, hasCallTimeCredentials, type ClientIdentity } from './request-key.js';
 
 const startsWith = (path: readonly string[], prefix: readonly string[]) => prefix.every((part, i) => path[i] === part);
 
@@ -21,6 +21,11 @@ export function withFlights<Client extends object>(client: Client, options: Open
         context: { option: 'client' },
       });
   }
+  if (hasCallTimeCredentials(client as ClientIdentity) && resolved.scope === '')
+    throw new FlightConfigurationError(
+      "withFlights: the client's credentials come at call time (an apiKey function, workloadIdentity or a provider), so nothing in it tells two accounts apart: pass scope naming the account (calls share only within one scope)",
+      { context: { option: 'scope' } },
+    );
   const digest = clientDigest(client as ClientIdentity);
   const proxies = new WeakMap<object, object>();
 
