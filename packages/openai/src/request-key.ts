@@ -45,7 +45,9 @@ const ACCOUNT_HEADERS = new Set(['authorization', 'api-key', 'x-api-key', 'opena
 /** The account headers among a client's default headers, canonically (names lower-cased, sorted). */
 function accountHeaders(headers: unknown): string {
   if (typeof headers !== 'object' || headers === null) return '';
-  const entries = headers instanceof Headers ? [...headers.entries()] : Object.entries(headers as Record<string, unknown>);
+  // `Headers` and arrays of [name, value] are iterables of pairs; a plain object maps names to values.
+  const entries: [string, unknown][] =
+    Symbol.iterator in headers ? [...(headers as Iterable<[string, unknown]>)] : Object.entries(headers as Record<string, unknown>);
   return entries
     .map(([name, value]) => [name.toLowerCase(), String(value)] as const)
     .filter(([name]) => ACCOUNT_HEADERS.has(name))

@@ -99,31 +99,37 @@ describe('sampling policy', () => {
     expect(samplesFreely({ temperature: 0 })).toBe(false);
     expect(samplesFreely({ temperature: 1, seed: 7 })).toBe(false);
   });
+});
 
-  describe('the account a call is made on', () => {
-    const flights = createSingleFlight({ mode: 'local' });
-    const body = { model: 'm', messages: [{ role: 'user' as const, content: 'x' }], temperature: 0 };
-    const baseURL = 'https://api.openai.com/v1';
-    const keyThrough = (client: OpenAI, scope?: string) =>
-      flightKeyOf(withFlights(client, { flights, ...(scope === undefined ? {} : { scope }) }).chat.completions, body)!.key;
+describe('the account a call is made on', () => {
+  const flights = createSingleFlight({ mode: 'local' });
+  const body = { model: 'm', messages: [{ role: 'user' as const, content: 'x' }], temperature: 0 };
+  const baseURL = 'https://api.openai.com/v1';
+  const keyThrough = (client: OpenAI, scope?: string) =>
+    flightKeyOf(withFlights(client, { flights, ...(scope === undefined ? {} : { scope }) }).chat.completions, body)!.key;
 
-    it('admin keys and account headers split keys like API keys do; the same account shares', () => {
-      const admin = (adminAPIKey: string) => new OpenAI({ baseURL, adminAPIKey });
-      expect(keyThrough(admin('ak-1'))).not.toBe(keyThrough(admin('ak-2')));
-      expect(keyThrough(admin('ak-1'))).toBe(keyThrough(admin('ak-1')));
-      const proxied = (key: string) => new OpenAI({ baseURL, apiKey: 'unused', defaultHeaders: { 'Api-Key': key, 'X-Trace': 'a' } });
-      expect(keyThrough(proxied('p-1'))).not.toBe(keyThrough(proxied('p-2')));
-      const traced = new OpenAI({ baseURL, apiKey: 'unused', defaultHeaders: { 'api-key': 'p-1', 'X-Trace': 'b' } });
-      expect(keyThrough(traced)).toBe(keyThrough(proxied('p-1')));
-    });
+  it('admin keys and account headers split keys like API keys do; the same account shares', () => {
+    const admin = (adminAPIKey: string) => new OpenAI({ baseURL, adminAPIKey });
+    expect(keyThrough(admin('ak-1'))).not.toBe(keyThrough(admin('ak-2')));
+    expect(keyThrough(admin('ak-1'))).toBe(keyThrough(admin('ak-1')));
+    const proxied = (key: string) => new OpenAI({ baseURL, apiKey: 'unused', defaultHeaders: { 'Api-Key': key, 'X-Trace': 'a' } });
+    expect(keyThrough(proxied('p-1'))).not.toBe(keyThrough(proxied('p-2')));
+    const traced = new OpenAI({ baseURL, apiKey: 'unused', defaultHeaders: { 'api-key': 'p-1', 'X-Trace': 'b' } });
+    expect(keyThrough(traced)).toBe(keyThrough(proxied('p-1')));
+    // The SDK also takes default headers as [name, value] pairs, or as `Headers`.
+    const paired = new OpenAI({ baseURL, apiKey: 'unused', defaultHeaders: [['API-KEY', 'p-2']] });
+    expect(keyThrough(paired)).toBe(keyThrough(proxied('p-2')));
+    expect(keyThrough(paired)).not.toBe(keyThrough(proxied('p-1')));
+    const fetched = new OpenAI({ baseURL, apiKey: 'unused', defaultHeaders: new Headers({ 'api-key': 'p-1' }) });
+    expect(keyThrough(fetched)).toBe(keyThrough(proxied('p-1')));
+  });
 
-    it('a client whose credentials come at call time needs scope to name its account', () => {
-      const rotating = (token: string) => new OpenAI({ baseURL, apiKey: async () => token });
-      expect(() => keyThrough(rotating('t-1'))).toThrow(FlightConfigurationError);
-      expect(() => keyThrough(rotating('t-1'))).toThrow(/pass scope naming the account/);
-      // The scope is the account: the same scope shares whatever token each client holds, others never do.
-      expect(keyThrough(rotating('t-1'), 'account-a')).toBe(keyThrough(rotating('t-2'), 'account-a'));
-      expect(keyThrough(rotating('t-1'), 'account-a')).not.toBe(keyThrough(rotating('t-1'), 'account-b'));
-    });
+  it('a client whose credentials come at call time needs scope to name its account', () => {
+    const rotating = (token: string) => new OpenAI({ baseURL, apiKey: async () => token });
+    expect(() => keyThrough(rotating('t-1'))).toThrow(FlightConfigurationError);
+    expect(() => keyThrough(rotating('t-1'))).toThrow(/pass scope naming the account/);
+    // The scope is the account: the same scope shares whatever token each client holds, others never do.
+    expect(keyThrough(rotating('t-1'), 'account-a')).toBe(keyThrough(rotating('t-2'), 'account-a'));
+    expect(keyThrough(rotating('t-1'), 'account-a')).not.toBe(keyThrough(rotating('t-1'), 'account-b'));
   });
 });
