@@ -4,6 +4,7 @@
  * and completes the flight (or records its failure). A write refused by a newer owner is "fenced": the
  * call then follows whoever holds the flight now.
  */
+import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import { FlightCancelledError, FlightFencedError, FlightLeaseLostError, FlightRunTimeoutError } from '../errors.js';
 import type { LeaseLossReason } from '../events/types.js';
 import { toExecutionError } from '../failure/classify.js';
@@ -194,9 +195,7 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
     const encoded = { payload, value, bytes };
     if (!options.storeInBackground) return await completeRun(runtime, call, fence, encoded, { degraded, forgotten });
     // Stored once the callers have resumed (a later macrotask), so writing it is not on their path either.
-    const stored = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
-      completeRun(runtime, call, fence, encoded, { degraded, forgotten }),
-    );
+    const stored = nextMacrotask().then(() => completeRun(runtime, call, fence, encoded, { degraded, forgotten }));
     runtime.inBackground(stored, ref, 'could not store the result in the background');
     return { kind: 'value', value };
   } finally {

@@ -6,6 +6,7 @@
  * record never yields a result).
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type fcModule from 'fast-check';
 import type { InspectableCoordinator } from '../ports/coordinator.js';
 import * as machine from '../state/transitions.js';
@@ -235,7 +236,7 @@ export async function runModelComparison(options: ModelRunOptions): Promise<void
         // within REAL_TTL_SLACK_MS of its logical expiry is gone from the store within that many real ms, maybe
         // between this read and the next operation. Wait that long first, so that both agree from here on:
         // gone from the store, the simulated clock passes its expiry too.
-        if (left <= REAL_TTL_SLACK_MS) await new Promise((resolve) => setTimeout(resolve, left + 2));
+        if (left <= REAL_TTL_SLACK_MS) await sleep(left + 2);
         const meta = await c.readMeta(ref);
         if (meta === null && liveModel && left <= REAL_TTL_SLACK_MS) {
           options.advance(left);
