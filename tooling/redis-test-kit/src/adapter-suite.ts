@@ -267,6 +267,26 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         }
       });
 
+      it('hybrid: a value forgotten on another node is never served stale here in a later outage', async () => {
+        const prefix = `hf-${randomUUID().slice(0, 8)}`;
+        const cA = adapter.coordinator(server.url, { prefix, commandTimeoutMs: 300 });
+        const cB = adapter.coordinator(server.url, { prefix, commandTimeoutMs: 300 });
+        const defaults = { l1: { enabled: false }, resultTtlMs: 200, stale: { whileRevalidateMs: 60_000, ifErrorMs: 60_000 } };
+        const a = createSingleFlight({ coordinator: cA, mode: 'hybrid', defaults, fallbackCooldownMs: 100 });
+        const b = createSingleFlight({ coordinator: cB, mode: 'hybrid', defaults, fallbackCooldownMs: 100 });
+        try {
+          expect(await a.execute('s', 'k', () => 'v1')).toMatchObject({ value: 'v1', role: 'owner' });
+          expect(await b.forget('s', 'k')).toBe(true);
+          await sleep(300); // past the fresh time: a kept copy would now be served stale
+          await server.stop();
+          expect(await a.execute('s', 'k', () => 'v2')).toMatchObject({ value: 'v2', role: 'local' });
+        } finally {
+          await server.restart();
+          await Promise.all([a.close(), b.close()]);
+          await Promise.all([cA.close(), cB.close()]);
+        }
+      });
+
       it('keeps connections constant with 1,000 waiting followers (one subscriber per coordinator)', async () => {
         const baseline = await countClients(server);
         const coordinator = adapter.coordinator(server.url, { prefix: 'conn' });

@@ -1,8 +1,9 @@
 /**
- * Cluster-wide forgets for L1 (with a coordinator that has `listenForgets`): a node keeps an L1 copy of a
+ * Cluster-wide forgets for a node's copies (with a coordinator that has `listenForgets`): a node keeps a copy of a
  * flight only while it listens for that flight's forgets, and only of a value read after its listening was
  * confirmed — so a forget made on any node, even one racing the read, always wins over the copy. While the
- * node cannot hear (its connection broke), it keeps no copy of the flights it listens on.
+ * node cannot hear (its connection broke), it keeps no L1 copy of the flights it listens on (`NodeCopies`
+ * decides what else to drop).
  *
  * Listening costs a subscription per flight. A flight read once on this node (most distinct keys) costs
  * nothing: its first read only notes it, its second starts listening, and reads after the confirmation
@@ -27,8 +28,10 @@ export interface L1WatchDeps {
   now(): number;
   /** A forget of `id` was heard: forget it on this node. */
   forgotten(id: string, ref: FlightRef): void;
-  /** The copy of `id` can no longer be trusted (the node may miss its forgets): drop it. */
-  drop(id: string): void;
+  /** Forgets of `id` may be missed from now on (the connection broke): drop the copies that must not outlive that. */
+  unheard(id: string): void;
+  /** The listening on `id` ended (its copies' time is over, or it made room for others): drop every copy. */
+  ended(id: string): void;
 }
 
 export class L1Watches {
@@ -43,10 +46,11 @@ export class L1Watches {
   ) {}
 
   /**
-   * Whether a value of `ref` (flight id `id`) read by a call that started at mark `since` may be kept in L1
-   * for `ttlMs`. Starts listening on the flight's second read.
+   * Whether a value of `ref` (flight id `id`) read by a call that started at mark `since` may be kept for
+   * `ttlMs`: the mark since which the listening hears every forget of the flight when it may, else
+   * undefined. Starts listening on the flight's second read.
    */
-  mayFill(id: string, ref: FlightRef, since: number, ttlMs: number): boolean {
+  mayFill(id: string, ref: FlightRef, since: number, ttlMs: number): number | undefined {
     const now = this.deps.now();
     this.sweep(now);
     const watch = this.watches.get(id);
@@ -54,15 +58,20 @@ export class L1Watches {
       watch.until = Math.max(watch.until, now + ttlMs);
       this.watches.delete(id);
       this.watches.set(id, watch);
-      return watch.coveredAt !== undefined && since >= watch.coveredAt;
+      return watch.coveredAt !== undefined && since >= watch.coveredAt ? watch.coveredAt : undefined;
     }
     if (!this.readOnce.delete(id)) {
       this.readOnce.add(id);
       if (this.readOnce.size > this.maxFlights) this.readOnce.delete(this.readOnce.values().next().value as string);
-      return false;
+      return undefined;
     }
     this.start(id, ref, now + ttlMs);
-    return false;
+    return undefined;
+  }
+
+  /** The mark since which every forget of `id` is heard; undefined while none may be (or nobody listens). */
+  coveredAt(id: string): number | undefined {
+    return this.watches.get(id)?.coveredAt;
   }
 
   /** Stops every listening (the single-flight closes). */
@@ -82,7 +91,7 @@ export class L1Watches {
         if (heard) watch.coveredAt ??= deps.marks.next();
         else {
           watch.coveredAt = undefined;
-          deps.drop(id);
+          deps.unheard(id);
         }
       },
     });
@@ -102,6 +111,6 @@ export class L1Watches {
     if (!watch) return;
     this.watches.delete(id);
     watch.stop();
-    this.deps.drop(id);
+    this.deps.ended(id);
   }
 }

@@ -12,7 +12,7 @@ import type { AcquireInput, AcquireReply, FlightMeta } from '../state/types.js';
 import { noteWork, type FlightCall, type Outcome } from './flight-call.js';
 import type { FlightRuntime } from './flight-runtime.js';
 import { followerWait } from './follower-wait.js';
-import { runLocal } from './local-run.js';
+import { runLocal } from './node-stale.js';
 import { takeOwnership } from './owner-run.js';
 import { holdOffer, refreshDetached, refreshHere, staleOutcome } from './stale-values.js';
 

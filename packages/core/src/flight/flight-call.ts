@@ -4,7 +4,8 @@
  */
 import type { FlightRole } from '../events/types.js';
 import type { StagePolicy } from '../policy/stage-policy.js';
-import type { StaleOffer, StaleWindows } from '../state/types.js';
+import type { CopyTaker, HeldOffer } from '../cache/node-copies.js';
+import type { StaleWindows } from '../state/types.js';
 import type { TraceNote } from '../telemetry/flight-telemetry.js';
 import type { ExecuteOptions, StreamExecuteOptions, Supplier } from './types.js';
 
@@ -19,15 +20,7 @@ export interface Outcome {
   ageMs?: number | undefined;
 }
 
-/** A stale copy an acquire of this call offered, and when (this node's clock) the reply came. */
-export interface HeldOffer {
-  offer: StaleOffer;
-  at: number;
-  /** A copy this node kept (local mode, hybrid fallback): its value itself, not an encoded result; no epoch. */
-  value?: unknown;
-}
-
-export class FlightCall {
+export class FlightCall implements CopyTaker {
   /** The flight's reference (a plain type, so it also serves as an error's context). */
   readonly ref: { stage: string; key: string };
   /** The epoch this call follows (or followed before its acquire was asked again); undefined at first. */
@@ -56,8 +49,10 @@ export class FlightCall {
     readonly options: ExecuteOptions,
     /** The call's trace note (telemetry on), else undefined. */
     readonly note: TraceNote | undefined,
-    /** The forget mark when the call started (`ForgetMarks`): what it reads goes to L1 only if no forget came since. */
+    /** The forget mark when the call started (`NodeCopies.since`): what it reads is kept only if no forget came since. */
     readonly since: number,
+    /** The call runs for nobody in particular (a refresh detached from its callers). */
+    readonly detachedRun = false,
   ) {
     this.ref = { stage, key };
     this.maxResultBytes = (options as StreamExecuteOptions).maxResultBytes ?? policy.maxResultBytes;
@@ -95,7 +90,7 @@ export class FlightCall {
    */
   detached(): FlightCall {
     const { signal: _signal, cancelWhenAbandoned: _cancel, ...options } = this.options;
-    return new FlightCall(this.ref.stage, this.ref.key, this.supplier, this.policy, options, undefined, this.since);
+    return new FlightCall(this.ref.stage, this.ref.key, this.supplier, this.policy, options, undefined, this.since, true);
   }
 
   /** The cap of the flight's stored result (encoded and decoded), in bytes. */

@@ -3,15 +3,13 @@
  * in-process single-flight, the guards per stage and the owner runs in progress, and the helpers every
  * mode uses (coordinator calls, the result codec, L1, the supplier run under guard and session lock).
  */
-import { FlightCoordinationError, FlightRunTimeoutError, toCoordinationError } from '../errors.js';
+import { FlightCancelledError, FlightCoordinationError, FlightRunTimeoutError, toCoordinationError } from '../errors.js';
 import { FlightEvents } from '../events/emitter.js';
 import { toFailureRecord } from '../failure/classify.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import { HeartbeatManager } from '../heartbeat/heartbeat-manager.js';
 import { flightId } from '../keys/key-builder.js';
-import { ForgetMarks } from '../cache/forget-marks.js';
-import { L1Watches } from '../cache/l1-watches.js';
-import { NodeStaleCopies } from '../cache/node-stale-copies.js';
+import { NodeCopies } from '../cache/node-copies.js';
 import { LocalSingleFlight } from '../local/local-single-flight.js';
 import type { StoredResult } from '../ports/codec.js';
 import type { ReplayEntry } from '../ports/replay-cache.js';
@@ -19,23 +17,13 @@ import type { StagePolicy } from '../policy/stage-policy.js';
 import { deepFreeze, deepFreezeParsedJson } from '../results/deep-freeze.js';
 import { DeadlineQueue } from '../run/deadline-queue.js';
 import type { RunScope } from '../run/run-scope.js';
-import type { FailureRecord, FailureType, Fence, FlightRef, StaleWindows } from '../state/types.js';
+import type { FailureRecord, FailureType, FlightRef, StaleWindows } from '../state/types.js';
+
 import type { FlightCall } from './flight-call.js';
 import type { FlightMode, ResolvedOptions } from './options.js';
 import { withSessionLock } from './session-lock-scope.js';
-import { SupplierContext } from './supplier-context.js';
+import { SupplierContext, type AttemptContext } from './supplier-context.js';
 import type { ExecuteOptions } from './types.js';
-
-/** The supplier context fields of one attempt. */
-export interface AttemptContext {
-  role: 'owner' | 'local';
-  epoch: number | undefined;
-  attempt: number;
-  /** The run takes over a run whose owner died, stalled or failed retryably. */
-  takeover: boolean;
-  progress: () => void;
-  fence?: Fence;
-}
 
 /**
  * The failure record of a run: never retryable when the caller asked for at most one run, always when it
@@ -47,6 +35,9 @@ export function failureRecord(error: unknown, policy: StagePolicy, options: Exec
   else if (options.keepFailures === false) failure.retryable = true;
   return failure;
 }
+
+/** The in-process run id of callers that want a fresh value (they never join one that may take a stale one). */
+export const freshRunId = (id: string): string => `${id}\u0000fresh`;
 
 /** Whether the stage's guard may retry this call's supplier. */
 const guardMayRetry = (options: ExecuteOptions) => options.atMostOnce !== true && options.keepFailures !== false;
@@ -70,19 +61,10 @@ export class FlightRuntime {
   readonly deadlines: DeadlineQueue;
   /** The owner runs in progress on this node, by flight id (`cancel` and `close` abort them). */
   readonly owners = new Map<string, RunScope>();
-  /**
-   * Calls of this node running the refresh of a stale value themselves (`staleRefresh: 'caller'`), by flight
-   * id: a caller arriving meanwhile gets their stale value instead of joining the refresh in-process.
-   */
-  readonly refreshingHere = new Map<string, FlightCall>();
-  /** This node's own stale copies (local mode, hybrid fallback: node-stale.ts). */
-  readonly nodeStale = new NodeStaleCopies();
+  /** Every copy of a value this node holds (L1, stale copies, a refresh's offer), under one set of rules. */
+  readonly copies: NodeCopies;
   /** Flights whose node stale copy a detached local refresh is refreshing now. */
   readonly localRefreshes = new Set<string>();
-  /** Forgets seen on this node, so that a value read before one never enters L1 after it. */
-  readonly forgets = new ForgetMarks();
-  /** L1 copies kept only while their flights' forgets are heard (a coordinator with `listenForgets`). */
-  readonly watches: L1Watches | undefined;
   /** Work going on after its callers were answered (`storeInBackground`); `close` waits for it. */
   readonly background = new Set<Promise<unknown>>();
   private readonly guards = new Map<string, Guard>();
@@ -99,20 +81,15 @@ export class FlightRuntime {
     this.heartbeats = new HeartbeatManager(options.clock, options.logger, this.deadlines);
     this.local = new LocalSingleFlight(this.deadlines);
     const { coordinator } = options;
-    const listen = coordinator.listenForgets?.bind(coordinator);
-    this.watches =
-      listen && options.mode !== 'local'
-        ? new L1Watches({
-            listen,
-            marks: this.forgets,
-            now: () => options.clock.now(),
-            forgotten: (id, ref) => {
-              this.forgetHere(id);
-              if (this.events.wants('forgotten')) this.events.emit('forgotten', { ...ref });
-            },
-            drop: (id) => options.replayCache.delete(id),
-          })
-        : undefined;
+    this.copies = new NodeCopies({
+      cache: options.replayCache,
+      clock: options.clock,
+      listen: options.mode === 'local' ? undefined : coordinator.listenForgets?.bind(coordinator),
+      heard: (id, ref) => {
+        this.forgetHere(id);
+        if (this.events.wants('forgotten')) this.events.emit('forgotten', { ...ref });
+      },
+    });
   }
 
   /** Tracks `work` that goes on after its callers were answered: logged with `message` should it reject, never thrown. */
@@ -174,9 +151,31 @@ export class FlightRuntime {
     return run.race(
       this.withSessionLock(policy, options.sessionId, run, () => {
         if (this.events.wants('run')) this.events.emit('run', { ...ref, role: context.role, attempt: context.attempt });
-        return this.guard(policy).run((scope) => supplier(new SupplierContext(scope, ref, context)), run, guardMayRetry(options));
+        const attempt = call.detachedRun
+          ? this.unlessForgotten(call, run, (scope: RunScope) => supplier(new SupplierContext(scope, ref, context)))
+          : (scope: RunScope) => supplier(new SupplierContext(scope, ref, context));
+        return this.guard(policy).run(attempt, run, guardMayRetry(options));
       }),
     );
+  }
+
+  /**
+   * The attempts of a run nobody waits for (a refresh detached from its callers): once its flight was
+   * forgotten, its value can serve nobody, so no further attempt calls the supplier — the run is abandoned.
+   */
+  private unlessForgotten<T>(call: FlightCall, run: RunScope, attempt: (scope: RunScope) => T): (scope: RunScope) => T {
+    const id = flightId(call.ref);
+    let attempts = 0;
+    return (scope) => {
+      if (attempts++ > 0 && !this.copies.current(id, call.since)) {
+        const error = new FlightCancelledError('the flight was forgotten during its refresh; not trying it again', {
+          context: { ...call.ref },
+        });
+        run.abort(error);
+        throw error;
+      }
+      return attempt(scope);
+    };
   }
 
   private guard(policy: StagePolicy): Guard {
@@ -220,41 +219,40 @@ export class FlightRuntime {
   }
 
   /**
-   * Fills L1 with the deep-frozen value `call` got (and its run's epoch). `sizeBytes` is what the value holds in memory (the
-   * larger of its encoded length and its in-memory estimate). `storedForMs` is how long the stored result
-   * it copies still lives (what the run stored it for, for a result just stored); the entry never outlives
-   * it, nor how long the call's options let the value be reused (`FlightCall.reuseFor`). Nothing is filled
-   * when a forget of the flight came after the call started (`ForgetMarks`).
+   * Keeps the deep-frozen value `call` got (and its run's epoch) on this node: in L1 when the stage has it,
+   * and as the node's stale copy when the call keeps stale copies outside `distributed` mode (what local
+   * mode and hybrid's fallback serve stale) — all through `NodeCopies`, which refuses a fill of a call that
+   * started before a forget of its flight. `sizeBytes` is what the value holds in memory. `storedForMs` is
+   * how long the stored result it copies still lives (what the run stored it for, for a result just
+   * stored); the L1 entry never outlives it, nor how long the call's options let the value be reused
+   * (`FlightCall.reuseFor`). `stale`: the freshness and windows the run stored the value with (else read
+   * from the call's options), for a value this call's run produced.
    */
-  remember(call: FlightCall, entry: ReplayEntry, sizeBytes: number, storedForMs: number = call.policy.resultTtlMs): void {
+  remember(
+    call: FlightCall,
+    entry: ReplayEntry,
+    sizeBytes: number,
+    storedForMs: number = call.policy.resultTtlMs,
+    stale?: { freshMs: number; windows: StaleWindows | undefined },
+  ): void {
     const { policy } = call;
-    if (!policy.l1.enabled) return;
-    const ttlMs = Math.min(policy.l1.ttlMs, storedForMs, call.reuseFor(entry.value));
-    const id = flightId(call.ref);
-    if (ttlMs < 1 || !this.forgets.mayFill(id, call.since)) return;
-    if (this.watches && !this.watches.mayFill(id, call.ref, call.since, ttlMs)) return;
-    this.options.replayCache.set(id, entry, ttlMs, sizeBytes);
+    const l1TtlMs = policy.l1.enabled ? Math.min(policy.l1.ttlMs, storedForMs, call.reuseFor(entry.value)) : 0;
+    const keepsStale = stale !== undefined && call.keepsStale && this.mode !== 'distributed';
+    if (l1TtlMs < 1 && !keepsStale) return;
+    const windows = keepsStale ? (stale.windows ?? call.staleWindows(entry.value)) : undefined;
+    this.copies.fill(
+      flightId(call.ref),
+      call,
+      { entry, sizeBytes, l1TtlMs, stale: windows && { freshMs: stale!.freshMs, windows } },
+      entry.epoch === undefined,
+    );
   }
 
-  /** Forgets the flight on this node: its L1 entry, stale copy and in-process run, and any fill of a call started before now. */
+  /** Forgets the flight on this node: every copy of it, its in-process runs, and any fill of a call started before now. */
   forgetHere(id: string): void {
-    this.forgets.forgot(id);
-    this.options.replayCache.delete(id);
-    this.nodeStale.drop(id);
+    this.copies.forget(id);
     this.local.forget(id);
-  }
-
-  /**
-   * Keeps `value` as this node's stale copy of `call`'s flight (a call that keeps stale copies, in local or
-   * hybrid mode: what hybrid mode serves while it runs in-process), unless a forget came since the call started.
-   * `freshMs` and `windows`: what the run stored it with, when it did (else read from the call's options).
-   */
-  keepStaleHere(call: FlightCall, value: unknown, freshMs?: number, windows?: StaleWindows): void {
-    if (!call.keepsStale || this.mode === 'distributed') return;
-    const id = flightId(call.ref);
-    if (!this.forgets.mayFill(id, call.since)) return;
-    const now = this.options.clock.now();
-    this.nodeStale.keep(id, value, freshMs ?? call.reuseFor(value), windows ?? call.staleWindows(value)!, now);
+    this.local.forget(freshRunId(id));
   }
 
   /** Reports that a refresh of a stale value of `ref` failed (the `refresh-failed` event). */

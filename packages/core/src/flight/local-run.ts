@@ -8,19 +8,10 @@ import { deepFreeze } from '../results/deep-freeze.js';
 import { RunScope } from '../run/run-scope.js';
 import { noteWork, type FlightCall, type Outcome } from './flight-call.js';
 import { failureRecord, type FlightRuntime } from './flight-runtime.js';
-import { runLocalOrStale } from './node-stale.js';
 
 const noProgress = () => {};
 /** The supplier context fields of every local run. */
 const LOCAL_CONTEXT = { role: 'local', epoch: undefined, attempt: 1, takeover: false, progress: noProgress } as const;
-
-/**
- * The local run of `call`, or a stale value of this node while one refresh runs (`node-stale.ts`); a run
- * that fails is answered with a stale value still in its error window.
- */
-export function runLocal(runtime: FlightRuntime, call: FlightCall): Promise<Outcome> {
-  return call.acceptsStale ? runLocalOrStale(runtime, call) : runLocalOnce(runtime, call);
-}
 
 /** One run of the supplier on this node. */
 export async function runLocalOnce(runtime: FlightRuntime, call: FlightCall): Promise<Outcome> {
@@ -44,7 +35,6 @@ export async function runLocalOnce(runtime: FlightRuntime, call: FlightCall): Pr
   } finally {
     run.end(runtime.deadlines);
   }
-  runtime.remember(call, { value }, size);
-  runtime.keepStaleHere(call, value);
+  runtime.remember(call, { value }, size, undefined, { freshMs: call.reuseFor(value), windows: undefined });
   return { value, role: 'local', trace: note };
 }

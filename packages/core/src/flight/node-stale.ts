@@ -13,15 +13,24 @@ import type { FlightRuntime } from './flight-runtime.js';
 import { runLocalOnce } from './local-run.js';
 import { refreshHere, staleOutcome } from './stale-values.js';
 
-export async function runLocalOrStale(runtime: FlightRuntime, call: FlightCall): Promise<Outcome> {
+/**
+ * The local run of `call`, or a stale value of this node while one refresh runs; a run that fails is
+ * answered with a stale value still in its error window.
+ */
+export function runLocal(runtime: FlightRuntime, call: FlightCall): Promise<Outcome> {
+  return call.acceptsStale ? runLocalOrStale(runtime, call) : runLocalOnce(runtime, call);
+}
+
+async function runLocalOrStale(runtime: FlightRuntime, call: FlightCall): Promise<Outcome> {
   const id = flightId(call.ref);
   const now = runtime.options.clock.now();
-  const copy = runtime.nodeStale.get(id, now);
+  const copy = runtime.copies.staleCopy(id, now);
   if (!copy) return runLocalOnce(runtime, call);
   call.offer = {
+    since: call.since,
     offer: {
       result: '',
-      epoch: 0,
+      epoch: copy.epoch ?? 0,
       ageMs: now - copy.storedAt,
       revalidateForMs: copy.revalidateUntil - now,
       errorForMs: copy.errorUntil - now,
@@ -57,7 +66,7 @@ function refreshLocally(runtime: FlightRuntime, call: FlightCall, id: string): v
 /** A refresh of this node's stale copy of `id` failed: reported, and not tried again here for `retryAfterMs`. */
 function failedHere(runtime: FlightRuntime, call: FlightCall, id: string, error: unknown): void {
   const now = runtime.options.clock.now();
-  const copy = runtime.nodeStale.get(id, now);
+  const copy = runtime.copies.staleCopy(id, now);
   if (copy) copy.retryAt = now + call.policy.stale.retryAfterMs;
   if (runtime.events.wants('refresh-failed')) runtime.refreshFailed(call.ref, 0, localFailureOf(error, call));
 }

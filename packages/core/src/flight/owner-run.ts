@@ -124,8 +124,9 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
       if (reason === 'forgotten') {
         // Forgotten cluster-wide: no lease to keep, but this node's callers still get the run's value.
         forgotten = true;
-        // Callers arriving on this node from now on start a new run instead of joining this one in-process.
-        runtime.local.forget(id);
+        // Callers arriving on this node from now on start a new run instead of joining this one in-process,
+        // and no copy of the flight taken before now is handed out here.
+        runtime.forgetHere(id);
         logger.info({ ...ref, epoch: meta.epoch }, "run forgotten cluster-wide; finishing it for this node's callers only");
         runtime.limitRun(run, ref, policy, policy.maxRunMs - (clock.now() - startedAt));
         return;
@@ -269,8 +270,7 @@ async function completeRun(
   }
   // A forgotten run's value goes to the callers it already has, never to later ones.
   if (!forgotten) {
-    runtime.remember(call, { value, epoch: fence.epoch }, bytes, resultTtlMs);
-    runtime.keepStaleHere(call, value, resultTtlMs, stale);
+    runtime.remember(call, { value, epoch: fence.epoch }, bytes, resultTtlMs, { freshMs: resultTtlMs, windows: stale });
   }
   return { kind: 'value', value };
 }

@@ -22,9 +22,10 @@ import { errorTypeOf, FlightTelemetry, type TraceNote } from '../telemetry/fligh
 import { runDistributed } from './distributed-run.js';
 import { assertExecuteOptions } from './execute-options.js';
 import { FlightCall, type Outcome } from './flight-call.js';
-import { FlightRuntime } from './flight-runtime.js';
-import { runLocal } from './local-run.js';
-import { staleWhileRefreshingHere } from './stale-values.js';
+import { FlightRuntime, freshRunId } from './flight-runtime.js';
+import { runLocal } from './node-stale.js';
+import { joinOrStale, staleWhileRefreshingHere } from './stale-values.js';
+import type { LocalDoOptions } from '../local/local-single-flight.js';
 import type { FlightRef } from '../state/types.js';
 import type { ExecuteOptions, FlightResult, StreamExecuteOptions, Supplier } from './types.js';
 import { resolveOptions, type FlightMode, type ResolvedOptions, type SingleFlightOptions } from './options.js';
@@ -174,7 +175,7 @@ export class SingleFlight {
         });
       const id = flightId({ stage, key });
       if (policy.l1.enabled) {
-        const hit = this.options.replayCache.get(id);
+        const hit = this.runtime.copies.replay(id);
         if (hit) {
           role = 'l1';
           shared = true;
@@ -182,7 +183,7 @@ export class SingleFlight {
           return { value: hit.value as T, role, shared, stage, key, epoch: hit.epoch };
         }
       }
-      const call = new FlightCall(stage, key, supplier, policy, options, note, this.runtime.forgets.now());
+      const call = new FlightCall(stage, key, supplier, policy, options, note, this.runtime.copies.since());
       const stale = call.acceptsStale ? staleWhileRefreshingHere(this.runtime, call, id) : undefined;
       if (stale) {
         role = 'stale';
@@ -191,13 +192,18 @@ export class SingleFlight {
       }
       const run = this.mode === 'local' ? () => runLocal(this.runtime, call) : () => this.runFlight(call);
       // A caller that wants a fresh value never joins one here that may take a stale one.
-      const localId = options.fresh === true && call.keepsStale ? `${id}\u0000fresh` : id;
-      const result = await this.runtime.local.do(localId, span ? () => span.activate(run) : run, {
+      const localId = options.fresh === true && call.keepsStale ? freshRunId(id) : id;
+      const doOptions: LocalDoOptions = {
         signal,
         abandoned: options.cancelWhenAbandoned && this.mode !== 'local' ? (still) => void this.abandoned({ stage, key }, still) : undefined,
         // A streamed call joined here waits as long as the call it joined (which is bounded by progress).
         waitTimeoutMs: (options as StreamExecuteOptions).progressedAt ? undefined : policy.waitTimeoutMs,
-      });
+      };
+      const fn = span ? () => span.activate(run) : run;
+      const result =
+        call.acceptsStale && this.runtime.local.has(localId)
+          ? await joinOrStale(this.runtime, call, localId, fn, doOptions)
+          : await this.runtime.local.do(localId, fn, doOptions);
       joined = !result.leader;
       if (joined) runNote = result.value.trace;
       // Callers that joined another caller's run on this node followed it; they did not run the supplier.
@@ -351,7 +357,7 @@ export class SingleFlight {
   /** Stops heartbeats, waits for results still being stored (`storeInBackground`) and closes the coordinator if this instance created it. */
   async close(): Promise<void> {
     for (const run of this.runtime.owners.values()) run.abort(new FlightLeaseLostError('single-flight closed'));
-    this.runtime.watches?.close();
+    this.runtime.copies.close();
     // Values already answered are still stored for later callers.
     await Promise.allSettled(this.runtime.background);
     if (this.options.ownsCoordinator) await this.options.coordinator.close();

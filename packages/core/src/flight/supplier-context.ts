@@ -1,7 +1,17 @@
 import type { RunScope } from '../run/run-scope.js';
 import type { Fence } from '../state/types.js';
-import type { AttemptContext } from './flight-runtime.js';
 import type { FlightContext } from './types.js';
+
+/** The supplier context fields of one attempt. */
+export interface AttemptContext {
+  role: 'owner' | 'local';
+  epoch: number | undefined;
+  attempt: number;
+  /** The run takes over a run whose owner died, stalled or failed retryably. */
+  takeover: boolean;
+  progress: () => void;
+  fence?: Fence;
+}
 
 /** The context a supplier receives; its `signal` is created only if the supplier reads it. */
 export class SupplierContext implements FlightContext {

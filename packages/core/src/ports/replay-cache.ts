@@ -1,7 +1,9 @@
 /**
  * The node-local L1 replay cache: results of recently completed
  * flights, so repeated calls skip Redis. Keys are full flight ids. Values are deep-frozen by the caller
- * (`SingleFlight`): the cache hands the same value to every hit and never copies it.
+ * (`SingleFlight`): the cache hands the same value to every hit and never copies it. It also holds the node's
+ * stale copies (local mode, hybrid) under keys of their own, so one bound holds every copy the node keeps:
+ * `get` must hand back the very entry object `set` was given.
  */
 /** A cached result: its value, and the epoch of the run that produced it (a hit reports it, as a replay does). */
 export interface ReplayEntry {
