@@ -12,7 +12,7 @@ import { callerError, FlightOpenAINoResponseError, streamBroken, streamCut, upst
 import { infoOf, perCaller, positions, tag } from './flight-info.js';
 import { reportCall, reportUnshared, type CallReport } from './genai-telemetry.js';
 import type { ResolvedOpenAIFlightOptions } from './options.js';
-import { canonicalBody, requestKey } from './request-key.js';
+import { callTarget, canonicalBody, requestKey } from './request-key.js';
 import { samplesFreely } from './sampling.js';
 import { StreamEnd } from './stream-end.js';
 import { usageOf, usageOfEvent, type TokenUsage } from './usage.js';
@@ -32,12 +32,17 @@ export interface CreateContext {
   original: Create;
 }
 
-/** The flight key of a call, or undefined when the call must not share (it samples freely, or is not plain JSON). */
-function keyOf(context: CreateContext, body: Body): string | undefined {
+/**
+ * The flight key of a call, or undefined when the call must not share (it samples freely, or its body or
+ * per-call target is not plain JSON).
+ */
+function keyOf(context: CreateContext, body: Body, request: RequestOptions | undefined): string | undefined {
   const { spec, options, client } = context;
   if (spec.samples && options.share === 'deterministic-only' && samplesFreely(body)) return undefined;
   const canonical = canonicalBody(body);
-  return canonical === undefined ? undefined : requestKey(options.stage, spec.api, client, options.scope, canonical);
+  const target = callTarget(request);
+  if (canonical === undefined || target === undefined) return undefined;
+  return requestKey(options.stage, spec.api, client, options.scope, canonical, target);
 }
 
 /** The call's promise, with the `APIPromise` methods a coalesced call cannot honour: they reject with a typed error. */
@@ -97,7 +102,7 @@ async function answer(context: CreateContext, key: string, body: Body, request: 
     throw failWith(report, error);
   }
   report.answered({ role: result.role, spent }, result.value as Body, usageOf(result.value));
-  return perCaller(result.value as object, infoOf(result));
+  return perCaller(result.value as object, infoOf(result, spent));
 }
 
 /** What a stream's events say about its answer: the model and id (a chat chunk's, a response's), and the usage. */
@@ -179,7 +184,7 @@ async function streamed(context: CreateContext, key: string, body: Body, request
       }
       ended = true;
       const result = await flight.result();
-      tag(stream, infoOf(result));
+      tag(stream, infoOf(result, spent));
       report.answered({ role: result.role, spent }, description.answer, description.usage);
     } catch (error) {
       throw failWith(report, error);
@@ -204,13 +209,14 @@ export function registerResource(proxy: object, context: CreateContext): void {
 
 /**
  * The flight a call with `body` makes through a wrapped resource (`client.chat.completions`,
- * `client.responses`, `client.embeddings` of a client `withFlights` returned): its stage and key — to
+ * `client.responses`, `client.embeddings` of a client `withFlights` returned) with `body` and the call's
+ * request options (`request`: the account headers, `query`, `path` and `defaultBaseURL` split keys): its stage and key — to
  * `forget` a kept answer, or to follow it in your own logs. Undefined when the call is not coalesced (the
  * sampling policy, a body that is not plain JSON) or `resource` is not a wrapped one.
  */
-export function flightKeyOf(resource: object, body: object): { stage: string; key: string } | undefined {
+export function flightKeyOf(resource: object, body: object, request?: object): { stage: string; key: string } | undefined {
   const context = contexts.get(resource);
-  const key = context && keyOf(context, body as Body);
+  const key = context && keyOf(context, body as Body, request as RequestOptions | undefined);
   return key === undefined ? undefined : { stage: context!.options.stage, key };
 }
 
@@ -226,7 +232,7 @@ export function coalescedCreate(context: CreateContext): Create {
     } catch (error) {
       return coalesced(Promise.reject(error));
     }
-    const key = keyOf(context, body as Body);
+    const key = keyOf(context, body as Body, request);
     if (key === undefined) {
       if (call.after) return coalesced(Promise.reject(notResumable()));
       reportUnshared(context.spec, stage, body as Body);

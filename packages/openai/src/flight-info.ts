@@ -4,7 +4,7 @@ import type { FlightResult, FlightRole, StreamPosition } from '@flight/core';
 export interface FlightCallInfo {
   /** `owner`: this call ran the model; `follower`: it got a run's answer as it happened; `replay`/`l1`: a stored one. */
   role: FlightRole;
-  /** Another caller's run answered this call (its usage was not spent for it). */
+  /** Another caller's run answered this call (its usage was not spent for it); false for the owner, whoever joined its run. */
   shared: boolean;
   /** The run that answered (its fencing epoch; undefined without a coordinator). */
   epoch: number | undefined;
@@ -23,8 +23,9 @@ export function flightOf(result: object): FlightCallInfo | undefined {
   return infos.get(result);
 }
 
-export function infoOf(result: Pick<FlightResult<unknown>, 'role' | 'shared' | 'epoch' | 'stage' | 'key'>): FlightCallInfo {
-  return { role: result.role, shared: result.shared, epoch: result.epoch, stage: result.stage, key: result.key };
+/** The info of a caller's result; `ranHere`: this caller's own supplier made the model call. */
+export function infoOf(result: Pick<FlightResult<unknown>, 'role' | 'epoch' | 'stage' | 'key'>, ranHere: boolean): FlightCallInfo {
+  return { role: result.role, shared: !ranHere, epoch: result.epoch, stage: result.stage, key: result.key };
 }
 
 /** This caller's own copy of a shared answer (its top level; the rest is shared and frozen), with its info. */

@@ -7,8 +7,10 @@
  * - The API called (chat completions, responses, embeddings).
  * - Who is asking whom: the client's base URL, organization, project and a digest of its API key (two
  *   accounts or two providers never share), and the wrapper's `scope` (a tenant, a user).
- * - Not the request options (timeout, retries, headers, idempotency key, signal): they change how the call
- *   is made, not its answer.
+ * - Of the per-call request options, those that say where a call goes and on whose account: the account
+ *   headers (`Authorization`, `api-key`, `x-api-key`, `OpenAI-Organization`, `OpenAI-Project`), `query`,
+ *   `path` and `defaultBaseURL`. Not the others (timeout, retries, other headers, idempotency key,
+ *   signal): they change how the call is made, not its answer.
  */
 import { buildFlightKey, hashPart } from '@flight/core';
 import { configure } from 'safe-stable-stringify';
@@ -42,7 +44,7 @@ export interface ClientIdentity {
 /** Default headers that say on whose account a call is made (a proxy's key, an organization, a project). */
 const ACCOUNT_HEADERS = new Set(['authorization', 'api-key', 'x-api-key', 'openai-organization', 'openai-project']);
 
-/** The account headers among a client's default headers, canonically (names lower-cased, sorted). */
+/** The account headers among a client's default headers or a call's headers, canonically (names lower-cased, sorted). */
 function accountHeaders(headers: unknown): string {
   if (typeof headers !== 'object' || headers === null) return '';
   // `Headers` and arrays of [name, value] are iterables of pairs; a plain object maps names to values.
@@ -91,7 +93,24 @@ export function canonicalBody(body: unknown): string | undefined {
   }
 }
 
-/** The flight key of a call of `api` with `body` (canonical JSON), by `client` within `scope`. */
-export function requestKey(stage: string, api: CoalescedApi, client: string, scope: string, body: string): string {
-  return buildFlightKey(stage, [api, client, scope, hashPart(body)]);
+/**
+ * A digest of the per-call request options that say where the call goes and on whose account (see above):
+ * '' when the call sets none, undefined when they are not plain JSON (the call is then not shared).
+ */
+export function callTarget(request: Record<string, unknown> | undefined): string | undefined {
+  if (!request) return '';
+  const headers = accountHeaders(request.headers);
+  const { query, path, defaultBaseURL } = request;
+  if (headers === '' && query === undefined && path === undefined && defaultBaseURL === undefined) return '';
+  const target = canonicalBody({ query, path, defaultBaseURL });
+  return target === undefined ? undefined : hashPart(`${headers}\n${target}`);
+}
+
+/**
+ * The flight key of a call of `api` with `body` (canonical JSON), by `client` within `scope`, with the
+ * digest of its per-call target (`callTarget`; '' for none).
+ */
+export function requestKey(stage: string, api: CoalescedApi, client: string, scope: string, body: string, target = ''): string {
+  const parts = [api, client, scope, hashPart(body)];
+  return buildFlightKey(stage, target === '' ? parts : [...parts, target]);
 }

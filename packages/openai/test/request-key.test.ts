@@ -124,6 +124,24 @@ describe('the account a call is made on', () => {
     expect(keyThrough(fetched)).toBe(keyThrough(proxied('p-1')));
   });
 
+  it('per-call account headers, query, path and defaultBaseURL split keys; other request options do not', () => {
+    const resource = withFlights(new OpenAI({ baseURL, apiKey: 'sk-a' }), { flights }).chat.completions;
+    const keyWith = (request?: object) => flightKeyOf(resource, body, request)!.key;
+    const plain = keyWith();
+    expect(keyWith({ timeout: 5, maxRetries: 1, headers: { 'X-Trace': 'a' }, idempotencyKey: 'i' })).toBe(plain);
+    const alice = keyWith({ headers: { Authorization: 'Bearer sk-alice' } });
+    expect(alice).not.toBe(plain);
+    expect(keyWith({ headers: { authorization: 'Bearer sk-alice', 'X-Trace': 'b' } })).toBe(alice);
+    expect(keyWith({ headers: { Authorization: 'Bearer sk-bob' } })).not.toBe(alice);
+    expect(keyWith({ headers: new Headers({ 'OpenAI-Project': 'p1' }) })).not.toBe(keyWith({ headers: [['openai-project', 'p2']] }));
+    expect(keyWith({ headers: { 'OpenAI-Organization': 'o1' } })).not.toBe(keyWith({ headers: { 'OpenAI-Organization': 'o2' } }));
+    expect(keyWith({ query: { 'api-version': '1' } })).not.toBe(keyWith({ query: { 'api-version': '2' } }));
+    expect(keyWith({ path: '/a' })).not.toBe(keyWith({ path: '/b' }));
+    expect(keyWith({ defaultBaseURL: 'https://a.example/v1' })).not.toBe(plain);
+    // A target that is not plain JSON is not shared at all.
+    expect(flightKeyOf(resource, body, { query: new URLSearchParams('a=1') })).toBeUndefined();
+  });
+
   it('a client whose credentials come at call time needs scope to name its account', () => {
     const rotating = (token: string) => new OpenAI({ baseURL, apiKey: async () => token });
     expect(() => keyThrough(rotating('t-1'))).toThrow(FlightConfigurationError);

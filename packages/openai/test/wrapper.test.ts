@@ -83,6 +83,9 @@ describe('withFlights: one model call for identical requests', () => {
     const roles = results.map((r) => flightOf(r)!.role);
     expect(roles.filter((r) => r === 'owner')).toHaveLength(1);
     expect(roles.filter((r) => r === 'follower')).toHaveLength(99);
+    // `shared`: another caller's run answered this call — never the owner's, whoever joined it.
+    expect(results.map((r) => flightOf(r)!.shared).filter((shared) => !shared)).toHaveLength(1);
+    expect(results.find((r) => flightOf(r)!.role === 'owner')!).toSatisfy((r: object) => flightOf(r)!.shared === false);
     expect(new Set(results).size).toBe(100); // each caller its own object
     // A later identical call replays the stored answer.
     const later = await a.chat.completions.create(body);
@@ -171,6 +174,27 @@ describe('withFlights: one model call for identical requests', () => {
     const t2 = withFlights(sdk(), { flights: flights[1]!, scope: 'tenant-2' });
     await Promise.all([t1, t2, t1, t2].map((client) => client.chat.completions.create(body)));
     expect(model.stats().calls).toBe(2);
+  });
+});
+
+describe('withFlights: per-call accounts', () => {
+  it('calls made with different per-call keys (a bring-your-own-key gateway) never share; the same key does', async () => {
+    const body = ask('byok');
+    const as = (key: string) => ({ headers: { Authorization: `Bearer ${key}` } });
+    const results = await Promise.all([
+      a.chat.completions.create(body, as('sk-alice')),
+      b.chat.completions.create(body, as('sk-bob')),
+      a.chat.completions.create(body, as('sk-alice')),
+      b.chat.completions.create(body, as('sk-bob')),
+    ]);
+    expect(model.stats().calls).toBe(2);
+    expect(results.map((r) => flightOf(r)!.key)).toEqual([
+      flightOf(results[0]!)!.key,
+      flightOf(results[1]!)!.key,
+      flightOf(results[0]!)!.key,
+      flightOf(results[1]!)!.key,
+    ]);
+    expect(flightOf(results[0]!)!.key).not.toBe(flightOf(results[1]!)!.key);
   });
 });
 
