@@ -121,6 +121,11 @@ export async function checkCli(
     const refused = await runCli(cli, ['list', '--stage', 'report', '--redis', 'redis://127.0.0.1:1']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^flight: /);
+    // Credentials in the URL are never printed.
+    const secret = await runCli(cli, ['list', '--stage', 'report', '--redis', 'redis://user:s3cret-pw@127.0.0.1:1']);
+    expect(secret.code).toBe(1);
+    expect(secret.stderr).toContain('redis://user:***@127.0.0.1:1');
+    expect(secret.stderr).not.toContain('s3cret-pw');
   } finally {
     await c.close();
   }

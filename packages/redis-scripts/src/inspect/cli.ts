@@ -224,7 +224,7 @@ export async function runFlightCli(argv: string[], env: CliEnv): Promise<number>
     for (const url of urls) new URL(url);
     connection = env.connect({ urls, cluster: parsed.values.cluster, prefix: parsed.values.prefix });
   } catch (error) {
-    env.err(`flight: ${(error as Error).message}`);
+    env.err(`flight: ${(error as Error).message.split(urls.join(',')).join('<redis url>')}`);
     return EXIT.usage;
   }
   const { coordinator, close } = connection;
@@ -235,9 +235,23 @@ export async function runFlightCli(argv: string[], env: CliEnv): Promise<number>
       env.err(`flight: ${error.message}`);
       return EXIT.usage;
     }
-    env.err(`flight: ${(error as Error).message} (redis: ${urls.join(', ')})`);
+    const shown = urls.map(withoutPassword);
+    const message = urls.reduce((text, url, i) => text.split(url).join(shown[i]!), (error as Error).message);
+    env.err(`flight: ${message} (redis: ${shown.join(', ')})`);
     return EXIT.redis;
   } finally {
     await close();
+  }
+}
+
+/** A Redis URL fit to print: its password (if any) replaced by `***`. */
+function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password === '') return url;
+    parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '<redis url>';
   }
 }
