@@ -5,10 +5,11 @@
  *   GET  /state             the whole state as JSON (`?scope=node`: this node's summary, what peers fetch)
  *   GET  /events            the state as server-sent events, once per refresh
  *   POST /forget            {"stage","key"} → forgets the flight cluster-wide; 403 when read-only (the default)
+ *                           or sent from another site
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FlightError, FlightValidationError, type SingleFlight } from '@flight/core';
-import { DashboardReadOnlyError } from './errors.js';
+import { DashboardCrossSiteError, DashboardReadOnlyError } from './errors.js';
 import { renderPage } from './page.js';
 
 export type DashboardRoute = 'page' | 'state' | 'node' | 'events' | 'forget';
@@ -51,13 +52,38 @@ function problem(res: ServerResponse, status: number, error: FlightError): void 
   send(res, status, 'application/problem+json', body);
 }
 
+/**
+ * Why a write must be refused as cross-site, or undefined: a browser says where a request comes from
+ * (`Sec-Fetch-Site`, else `Origin`); only this very site may write. A request without either (curl, a
+ * script) is not a browser's, so no other site can have sent it.
+ */
+function crossSite(req: IncomingMessage): DashboardCrossSiteError | undefined {
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined) {
+    return site === 'same-origin' || site === 'none' ? undefined : new DashboardCrossSiteError(`a write from ${site} is refused`);
+  }
+  const origin = req.headers.origin;
+  if (origin === undefined) return undefined;
+  const host = req.headers['x-forwarded-host'] ?? req.headers.host;
+  let from: string;
+  try {
+    from = new URL(origin).host;
+  } catch {
+    from = origin;
+  }
+  return from === host ? undefined : new DashboardCrossSiteError('a write from another origin is refused');
+}
+
+/** JSON only, checked whether or not a body parser read the body: a cross-site form cannot send it without a preflight. */
+function assertJson(req: IncomingMessage): void {
+  const type = String(req.headers['content-type'] ?? '');
+  if (!/^application\/json\b/i.test(type))
+    throw new FlightValidationError('POST /forget takes a JSON body (content-type: application/json)');
+}
+
 async function readJson(req: IncomingMessage & { body?: unknown }): Promise<unknown> {
   // A body parser in front of the dashboard (express.json(), Fastify) has read it already.
   if (req.body !== undefined) return req.body;
-  const type = String(req.headers['content-type'] ?? '');
-  // JSON only: a cross-site form cannot send it without a preflight.
-  if (!/^application\/json\b/i.test(type))
-    throw new FlightValidationError('POST /forget takes a JSON body (content-type: application/json)');
   let size = 0;
   const parts: Buffer[] = [];
   for await (const part of req as AsyncIterable<Buffer>) {
@@ -75,7 +101,10 @@ async function readJson(req: IncomingMessage & { body?: unknown }): Promise<unkn
 async function forget(endpoints: DashboardEndpoints, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> {
   if (endpoints.readOnly)
     return problem(res, 403, new DashboardReadOnlyError('the dashboard is read-only (readOnly: false allows forget)'));
+  const refused = crossSite(req);
+  if (refused) return problem(res, 403, refused);
   try {
+    assertJson(req);
     const input = (body === undefined ? await readJson(req) : body) as { stage?: unknown; key?: unknown } | null;
     if (typeof input?.stage !== 'string' || typeof input.key !== 'string')
       throw new FlightValidationError('the body must be {"stage": string, "key": string}');

@@ -9,4 +9,4 @@ export type { DashboardState, NodeStatus, NodeSummary } from './state.js';
 export type { CallerRole, LocalFlight, NotableEvent, StageView, TimelineBucket } from './collector.js';
 export type { DurationSummary } from './histogram.js';
 export type { DashboardRoute } from './handler.js';
-export { DashboardReadOnlyError } from './errors.js';
+export { DashboardCrossSiteError, DashboardReadOnlyError } from './errors.js';

@@ -4,10 +4,20 @@
  * unreachable nodes, read-only by default, and options checked where the dashboard is created.
  */
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import createExpress from 'express';
 import { FlightConfigurationError, createSingleFlight } from '@flight/core';
 import { freePort, startRedisServer, type RedisServer } from '@flight/test-servers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFlightDashboard, DashboardReadOnlyError, type DashboardState, type NodeSummary } from '../src/index.js';
+import {
+  createFlightDashboard,
+  DashboardCrossSiteError,
+  DashboardReadOnlyError,
+  type DashboardState,
+  type NodeSummary,
+} from '../src/index.js';
 import { gate, startNode, until, type TestNode } from './nodes.js';
 
 const redisUrl = process.env.REDIS_URL!;
@@ -177,6 +187,59 @@ describe('routes', () => {
     const bad = await post(fastify.dashboardUrl, { stage: 'answers' });
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('E_FLIGHT_VALIDATION');
+  });
+});
+
+describe('forget × body parsers in front of the dashboard', () => {
+  /** A POST over node:http, so browser headers (`Sec-Fetch-Site`, `Origin`) are sent as given. */
+  const post = (url: string, headers: Record<string, string>, body: string) =>
+    new Promise<{ status: number; body: { code?: string; forgotten?: boolean } }>((resolve, reject) => {
+      const request = httpRequest(url, { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+      });
+      request.on('error', reject);
+      request.end(body);
+    });
+
+  it('refuses a cross-site form or JSON whatever parsed the body, and forgets for the same site', async () => {
+    const flight = createSingleFlight({ mode: 'local' });
+    const dashboard = createFlightDashboard({ singleFlight: flight, readOnly: false });
+    const app = createExpress();
+    app.use(createExpress.urlencoded({ extended: false }), createExpress.json({ type: '*/*' }));
+    app.use('/flight', dashboard.handler);
+    const server = createServer(app).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const url = `http://${host}/flight/forget`;
+    const json = JSON.stringify({ stage: 'answers', key: 'k' });
+    try {
+      const form = await post(
+        url,
+        { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'cross-site' },
+        'stage=answers&key=k',
+      );
+      expect(form).toMatchObject({ status: 403, body: { code: DashboardCrossSiteError.code } });
+      // Parsed as JSON by `express.json({ type: '*/*' })`, but not sent as JSON: refused all the same.
+      expect((await post(url, { 'content-type': 'text/plain' }, json)).status).toBe(400);
+      const fromElsewhere = await post(url, { 'content-type': 'application/json', origin: 'https://evil.example' }, json);
+      expect(fromElsewhere).toMatchObject({ status: 403, body: { code: DashboardCrossSiteError.code } });
+      expect((await post(url, { 'content-type': 'application/json', 'sec-fetch-site': 'same-site' }, json)).status).toBe(403);
+      const sameSite = await post(
+        url,
+        { 'content-type': 'application/json', 'sec-fetch-site': 'same-origin', origin: `http://${host}` },
+        json,
+      );
+      expect(sameSite).toMatchObject({ status: 200, body: { forgotten: false } });
+      expect((await post(url, { 'content-type': 'application/json' }, json)).status).toBe(200);
+    } finally {
+      dashboard.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await flight.close();
+    }
   });
 });
 
