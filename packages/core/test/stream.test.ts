@@ -510,3 +510,46 @@ describe('executeStream', () => {
     });
   });
 });
+
+describe('resume × runs without a lease (local mode)', () => {
+  /** A run that yields `<name>-part1`, `-part2`, waits for `release`, then yields parts 3 and 4. */
+  function heldRun(name: string) {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const supplier = async function* () {
+      yield `${name}-part1`;
+      yield `${name}-part2`;
+      await gate;
+      yield `${name}-part3`;
+      yield `${name}-part4`;
+    };
+    return { supplier, release };
+  }
+
+  it('a caller resuming a run that was replaced gets the restart marker and the new run from its start, never two runs spliced', async () => {
+    const flight = node(undefined, 'local');
+    const key = randomUUID();
+    const run1 = heldRun('run1');
+    const first = flight.executeStream('s', key, run1.supplier);
+    const read: unknown[] = [];
+    for await (const chunk of first) {
+      read.push(chunk);
+      if (read.length === 2) break;
+    }
+    const position = { epoch: first.epoch, index: 2 };
+    expect(position.epoch).toEqual(expect.any(Number));
+    await flight.forget('s', key);
+    run1.release();
+    const run2 = heldRun('run2');
+    const second = flight.executeStream('s', key, run2.supplier);
+    const secondDone = collect(second);
+    const resumed = flight.executeStream('s', key, run2.supplier, { after: position, onRestart: 'restart' });
+    const resumedDone = collect(resumed);
+    run2.release();
+    expect(await secondDone).toEqual(['run2-part1', 'run2-part2', 'run2-part3', 'run2-part4']);
+    const got = await resumedDone;
+    expect(got[0]).toBeInstanceOf(FlightStreamRestart);
+    expect(got.slice(1)).toEqual(['run2-part1', 'run2-part2', 'run2-part3', 'run2-part4']);
+    expect(second.epoch).not.toBe(position.epoch);
+  });
+});

@@ -58,7 +58,7 @@ async function* ownerChunks<Req>(
   call.claim(context);
   const { exchange } = call;
   const run = exchange.recordStream!(
-    resume && { tag: resume.tag, epoch: context.epoch ?? 0, restart: resuming && (context.takeover ? 'takeover' : 'expired') },
+    resume && { tag: resume.tag, epoch: context.run, restart: resuming && (context.takeover ? 'takeover' : 'expired') },
   );
   call.run = run;
   // The run was given up (lease lost, timeout): the owner's client gets the rest of the response directly.

@@ -3,6 +3,7 @@
  * timeout) through its own deadline. The value never leaves the process: it is deep-frozen, not encoded,
  * unless `encodeLocalResults` asks for the round trip.
  */
+import { randomInt } from 'node:crypto';
 import { toExecutionError } from '../failure/classify.js';
 import { deepFreeze } from '../results/deep-freeze.js';
 import { RunScope } from '../run/run-scope.js';
@@ -10,8 +11,12 @@ import { noteWork, type FlightCall, type Outcome } from './flight-call.js';
 import { failureRecord, type FlightRuntime } from './flight-runtime.js';
 
 const noProgress = () => {};
-/** The supplier context fields of every local run. */
-const LOCAL_CONTEXT = { role: 'local', epoch: undefined, attempt: 1, takeover: false, progress: noProgress } as const;
+
+/**
+ * A node-local run id (`FlightContext.run`) for a run without a lease: drawn at random above any epoch a
+ * coordinator counts to, so runs of different nodes, and a local run and a leased one, never share one.
+ */
+const localRunId = (): number => randomInt(2 ** 40, 2 ** 47);
 
 /** One run of the supplier on this node. */
 export async function runLocalOnce(runtime: FlightRuntime, call: FlightCall): Promise<Outcome> {
@@ -22,7 +27,14 @@ export async function runLocalOnce(runtime: FlightRuntime, call: FlightCall): Pr
   let value: unknown;
   let size: number;
   try {
-    value = await runtime.execRun(call, run, LOCAL_CONTEXT);
+    value = await runtime.execRun(call, run, {
+      role: 'local',
+      epoch: undefined,
+      run: localRunId(),
+      attempt: 1,
+      takeover: false,
+      progress: noProgress,
+    });
     if (runtime.options.encodeLocalResults) {
       const trip = runtime.roundTrip(value, call.maxResultBytes);
       value = trip.value;

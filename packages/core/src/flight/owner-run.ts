@@ -161,6 +161,7 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
       const raw = await runtime.execRun(call, run, {
         role: 'owner',
         epoch: meta.epoch,
+        run: meta.epoch,
         attempt: call.ownerAttempts,
         takeover,
         progress() {

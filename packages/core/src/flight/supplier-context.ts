@@ -6,6 +6,8 @@ import type { FlightContext } from './types.js';
 export interface AttemptContext {
   role: 'owner' | 'local';
   epoch: number | undefined;
+  /** The run's identity (`FlightContext.run`). */
+  run: number;
   attempt: number;
   /** The run takes over a run whose owner died, stalled or failed retryably. */
   takeover: boolean;
@@ -19,6 +21,7 @@ export class SupplierContext implements FlightContext {
   readonly key: string;
   readonly role: 'owner' | 'local';
   readonly epoch: number | undefined;
+  readonly run: number;
   readonly attempt: number;
   readonly takeover: boolean;
   readonly progress: () => void;
@@ -35,6 +38,7 @@ export class SupplierContext implements FlightContext {
     this.key = ref.key;
     this.role = attempt.role;
     this.epoch = attempt.epoch;
+    this.run = attempt.run;
     this.attempt = attempt.attempt;
     this.takeover = attempt.takeover;
     this.progress = attempt.progress;

@@ -14,6 +14,11 @@ export interface FlightContext {
   readonly role: 'owner' | 'local';
   /** The fencing epoch of this run (distributed runs only). */
   readonly epoch: number | undefined;
+  /**
+   * The identity of this run: its epoch when it holds a lease, else a node-local id drawn for the run
+   * (local mode, hybrid fallback; never an epoch's range), so two runs are never taken for one.
+   */
+  readonly run: number;
   /** 1 for the first run of this call, more after a takeover or a fenced write. */
   readonly attempt: number;
   /**

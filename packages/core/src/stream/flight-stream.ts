@@ -94,7 +94,8 @@ export class FlightStreamCall<C extends StreamChunk, Y = C> implements FlightStr
         if (!settled.ok) throw settled.error;
         const { value, epoch: final } = settled.result;
         if (index > 0 && final !== undefined && epoch !== final) yield restart(final);
-        this.readEpoch = final;
+        // A run without a lease has no epoch in its result: the caller keeps the run id it read.
+        if (final !== undefined) this.readEpoch = final;
         while (index < value.length) yield value[index++]!;
         return;
       }

@@ -46,10 +46,10 @@ export function streamedSupplier<C extends StreamChunk>(supplier: ChunkSupplier<
    * An attempt that failed after streaming chunks is not attempted again in the same run (a guard retry):
    * callers already hold its chunks. Its error ends the run instead.
    */
-  let failedAfterChunks: { epoch: number | undefined; error: unknown } | undefined;
+  let failedAfterChunks: { run: number; error: unknown } | undefined;
   return async (context) => {
-    if (failedAfterChunks && failedAfterChunks.epoch === context.epoch) throw failedAfterChunks.error;
-    const run = log.begin(context.epoch, true);
+    if (failedAfterChunks && failedAfterChunks.run === context.run) throw failedAfterChunks.error;
+    const run = log.begin(context.run, true);
     const fence = SupplierContext.fenceOf(context);
     const appender =
       fence && coordinator
@@ -77,7 +77,7 @@ export function streamedSupplier<C extends StreamChunk>(supplier: ChunkSupplier<
       return stored;
     } catch (error) {
       appender?.stop();
-      if (stored.length > 0) failedAfterChunks = { epoch: context.epoch, error };
+      if (stored.length > 0) failedAfterChunks = { run: context.run, error };
       throw error;
     } finally {
       log.end(run);

@@ -10,9 +10,9 @@ export type StreamChunk = string | Uint8Array | StreamJson;
 /** What a caller does when the run it already received chunks of is replaced by a new run (a takeover). */
 export type StreamRestartMode = 'error' | 'restart';
 
-/** Where a caller stopped reading a streamed flight: the run (its epoch) and how many chunks it received. */
+/** Where a caller stopped reading a streamed flight: the run (its epoch, or its node-local run id) and how many chunks it received. */
 export interface StreamPosition {
-  /** The epoch of the run it read (`FlightStream.epoch`; undefined for runs without a coordinator). */
+  /** The run it read (`FlightStream.epoch`: the run's epoch, or the node-local id of a run without a lease). */
   epoch: number | undefined;
   /** How many chunks of that run it received: it continues with chunk `index`. */
   index: number;
@@ -60,8 +60,9 @@ export interface ExecuteStreamOptions extends Pick<ExecuteOptions, 'signal' | 's
 /** The chunks a streamed flight produced, live, and its outcome. */
 export interface FlightStream<C> extends AsyncIterable<C> {
   /**
-   * The fencing epoch of the run whose chunks this caller's iteration is giving, once it gave one (it
-   * changes at a `FlightStreamRestart`); undefined before, and for runs without a coordinator.
+   * The run whose chunks this caller's iteration is giving, once it gave one (it changes at a
+   * `FlightStreamRestart`): its fencing epoch, or for a run without a lease (local mode, hybrid fallback)
+   * the node-local run id (`FlightContext.run`); undefined before.
    */
   readonly epoch: number | undefined;
   /**

@@ -1,5 +1,5 @@
 /**
- * The ids of a resumable stream's events: `<flight tag>.<epoch>.<position>`, the same on every node. The
+ * The ids of a resumable stream's events: `<flight tag>.<run>.<position>`, the same on every node. The
  * tag is a digest of the flight's stage and key, and the key is computed from the resuming request (its
  * identity, host, URL), so an id taken from another user's stream names another flight and is refused.
  */
@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 export interface EventPosition {
   /** Digest of the flight's stage and key. */
   tag: string;
-  /** The fencing epoch of the run that produced the event (0 without a coordinator). */
+  /** The run that produced the event: its fencing epoch, or the node-local id of a run without a lease (`FlightContext.run`). */
   epoch: number;
   /** The event's chunk position in that run (the head is 0, the first event 1). */
   index: number;
