@@ -2,13 +2,8 @@
  * The one place that decides where flights are coordinated: Redis through `@flight/redis-ioredis`
  * when a REDIS_URL is configured, else the embedded in-memory coordinator (one process only).
  */
-import {
-  createMemoryCoordinator,
-  createMemorySessionLock,
-  type FlightCoordinator,
-  type FlightLogger,
-  type SessionLock,
-} from '@flight/core';
+import { createMemoryCoordinator, createMemorySessionLock } from '@flight/core';
+import { type FlightCoordinator, type FlightLogger, type SessionLock } from '@flight/core/adapter';
 import type { FlightLister } from '@flight/dashboard';
 import { createIoredisCoordinator, createIoredisSessionLock } from '@flight/redis-ioredis';
 import { Redis } from 'ioredis';

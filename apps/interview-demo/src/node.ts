@@ -5,7 +5,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
-import { FLIGHT_MODES, createSingleFlight, type FlightLogger, type FlightMode, type SingleFlight } from '@flight/core';
+import { FLIGHT_MODES, createSingleFlight, type FlightMode, type SingleFlight } from '@flight/core';
+import { type FlightLogger } from '@flight/core/adapter';
 import pino, { type Logger } from 'pino';
 import { createFlightDashboard } from '@flight/dashboard';
 import { createApp } from './app.js';

@@ -4,7 +4,7 @@
  * moved they succeed on the new master with the right result and nothing lost or duplicated.
  */
 import { randomUUID } from 'node:crypto';
-import type { FlightCoordinator } from '@flight/core';
+import type { FlightCoordinator } from '@flight/core/adapter';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { createNodeRedisCoordinator } from '@flight/redis-node';
 import { clusterKeySlot, flightKeys } from '@flight/redis-scripts';

@@ -1,8 +1,9 @@
 /**
  * `@flight/core`: what applications call — `createSingleFlight` and its options, `execute` and
  * `executeStream` with their results, the typed errors, flight keys, and the in-process parts (memory
- * coordinator, L1 cache, codec) an application may configure. Coordinator, middleware and integration
- * authors: `@flight/core/adapter` (ports, record types, the state machine).
+ * coordinator, L1 cache, codec) an application may configure. The ports those parts implement (`Clock`,
+ * `FlightCoordinator`, `ReplayCache`, …) and what coordinator, middleware and integration authors build on
+ * (record types, the state machine) are in `@flight/core/adapter`.
  */
 export { SingleFlight, createSingleFlight } from './flight/single-flight.js';
 export { FLIGHT_MODES, type FlightMode, type SingleFlightOptions } from './flight/options.js';
@@ -18,7 +19,6 @@ export { createMemorySessionLock } from './memory/memory-session-lock.js';
 export { createLruReplayCache, type LruReplayCacheOptions } from './cache/lru-replay-cache.js';
 export { createEnvelopeCodec, type EnvelopeCodecOptions, type Serializer } from './codec/envelope-codec.js';
 export { FLIGHT_METRICS } from './telemetry/flight-metrics.js';
-export type { Clock, FlightCoordinator, FlightLogger, ReplayCache, ReplayEntry, ResultCodec, SessionLock } from './ports/index.js';
 export {
   FlightAbortedError,
   FlightCancelledError,

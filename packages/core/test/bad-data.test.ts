@@ -6,11 +6,10 @@ import {
   createSingleFlight,
   FlightCorruptResultError,
   FlightExecutionError,
-  type FlightCoordinator,
   type SingleFlight,
   type SingleFlightOptions,
 } from '@flight/core';
-import { systemClock } from '@flight/core/adapter';
+import { type FlightCoordinator, systemClock } from '@flight/core/adapter';
 
 const FAST = {
   heartbeatIntervalMs: 500,

@@ -4,13 +4,8 @@
  * misconfigured coordinator by running in-process.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  createMemoryCoordinator,
-  FlightConfigurationError,
-  FlightValidationError,
-  type FlightCoordinator,
-  type SingleFlightOptions,
-} from '@flight/core';
+import { createMemoryCoordinator, FlightConfigurationError, FlightValidationError, type SingleFlightOptions } from '@flight/core';
+import { type FlightCoordinator } from '@flight/core/adapter';
 import { singleFlights } from './helpers.js';
 
 const create = singleFlights();

@@ -5,8 +5,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { createMemoryCoordinator, type FlightCoordinator } from '@flight/core';
-import { type AcquireInput } from '@flight/core/adapter';
+import { createMemoryCoordinator } from '@flight/core';
+import type { FlightCoordinator, AcquireInput } from '@flight/core/adapter';
 import { singleFlights } from './helpers.js';
 
 const make = singleFlights();

@@ -3,6 +3,7 @@
  * modules with `@flight/core` in both formats, so an error the adapter entry makes is an instance of the
  * class users import, and the main entry holds only the user API.
  */
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 
@@ -29,5 +30,18 @@ describe('the built entries', () => {
     for (const name of ['transitions', 'toCoordinationError', 'flightId', 'DeadlineQueue', 'LocalSingleFlight', 'sleep'])
       expect(main[name]).toBeUndefined();
     expect(typeof main.createSingleFlight).toBe('function');
+  });
+
+  it('the main entry names at most 60 things (values and types): the user API, nothing an adapter author alone needs', () => {
+    const source = readFileSync(new URL('../src/index.ts', import.meta.url), 'utf8');
+    const names = [...source.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)].flatMap((m) =>
+      m[1]!
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    );
+    expect(names.length).toBeGreaterThan(40);
+    expect(names.length).toBeLessThanOrEqual(60);
+    for (const port of ['Clock', 'FlightCoordinator', 'ReplayCache', 'ResultCodec', 'SessionLock']) expect(names).not.toContain(port);
   });
 });

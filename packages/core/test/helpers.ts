@@ -1,5 +1,6 @@
 import { afterEach } from 'vitest';
-import { createSingleFlight, type FlightCoordinator, type SingleFlight, type SingleFlightOptions } from '@flight/core';
+import { createSingleFlight, type SingleFlight, type SingleFlightOptions } from '@flight/core';
+import { type FlightCoordinator } from '@flight/core/adapter';
 
 /** A coordinator whose backing store is down while `state.down`: every call fails like a dead Redis connection. */
 export function downCoordinator(healthy: FlightCoordinator, state: { down: boolean }): FlightCoordinator {

@@ -6,7 +6,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { createLruReplayCache, createMemoryCoordinator, type FlightCoordinator, type StagePolicyInput } from '@flight/core';
+import { createLruReplayCache, createMemoryCoordinator, type StagePolicyInput } from '@flight/core';
+import { type FlightCoordinator } from '@flight/core/adapter';
 import { figure, singleFlights } from './helpers.js';
 
 const create = singleFlights();

@@ -5,8 +5,8 @@
  * listening added in the test (the Redis adapters run it across processes: forget-suite.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { createMemoryCoordinator, type FlightCoordinator } from '@flight/core';
-import { type ForgetListener } from '@flight/core/adapter';
+import { createMemoryCoordinator } from '@flight/core';
+import type { FlightCoordinator, ForgetListener } from '@flight/core/adapter';
 import { singleFlights } from './helpers.js';
 
 const create = singleFlights();

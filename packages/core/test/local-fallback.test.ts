@@ -5,13 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createMemoryCoordinator,
-  createSingleFlight,
-  FlightCoordinationError,
-  type FlightCoordinator,
-  type SingleFlight,
-} from '@flight/core';
+import { createMemoryCoordinator, createSingleFlight, FlightCoordinationError, type SingleFlight } from '@flight/core';
+import { type FlightCoordinator } from '@flight/core/adapter';
 
 const instances: SingleFlight[] = [];
 afterEach(async () => {

@@ -14,13 +14,8 @@ import {
   type MetricData,
 } from '@opentelemetry/sdk-metrics';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createMemoryCoordinator,
-  createSingleFlight,
-  type FlightCoordinator,
-  type SingleFlight,
-  type SingleFlightOptions,
-} from '@flight/core';
+import { createMemoryCoordinator, createSingleFlight, type SingleFlight, type SingleFlightOptions } from '@flight/core';
+import { type FlightCoordinator } from '@flight/core/adapter';
 import { createManualClock } from '@flight/core/testing';
 import { DURATION_BUCKETS_S, FLIGHT_METRICS } from '../src/telemetry/flight-metrics.js';
 

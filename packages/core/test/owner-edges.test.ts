@@ -9,11 +9,11 @@ import {
   createSingleFlight,
   FlightAbortedError,
   FlightFencedError,
-  type FlightCoordinator,
   type FlightEventMap,
   type SingleFlight,
   type SingleFlightOptions,
 } from '@flight/core';
+import { type FlightCoordinator } from '@flight/core/adapter';
 import { createManualClock } from '@flight/core/testing';
 import { setTimeout as sleep } from 'node:timers/promises';
 

@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMemoryCoordinator, createSingleFlight, type FlightLogger, type SingleFlight } from '@flight/core';
+import { createMemoryCoordinator, createSingleFlight, type SingleFlight } from '@flight/core';
+import { type FlightLogger } from '@flight/core/adapter';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const created: SingleFlight[] = [];

@@ -13,13 +13,12 @@ import {
   FlightLeaseLostError,
   FlightValidationError,
   FlightWaitTimeoutError,
-  type FlightCoordinator,
   type FlightEventMap,
   type SingleFlight,
   type SingleFlightOptions,
   type StagePolicyInput,
 } from '@flight/core';
-import { systemClock } from '@flight/core/adapter';
+import { type FlightCoordinator, systemClock } from '@flight/core/adapter';
 
 const FAST: StagePolicyInput = {
   heartbeatIntervalMs: 500,

@@ -4,7 +4,8 @@
  * error within its error window, never to a caller that asks for a fresh value, and never after a forget.
  */
 import { describe, expect, it } from 'vitest';
-import { createMemoryCoordinator, FlightExecutionError, type FlightCoordinator, type StagePolicyInput } from '@flight/core';
+import { createMemoryCoordinator, FlightExecutionError, type StagePolicyInput } from '@flight/core';
+import { type FlightCoordinator } from '@flight/core/adapter';
 import { downCoordinator, singleFlights } from './helpers.js';
 
 const create = singleFlights();

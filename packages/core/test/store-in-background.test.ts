@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { createMemoryCoordinator, type FlightCoordinator } from '@flight/core';
+import { createMemoryCoordinator } from '@flight/core';
+import { type FlightCoordinator } from '@flight/core/adapter';
 import { singleFlights } from './helpers.js';
 
 const create = singleFlights();

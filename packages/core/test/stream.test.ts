@@ -11,12 +11,12 @@ import {
   FlightStreamUnsupportedError,
   FlightValidationError,
   FlightWaitTimeoutError,
-  type FlightCoordinator,
   type FlightMode,
   type SingleFlight,
   type StagePolicyInput,
   type StreamChunk,
 } from '@flight/core';
+import { type FlightCoordinator } from '@flight/core/adapter';
 
 const FAST: StagePolicyInput = {
   heartbeatIntervalMs: 500,

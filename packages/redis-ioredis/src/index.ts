@@ -3,7 +3,7 @@
  * (standalone `Redis` or `Cluster`). Only the driver lives here: scripts, keys, deadlines, error
  * mapping and notifications are shared with @flight/redis-node.
  */
-import type { FlightCoordinator } from '@flight/core';
+import type { FlightCoordinator } from '@flight/core/adapter';
 import {
   assertConnectionOptions,
   COORDINATOR_OPTION_NAMES,

@@ -3,7 +3,7 @@
  * (`redis` 5 or 6; a client from `createClient` or `createCluster`). Only the driver lives here:
  * scripts, keys, deadlines, error mapping and notifications are shared with @flight/redis-ioredis.
  */
-import type { FlightCoordinator } from '@flight/core';
+import type { FlightCoordinator } from '@flight/core/adapter';
 import {
   assertConnectionOptions,
   COORDINATOR_OPTION_NAMES,

@@ -1,5 +1,5 @@
-import { FlightValidationError, type Clock } from '@flight/core';
-import { systemClock } from '@flight/core/adapter';
+import { FlightValidationError } from '@flight/core';
+import { type Clock, systemClock } from '@flight/core/adapter';
 
 /** Options shared by both Redis adapters, resolved once by `resolveRedisOptions`. */
 export interface RedisCoordinatorOptions {

@@ -3,8 +3,8 @@
  * lock: `SET NX PX token` to take it, token-checked scripts to release and renew, polling to wait.
  */
 import { randomUUID } from 'node:crypto';
-import { FlightLockLostError, FlightLockTimeoutError, FlightValidationError, type SessionLock } from '@flight/core';
-import { type SessionLockHandle } from '@flight/core/adapter';
+import { FlightLockLostError, FlightLockTimeoutError, FlightValidationError } from '@flight/core';
+import type { SessionLock, SessionLockHandle } from '@flight/core/adapter';
 import type { RedisDriver } from './driver';
 import { toFlightRedisError, withDeadline } from './errors';
 import { lockKey } from './keys';

@@ -14,10 +14,10 @@ import {
   createSingleFlight,
   FlightConfigurationError,
   FlightValidationError,
-  type FlightCoordinator,
   type SingleFlight,
   type SingleFlightOptions,
 } from '@flight/core';
+import { type FlightCoordinator } from '@flight/core/adapter';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -6,7 +6,8 @@
  * (`host:port,…`). Run with `node --import tsx`; sends `{ port }` over IPC once listening and stops on SIGTERM.
  */
 import { pathToFileURL } from 'node:url';
-import { createSingleFlight, type FlightCoordinator } from '@flight/core';
+import { createSingleFlight } from '@flight/core';
+import { type FlightCoordinator } from '@flight/core/adapter';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { createNodeRedisCoordinator } from '@flight/redis-node';
 import { Cluster, Redis } from 'ioredis';

@@ -14,8 +14,8 @@ import {
   FlightLockTimeoutError,
   FlightResultTooLargeError,
   FlightValidationError,
-  type FlightCoordinator,
 } from '@flight/core';
+import { type FlightCoordinator } from '@flight/core/adapter';
 import { createManualClock } from '@flight/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

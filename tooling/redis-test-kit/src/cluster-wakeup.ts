@@ -4,7 +4,7 @@
  * is delivered there only, and the follower's coordinator holds at most one subscriber per master.
  */
 import { randomUUID } from 'node:crypto';
-import type { FlightCoordinator } from '@flight/core';
+import type { FlightCoordinator } from '@flight/core/adapter';
 import { expect } from 'vitest';
 import { type RedisCoordinator, flightKeys, noticeChannel, clusterKeySlot } from '@flight/redis-scripts';
 import { rawCommand, sleep, type RedisCluster } from '@flight/test-servers';

@@ -6,7 +6,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
-import { createSingleFlight, FlightStreamRestart, type FlightCoordinator, type FlightMode, type StagePolicyInput } from '@flight/core';
+import { createSingleFlight, FlightStreamRestart, type FlightMode, type StagePolicyInput } from '@flight/core';
+import { type FlightCoordinator } from '@flight/core/adapter';
 
 interface WorkerConfig {
   adapter: 'ioredis' | 'node-redis';

@@ -10,8 +10,7 @@
  * proves it belongs to the run the waiter joined (same epoch and nonce; a newer epoch only wakes it to ask
  * again, without its result).
  */
-import type { Clock } from '@flight/core';
-import type { FlightMeta, FlightRef, FlightStatus, ForgetListener, TerminalEvent, TimerHandle } from '@flight/core/adapter';
+import type { Clock, FlightMeta, FlightRef, FlightStatus, ForgetListener, TerminalEvent, TimerHandle } from '@flight/core/adapter';
 import type { RedisDriver, ScriptRunner } from '../driver';
 import { isBytesResult } from '../spine/reply';
 import { noop, Subscriptions, type Listener, type Notice } from './subscriptions';

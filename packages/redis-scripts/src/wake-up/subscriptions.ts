@@ -6,8 +6,7 @@
  * is told to them. The subscriber is never replaced: a subscribe that misses its deadline leaves its
  * listeners to their polling, and a late confirmation is used (or undone) when it comes.
  */
-import type { Clock } from '@flight/core';
-import type { FlightStatus, TimerHandle } from '@flight/core/adapter';
+import type { Clock, FlightStatus, TimerHandle } from '@flight/core/adapter';
 import type { RedisDriver, RedisSubscriber, ScriptRunner } from '../driver';
 import { withDeadline } from '../errors';
 

@@ -4,8 +4,7 @@
  * that follows, which then needs no re-read (the subscription was up before the record was read, and
  * stayed up). Parked tickets are swept after `TICKET_TTL_MS`, and all of them on a reconnect.
  */
-import type { Clock } from '@flight/core';
-import type { FlightMeta, TimerHandle } from '@flight/core/adapter';
+import type { Clock, FlightMeta, TimerHandle } from '@flight/core/adapter';
 import type { Listener, Notice, Subscriptions } from './subscriptions';
 
 export interface Ticket {
