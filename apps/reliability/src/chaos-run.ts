@@ -13,9 +13,8 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 // The servers module alone: the rest of the testing entry imports vitest, which this CLI does not run under.
-import { startRedisServer, type RedisServer } from '@flight/test-servers';
+import { seeded, startRedisServer, startTcpProxy, type RedisServer, type TcpProxy } from '@flight/test-servers';
 import { sleep } from './figures.js';
-import { startTcpProxy, type TcpProxy } from './proxy.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -89,21 +88,9 @@ interface Node {
   lostAt: number;
 }
 
-/** Mulberry32: a small seeded PRNG, so a run can be repeated with --seed. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   const log = options.log ?? (() => undefined);
-  const random = prng(options.seed);
+  const random = seeded(options.seed);
   const started = Date.now();
   const redis: RedisServer = await startRedisServer({ binary: options.serverBinary });
   log(`${options.serverBinary ?? 'redis-server'} at ${redis.url}`);

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { seeded } from '@flight/test-servers';
 import type { Driver } from './middleware-suite.js';
 import { STREAM_EVENTS, streamKeys } from './stream-routes.js';
 import { backendName, streamServers, type StreamBackend } from './stream-servers.js';
@@ -34,18 +35,6 @@ function parseEvents(body: string): ParsedEvent[] {
 
 /** The events of `body` that arrived whole (a partly received last event is not one yet). */
 const wholeEvents = (body: string) => parseEvents(body.slice(0, body.lastIndexOf('\n\n') + 2));
-
-/** A small seeded generator (mulberry32): a failing run names its seed, and the seed replays it. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const DATA = STREAM_EVENTS.map((event) => event.replace(/^data: /, '').trim());
 

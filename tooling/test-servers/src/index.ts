@@ -1,6 +1,6 @@
 /**
  * Redis servers of a test's own (standalone, Cluster, valkey), free ports, raw RESP commands and key
- * checks: what every @flight test, bench and chaos run stands on. No @flight package is imported here.
+ * checks, a TCP proxy that makes network faults, a seeded generator: what every @flight test, bench and chaos run stands on. No @flight package is imported here.
  */
 export {
   startRedisServer,
@@ -16,3 +16,5 @@ export { startValkeyServer, valkeyServerBinary } from './valkey';
 export { scanKeysWithoutTtl, deleteKeys, sharedRedisUrl, countClients } from './keys';
 export { rawCommand, serverTimeMs, type RespValue } from './resp';
 export { systemChromium, HEADLESS_CHROMIUM_ARGS } from './chromium';
+export { startTcpProxy, type TcpProxy, type ProxyMode } from './tcp-proxy';
+export { seeded } from './seeded';
