@@ -16,3 +16,6 @@ export { checkClusterBytes } from './cluster-bytes';
 export { patchFlightRecord, type RecordField } from './record';
 export { checkInspector } from './inspect-check';
 export { checkCli, runCli, type CliRun } from './cli-check';
+export { registerOracleSuite } from './oracle/oracle-suite';
+export { randomSchedule, runOracle, type OracleReport } from './oracle/oracle-run';
+export { NAMED_CASES } from './oracle/named-cases';

@@ -1,0 +1,208 @@
+/**
+ * What a randomized cross-feature run did, as recorded from outside the library (every call, run, forget
+ * and outage with when it started and ended), and the rules a correct history keeps. The checks read the
+ * history only: they know nothing of how the library keeps its copies.
+ */
+
+export type NodeMode = 'distributed' | 'hybrid' | 'local';
+
+/** A span of time on the run's clock (`performance.now()`, ms). */
+export interface Span {
+  start: number;
+  end: number;
+}
+
+export interface RunRecord extends Span {
+  id: number;
+  node: string;
+  stage: string;
+  key: string;
+  /** The supplier context's role: `local` runs hold no lease. */
+  role: 'owner' | 'local';
+  takeover: boolean;
+  failed: boolean;
+}
+
+export interface CallRecord extends Span {
+  node: string;
+  stage: string;
+  key: string;
+  options: { fresh?: boolean; staleRefresh?: 'caller'; resultTtlMs?: number };
+  /** Undefined until the call settles. */
+  outcome?: { ok: true; run: number; valueKey: string; role: string; ageMs: number | undefined } | { ok: false; error: string };
+}
+
+export interface ForgetRecord extends Span {
+  node: string;
+  stage: string;
+  key: string;
+  ok: boolean;
+}
+
+export interface History {
+  nodes: Record<string, NodeMode>;
+  runs: Map<number, RunRecord>;
+  calls: CallRecord[];
+  forgets: ForgetRecord[];
+  /** Outages per hybrid node: its connection to Redis reset and refused. */
+  outages: Record<string, Span[]>;
+}
+
+/** What the stages promise (the windows the checks hold values to). */
+export interface Windows {
+  /** The stage's `resultTtlMs`. */
+  resultTtlMs: number;
+  /** The longest stale window (0 for a stage without). */
+  staleMs: number;
+}
+
+/** How much later than a forget resolved another node may still act on what it held. */
+export interface Allowances {
+  /** A forget made on another node reaches this one by a notice on its way. */
+  noticeMs: number;
+  /** A caller on the owner node may join a run forgotten on another node until the owner's next heartbeat. */
+  heartbeatMs: number;
+  /** Clock slack between an owner's completion and what a reader computes from it. */
+  slackMs: number;
+}
+
+export interface Violation {
+  rule: string;
+  detail: string;
+}
+
+const overlaps = (a: Span, b: Span) => a.start < b.end && b.start < a.end;
+const ref = (r: { stage: string; key: string }) => `${r.stage}/${r.key}`;
+
+/** Every rule, over the whole history. */
+export function checkHistory(history: History, windows: Record<string, Windows>, allow: Allowances): Violation[] {
+  return [
+    ...valuesOfTheirOwnKey(history),
+    ...nothingFromBeforeAForget(history, allow),
+    ...agesWithinWindows(history, windows, allow),
+    ...freshIsNeverStale(history),
+    ...oneRunAtATime(history),
+    ...everyCallSettled(history),
+  ];
+}
+
+function valuesOfTheirOwnKey(history: History): Violation[] {
+  const out: Violation[] = [];
+  for (const call of history.calls) {
+    if (!call.outcome?.ok) continue;
+    const run = history.runs.get(call.outcome.run);
+    if (call.outcome.valueKey !== ref(call) || !run || ref(run) !== ref(call))
+      out.push({ rule: 'a value comes from a run of its own key', detail: `${ref(call)} on ${call.node} got ${call.outcome.valueKey}` });
+  }
+  return out;
+}
+
+/**
+ * No call that starts after a forget resolved gets a value from a run that started before the forget did.
+ * A forget on a `local` node concerns that node only; another node may act on what it held for
+ * `noticeMs` after the forget resolved (the notice is on its way), and a caller of the owner node may join
+ * the forgotten run until the owner's next heartbeat (`heartbeatMs`, documented); a hybrid node cut off from Redis while
+ * the forget was made and told could not hear it (documented) — a later outage excuses nothing.
+ */
+function nothingFromBeforeAForget(history: History, allow: Allowances): Violation[] {
+  const out: Violation[] = [];
+  for (const call of history.calls) {
+    if (!call.outcome?.ok) continue;
+    const run = history.runs.get(call.outcome.run);
+    if (!run) continue;
+    for (const forget of history.forgets) {
+      if (!forget.ok || ref(forget) !== ref(call) || forget.end >= call.start || run.start >= forget.start) continue;
+      const elsewhere = forget.node !== call.node;
+      if (elsewhere && (history.nodes[forget.node] === 'local' || history.nodes[call.node] === 'local')) continue;
+      const joinedHere = call.outcome.role === 'follower' && run.node === call.node;
+      if (elsewhere && call.start - forget.end < (joinedHere ? allow.heartbeatMs : allow.noticeMs)) continue;
+      // A node cut off from Redis while the forget was made and told could not hear it.
+      const hearing = { start: forget.start, end: Math.min(call.start, forget.end + allow.noticeMs) };
+      const cutOff = (history.outages[call.node] ?? []).some((outage) => overlaps(outage, hearing));
+      if (cutOff) continue;
+      out.push({
+        rule: 'nothing from before a forget',
+        detail: `${ref(call)} on ${call.node} (${call.outcome.role}) started ${(call.start - forget.end).toFixed(1)} ms after a forget on ${forget.node} resolved, and got run ${run.id} of ${run.node}, started before it`,
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * A stale value's age is its run's age (from completion) and within the stage's windows; other copies live
+ * no longer than `resultTtlMs` from their run's completion.
+ */
+function agesWithinWindows(history: History, windows: Record<string, Windows>, allow: Allowances): Violation[] {
+  const out: Violation[] = [];
+  for (const call of history.calls) {
+    const outcome = call.outcome;
+    if (!outcome?.ok) continue;
+    const run = history.runs.get(outcome.run);
+    const stage = windows[call.stage];
+    if (!run || !stage) continue;
+    // Exempt (stated): a run that ended while its node was cut off from Redis may have its result stored
+    // when the connection returns (a command queued by the client), and the stored copy lives from then.
+    if ((history.outages[run.node] ?? []).some((outage) => overlaps(outage, { start: run.start, end: call.start }))) continue;
+    if (outcome.role === 'stale') {
+      const age = outcome.ageMs ?? -1;
+      const lowest = call.start - run.end - allow.slackMs;
+      const highest = call.end - run.end + allow.slackMs;
+      if (age < lowest || age > highest || age > stage.resultTtlMs + stage.staleMs + allow.slackMs)
+        out.push({
+          rule: 'a stale age is its run’s and within the windows',
+          detail: `${ref(call)} on ${call.node}: ageMs ${age}, run ${run.id} of ${run.node} (${run.role}) ended ${(call.start - run.end).toFixed(0)}–${(call.end - run.end).toFixed(0)} ms before`,
+        });
+    } else if (outcome.role !== 'owner' && outcome.role !== 'local' && outcome.role !== 'follower') {
+      if (call.start - run.end > stage.resultTtlMs + allow.slackMs)
+        out.push({
+          rule: 'a copy is never older than its result’s time',
+          detail: `${ref(call)} on ${call.node} (${outcome.role}) got run ${run.id} of ${run.node} (${run.role}), ended ${(call.start - run.end).toFixed(0)} ms before it started`,
+        });
+    }
+  }
+  return out;
+}
+
+function freshIsNeverStale(history: History): Violation[] {
+  return history.calls
+    .filter((call) => call.options.fresh && call.outcome?.ok && call.outcome.role === 'stale')
+    .map((call) => ({ rule: 'fresh: true is never stale', detail: `${ref(call)} on ${call.node}` }));
+}
+
+/**
+ * While Redis is healthy, two leased runs of one key never overlap — unless a forget of the key came between
+ * them (the forgotten run goes on) or the later one took the earlier over. Outages of hybrid nodes are exempt.
+ */
+function oneRunAtATime(history: History): Violation[] {
+  const out: Violation[] = [];
+  const outages = Object.values(history.outages).flat();
+  const byKey = new Map<string, RunRecord[]>();
+  for (const run of history.runs.values()) {
+    if (run.role !== 'owner' || history.nodes[run.node] === 'local') continue;
+    const list = byKey.get(ref(run)) ?? [];
+    list.push(run);
+    byKey.set(ref(run), list);
+  }
+  for (const runs of byKey.values()) {
+    runs.sort((a, b) => a.start - b.start);
+    for (let i = 1; i < runs.length; i++) {
+      const [earlier, later] = [runs[i - 1]!, runs[i]!];
+      if (!overlaps(earlier, later) || later.takeover) continue;
+      const between = { start: earlier.start, end: later.start };
+      if (history.forgets.some((f) => ref(f) === ref(later) && f.start <= later.start && f.end >= earlier.start)) continue;
+      if (outages.some((outage) => overlaps(outage, { start: earlier.start, end: later.end }))) continue;
+      out.push({
+        rule: 'one run per key at a time',
+        detail: `${ref(later)}: run ${later.id} on ${later.node} started while run ${earlier.id} on ${earlier.node} ran (${(between.end - between.start).toFixed(0)} ms in)`,
+      });
+    }
+  }
+  return out;
+}
+
+function everyCallSettled(history: History): Violation[] {
+  return history.calls
+    .filter((call) => call.outcome === undefined)
+    .map((call) => ({ rule: 'every call settles', detail: `${ref(call)} on ${call.node}, started at ${call.start.toFixed(0)} ms` }));
+}

@@ -1,0 +1,263 @@
+/**
+ * The cross-feature oracle's run: several nodes (`distributed` with and without L1, `hybrid` behind a TCP
+ * proxy that can cut it off, `local`) of one adapter on a Redis of the run's own, driven either by a schedule
+ * drawn from a seed — calls with random per-call options (`fresh`, `staleRefresh: 'caller'`,
+ * `resultTtlMs`), suppliers that are quick or slow and sometimes fail, forgets on random nodes, pauses
+ * through stale windows, outages of the hybrid node — or by a named case (`named-cases.ts`), and recorded
+ * from outside (`history.ts`), then checked against the rules. A schedule replays from its seed; the timings
+ * between steps are the machine's, so a replay meets the same steps, not always the same interleaving.
+ */
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createSingleFlight, type SingleFlight, type StagePolicyInput } from '@flight/core';
+import { seeded, startTcpProxy, type TcpProxy } from '@flight/test-servers';
+import type { RedisAdapterUnderTest } from '../adapter-suite';
+import { checkHistory, type CallRecord, type History, type NodeMode, type Violation, type Windows } from './history';
+
+export interface OracleRunOptions {
+  /** How long the schedule runs, ms (the run then waits for every call to settle). */
+  durationMs: number;
+  /** The Redis the nodes share (a server of the test's own). */
+  redisUrl: string;
+  prefix: string;
+}
+
+export interface OracleReport {
+  violations: Violation[];
+  calls: number;
+  runs: number;
+  forgets: number;
+  outages: number;
+  roles: Record<string, number>;
+  heapGrowthMb: number;
+}
+
+export const ORACLE_POLICY: StagePolicyInput = {
+  heartbeatIntervalMs: 500,
+  takeoverAfterMs: 2000,
+  pollIntervalMs: 50,
+  waitTimeoutMs: 8000,
+  maxRunMs: 8000,
+  resultTtlMs: 300,
+  guard: { retry: false, circuitBreaker: false, timeoutMs: 0 },
+};
+/** `plain`: no stale values; `swr`: stale while revalidating and on error; `long`: the same, for seconds. */
+const STAGES: Record<string, StagePolicyInput> = {
+  plain: {},
+  swr: { stale: { whileRevalidateMs: 400, ifErrorMs: 600, retryAfterMs: 200 } },
+  long: { stale: { whileRevalidateMs: 2000, ifErrorMs: 2000, retryAfterMs: 200 } },
+};
+const WINDOWS: Record<string, Windows> = {
+  plain: { resultTtlMs: 300, staleMs: 0 },
+  swr: { resultTtlMs: 300, staleMs: 600 },
+  long: { resultTtlMs: 300, staleMs: 2000 },
+};
+/** How long after a forget resolved another node may still act on what it held (a notice, a heartbeat). */
+const ALLOW = { noticeMs: 100, heartbeatMs: 2 * 500 + 100, slackMs: 60 };
+/** Hot keys meet every feature at once; cold ones are read once here and there (no node listens on them). */
+const HOT_KEYS = ['k0', 'k1'];
+const COLD_KEYS = Array.from({ length: 12 }, (_, i) => `c${i}`);
+
+export interface OracleNode {
+  name: string;
+  mode: NodeMode;
+  flight: SingleFlight;
+  close: () => Promise<void>;
+  proxy?: TcpProxy;
+}
+
+/** A call's supplier: how long it works, whether it fails; `started` is told when it runs. */
+export interface Work {
+  ms: number;
+  fails?: boolean;
+  started?: () => void;
+}
+
+/** The nodes of a run, and every step taken on them, recorded. */
+export class OracleRecorder {
+  readonly history: History;
+  private readonly pending: Promise<unknown>[] = [];
+  private runIds = 0;
+
+  constructor(readonly nodes: OracleNode[]) {
+    this.history = { nodes: Object.fromEntries(nodes.map((n) => [n.name, n.mode])), runs: new Map(), calls: [], forgets: [], outages: {} };
+  }
+
+  node(name: string): OracleNode {
+    return this.nodes.find((node) => node.name === name)!;
+  }
+
+  /** A call of `stage`/`key` on `node`; resolves once it settled (never rejects). */
+  call(node: OracleNode, stage: string, key: string, options: CallRecord['options'], work: Work): Promise<CallRecord> {
+    const record: CallRecord = { node: node.name, stage, key, options, start: performance.now(), end: 0 };
+    this.history.calls.push(record);
+    const { runs } = this.history;
+    const supplier = async (context: { role: 'owner' | 'local'; takeover: boolean }) => {
+      const id = ++this.runIds;
+      runs.set(id, {
+        id,
+        node: node.name,
+        stage,
+        key,
+        role: context.role,
+        takeover: context.takeover,
+        failed: work.fails === true,
+        start: performance.now(),
+        end: Infinity,
+      });
+      work.started?.();
+      await sleep(work.ms);
+      runs.get(id)!.end = performance.now();
+      if (work.fails) throw Object.assign(new Error('upstream 503'), { status: 503 });
+      return { key: `${stage}/${key}`, run: id };
+    };
+    const settled = node.flight.execute(stage, key, supplier, options).then(
+      (result) => {
+        const value = result.value as { key: string; run: number };
+        record.outcome = { ok: true, run: value.run, valueKey: value.key, role: result.role, ageMs: result.ageMs };
+      },
+      (error: unknown) => {
+        record.outcome = { ok: false, error: (error as Error).message };
+      },
+    );
+    const done = settled.then(() => {
+      record.end = performance.now();
+      return record;
+    });
+    this.pending.push(done);
+    return done;
+  }
+
+  /** A forget of `stage`/`key` on `node`; resolves once it settled (never rejects). */
+  forget(node: OracleNode, stage: string, key: string): Promise<void> {
+    const record = { node: node.name, stage, key, start: performance.now(), end: 0, ok: false };
+    this.history.forgets.push(record);
+    const done = node.flight.forget(stage, key).then(
+      () => {
+        record.ok = true;
+      },
+      () => undefined,
+    );
+    const ended = done.then(() => {
+      record.end = performance.now();
+    });
+    this.pending.push(ended);
+    return ended;
+  }
+
+  /** Cuts `node` (the hybrid one) off from Redis for `ms`: its connections reset, new ones refused. */
+  outage(node: OracleNode, ms: number): Promise<void> {
+    const proxy = node.proxy!;
+    const span = { start: performance.now(), end: Infinity };
+    (this.history.outages[node.name] ??= []).push(span);
+    proxy.mode = 'reset';
+    proxy.resetAll();
+    const over = sleep(ms).then(() => {
+      proxy.mode = 'pass';
+      span.end = performance.now();
+    });
+    this.pending.push(over);
+    return over;
+  }
+
+  /** Waits for every step to settle (each call is bounded by the stage's waitTimeoutMs and maxRunMs). */
+  async settle(): Promise<void> {
+    const limitMs = ORACLE_POLICY.waitTimeoutMs! + ORACLE_POLICY.maxRunMs! + 5000;
+    await Promise.race([Promise.allSettled(this.pending), sleep(limitMs)]);
+  }
+
+  report(heapBefore: number): OracleReport {
+    const { history } = this;
+    for (const run of history.runs.values()) if (run.end === Infinity) run.end = performance.now();
+    const roles: Record<string, number> = {};
+    for (const c of history.calls) {
+      const role = c.outcome ? (c.outcome.ok ? c.outcome.role : 'error') : 'unsettled';
+      roles[role] = (roles[role] ?? 0) + 1;
+    }
+    return {
+      violations: checkHistory(history, WINDOWS, ALLOW),
+      calls: history.calls.length,
+      runs: history.runs.size,
+      forgets: history.forgets.length,
+      outages: Object.values(history.outages).flat().length,
+      roles,
+      heapGrowthMb: (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20,
+    };
+  }
+}
+
+async function startNodes(adapter: Pick<RedisAdapterUnderTest, 'coordinator'>, options: OracleRunOptions): Promise<OracleNode[]> {
+  const { redisUrl, prefix } = options;
+  const proxy = await startTcpProxy({ port: Number(new URL(redisUrl).port) });
+  const make = (name: string, mode: NodeMode, l1: boolean, url = redisUrl, withProxy?: TcpProxy): OracleNode => {
+    const coordinator = mode === 'local' ? undefined : adapter.coordinator(url, { prefix, commandTimeoutMs: 400 });
+    const flight = createSingleFlight({
+      nodeId: name,
+      mode,
+      ...(coordinator ? { coordinator } : {}),
+      defaults: { ...ORACLE_POLICY, l1: { enabled: l1, ttlMs: 1000 } },
+      stages: STAGES,
+      fallbackCooldownMs: 200,
+      telemetry: false,
+    });
+    const close = async () => {
+      await flight.close();
+      await coordinator?.close();
+      await withProxy?.close();
+    };
+    return { name, mode, flight, close, ...(withProxy ? { proxy: withProxy } : {}) };
+  };
+  return [
+    make('d1', 'distributed', true),
+    make('d2', 'distributed', false),
+    make('h1', 'hybrid', true, proxy.url, proxy),
+    make('l1', 'local', true),
+  ];
+}
+
+/** Starts the nodes, runs `schedule` on them, waits for every step to settle and checks the history. */
+export async function runOracle(
+  adapter: Pick<RedisAdapterUnderTest, 'coordinator'>,
+  options: OracleRunOptions,
+  schedule: (recorder: OracleRecorder) => Promise<void>,
+): Promise<OracleReport> {
+  const nodes = await startNodes(adapter, options);
+  const recorder = new OracleRecorder(nodes);
+  const heapBefore = process.memoryUsage().heapUsed;
+  try {
+    await schedule(recorder);
+    await recorder.settle();
+  } finally {
+    for (const node of nodes) if (node.proxy) node.proxy.mode = 'pass';
+    await Promise.all(nodes.map((node) => node.close()));
+  }
+  return recorder.report(heapBefore);
+}
+
+/** The schedule drawn from `seed`, for `durationMs`. */
+export function randomSchedule(seed: number, durationMs: number): (recorder: OracleRecorder) => Promise<void> {
+  return async (recorder) => {
+    const random = seeded(seed);
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+    const pickKey = () => (random() < 0.7 ? pick(HOT_KEYS) : pick(COLD_KEYS));
+    const stages = Object.keys(STAGES);
+    const hybrid = recorder.nodes.find((node) => node.proxy);
+    const until = performance.now() + durationMs;
+    while (performance.now() < until) {
+      const step = random();
+      if (step < 0.78) {
+        const draw = random();
+        const options: CallRecord['options'] = {};
+        if (draw < 0.1) options.fresh = true;
+        else if (draw < 0.4) options.staleRefresh = 'caller';
+        if (random() < 0.15) options.resultTtlMs = 50 + Math.floor(random() * 250);
+        // Most runs are quick; some last long enough for forgets, refreshes and outages to meet them.
+        const ms = random() < 0.6 ? Math.floor(random() * 50) : 150 + Math.floor(random() * 450);
+        void recorder.call(pick(recorder.nodes), pick(stages), pickKey(), options, { ms, fails: random() < 0.08 });
+      } else if (step < 0.9) void recorder.forget(pick(recorder.nodes), pick(stages), pickKey());
+      else if (step < 0.93 && hybrid?.proxy?.mode === 'pass') void recorder.outage(hybrid, 200 + Math.floor(random() * 1400));
+      else if (step < 0.96) await sleep(250 + Math.floor(random() * 500));
+      await sleep(Math.floor(random() * 25));
+    }
+  };
+}
