@@ -176,3 +176,31 @@ describe('node copies: hybrid × stale × heard forgets', () => {
     expect(await node.execute('s', 'k', () => 'v4')).toMatchObject({ value: 'v4', role: 'local' });
   });
 });
+
+describe('node copies: hybrid × L1 × an outage', () => {
+  it('keeps nothing a hybrid node makes while cut off from Redis: a forget made after the outage reaches no copy of it', async () => {
+    const state = { down: true };
+    const memory = createMemoryCoordinator();
+    const coordinator = new Proxy(downCoordinator(memory, state), {
+      get(target, prop, receiver) {
+        if (prop !== 'listenForgets') return Reflect.get(target, prop, receiver);
+        // Listening on Redis: forgets are heard only while the node is connected.
+        return (_ref: unknown, listener: ForgetListener) => {
+          queueMicrotask(() => listener.covered(!state.down));
+          return () => undefined;
+        };
+      },
+    });
+    const node = create({
+      coordinator,
+      mode: 'hybrid',
+      fallbackCooldownMs: 100,
+      defaults: { ...STALE, resultTtlMs: 60_000, l1: { enabled: true, ttlMs: 60_000 } },
+    });
+    expect(await node.execute('s', 'k', () => 'made in the outage')).toMatchObject({ role: 'local' });
+    state.down = false;
+    await sleep(200); // past the fallback cooldown: the node coordinates again
+    await memory.forget({ stage: 's', key: 'k' }); // forgotten on another node
+    expect(await node.execute('s', 'k', () => 'after the forget')).toMatchObject({ value: 'after the forget', role: 'owner' });
+  });
+});

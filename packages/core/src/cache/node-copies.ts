@@ -5,8 +5,8 @@
  *
  * - **forget**: a copy taken by a call that started before the latest forget of its flight (made here or
  *   heard from another node) is never filled nor handed out (`ForgetMarks`); a forget drops every copy;
- * - **heard forgets**: with a coordinator that has `listenForgets`, a node keeps a copy of a distributed
- *   run's value only while it hears that flight's forgets (`L1Watches`);
+ * - **heard forgets**: with a coordinator that has `listenForgets`, a node keeps a copy only while it hears
+ *   that flight's forgets (`L1Watches`): nothing made while cut off from Redis is kept;
  * - **age**: an L1 entry lives no longer than the stored result it copies and the call's `resultTtlMs`;
  *   a stale copy no longer than its windows, its age counted from the run's completion;
  * - **bytes**: L1 entries and stale copies share one cache (the `replayCache`), so one byte budget and one
@@ -122,8 +122,10 @@ export class NodeCopies {
 
   /**
    * Keeps what `taker`'s run or read produced, when no forget of the flight came since the call started
-   * and, for a distributed run with heard forgets, while this node hears them. `local`: the value comes from a
-   * run of this node without a lease (kept as a stale copy even where forgets cannot be heard).
+   * and, where forgets of other nodes can be heard (`listenForgets`), only while this node hears them — so
+   * a hybrid node keeps nothing it makes while cut off from Redis. `local`: the value comes from a run of
+   * this node without a lease; where no forget can be heard (local mode), only such a run's value is kept
+   * as a stale copy.
    */
   fill(id: string, taker: CopyTaker, fill: Fill, local: boolean): void {
     const { stale } = fill;
@@ -135,7 +137,7 @@ export class NodeCopies {
       return;
     }
     let coveredAt: number | undefined;
-    if (this.watches && !local) {
+    if (this.watches) {
       coveredAt = this.watches.mayFill(id, taker.ref, taker.since, Math.max(l1TtlMs, staleTtlMs));
       if (coveredAt === undefined) {
         if (stale) this.deps.cache.delete(staleKey(id));
