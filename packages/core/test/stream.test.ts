@@ -553,3 +553,31 @@ describe('resume × runs without a lease (local mode)', () => {
     expect(second.epoch).not.toBe(position.epoch);
   });
 });
+
+describe('forget × streamed runs on one node', () => {
+  it('a caller that comes after a forget gets the new run only; the callers of the forgotten run read it to its end', async () => {
+    const flight = node(undefined, 'local');
+    const key = randomUUID();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started!: () => void;
+    const streaming = new Promise<void>((resolve) => (started = resolve));
+    const old = async function* () {
+      yield 'old-1';
+      started();
+      await gate;
+      yield 'old-2';
+    };
+    const first = collect(flight.executeStream('s', key, old));
+    await streaming;
+    await flight.forget('s', key);
+    const fresh = async function* () {
+      yield 'new-1';
+      yield 'new-2';
+    };
+    const second = await collect(flight.executeStream('s', key, fresh, { onRestart: 'restart' }));
+    release();
+    expect(second).toEqual(['new-1', 'new-2']);
+    expect(await first).toEqual(['old-1', 'old-2']);
+  });
+});

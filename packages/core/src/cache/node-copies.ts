@@ -1,7 +1,7 @@
 /**
  * Every copy of a flight's value this node holds, in one place: L1 entries, the node's stale copies (local
- * mode, hybrid while it serves in-process) and the stale value offered while a caller of this node runs a
- * refresh itself. Each fill and each read passes through here, and the same rules hold for all of them:
+ * mode, hybrid while it serves in-process), the stale value offered while a caller of this node runs a
+ * refresh itself, and the logs of streamed runs its callers read. Each fill and each read passes through here, and the same rules hold for all of them:
  *
  * - **forget**: a copy taken by a call that started before the latest forget of its flight (made here or
  *   heard from another node) is never filled nor handed out (`ForgetMarks`); a forget drops every copy;
@@ -17,6 +17,7 @@ import type { Clock } from '../ports/clock.js';
 import type { ForgetListener } from '../ports/coordinator.js';
 import type { ReplayCache, ReplayEntry } from '../ports/replay-cache.js';
 import type { FlightRef, StaleOffer, StaleWindows } from '../state/types.js';
+import { StreamHub } from '../stream/stream-log.js';
 import { ForgetMarks } from './forget-marks.js';
 import { L1Watches } from './l1-watches.js';
 
@@ -85,6 +86,8 @@ export class NodeCopies {
   readonly marks = new ForgetMarks();
   /** Copies of distributed runs are kept only while their flights' forgets are heard. */
   readonly watches: L1Watches | undefined;
+  /** The chunks of the streamed runs this node's callers read (one log per flight, while read). */
+  readonly streams: StreamHub;
   /** Calls of this node running the refresh of a stale value themselves, by flight id. */
   private readonly refreshing = new Map<string, CopyTaker>();
   /** Calls of this node waiting, joined to another's run, for that run to turn out a refresh run by its caller. */
@@ -92,6 +95,7 @@ export class NodeCopies {
 
   constructor(private readonly deps: NodeCopiesDeps) {
     const { listen, cache } = deps;
+    this.streams = new StreamHub(() => deps.clock.now());
     this.watches = listen
       ? new L1Watches({
           listen,
@@ -225,11 +229,15 @@ export class NodeCopies {
     return this.current(id, offer.since);
   }
 
-  /** Forgets `id` on this node: every copy of it, and any fill or offer taken by a call started before now. */
+  /**
+   * Forgets `id` on this node: every copy of it, and any fill or offer taken by a call started before now;
+   * callers of its streamed run read it to its end, callers that come later a log of their own.
+   */
   forget(id: string): void {
     this.marks.forgot(id);
     this.drop(id);
     this.refreshing.delete(id);
+    this.streams.forget(id);
   }
 
   /** Stops listening for forgets (the single-flight closes). */

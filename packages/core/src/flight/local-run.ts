@@ -13,8 +13,9 @@ import { failureRecord, type FlightRuntime } from './flight-runtime.js';
 const noProgress = () => {};
 
 /**
- * A node-local run id (`FlightContext.run`) for a run without a lease: drawn at random above any epoch a
- * coordinator counts to, so runs of different nodes, and a local run and a leased one, never share one.
+ * A node-local run id (`FlightContext.run`) for a run without a lease, drawn at random from a range no
+ * coordinator's epoch falls in (epochs start at the coordinator's clock × 1000, above 2^50 since 1974), so
+ * runs of different nodes, and a local run and a leased one, are never taken for one.
  */
 const localRunId = (): number => randomInt(2 ** 40, 2 ** 47);
 

@@ -276,7 +276,7 @@ export class SingleFlight {
     const { coordinator, clock, logger } = this.options;
     const metrics = this.metricsOf(this.telemetry);
     const streamChunks = metrics && ((stage: string, chunks: number) => metrics.streamChunks(stage, chunks));
-    return new StreamFlights(this, { coordinator, clock, logger, streamChunks });
+    return new StreamFlights(this, { coordinator, clock, logger, streamChunks, hub: this.runtime.copies.streams });
   }
 
   /** `execute`, returning only the value. */

@@ -17,7 +17,7 @@ import { fromStoredChunks } from './chunk-codec.js';
 import { FlightStreamCall } from './flight-stream.js';
 import { resolveStreamOptions, storedListCap } from './options.js';
 import type { FlightStreamRestart } from './restart.js';
-import { StreamHub, type StreamLog } from './stream-log.js';
+import type { StreamHub, StreamLog } from './stream-log.js';
 import { demandChunks } from './stream-reader.js';
 import { streamedSupplier, type ChunkSupplier } from './streamed-supplier.js';
 import type { ExecuteStreamOptions, FlightStream, StreamChunk } from './types.js';
@@ -36,6 +36,8 @@ export interface StreamDeps {
   logger: FlightLogger;
   /** Counts the chunks a run of this node produced (telemetry on). */
   streamChunks?: ((stage: string, chunks: number) => void) | undefined;
+  /** The node's stream logs (`NodeCopies.streams`: a forget drops a flight's log for later callers). */
+  hub: StreamHub;
 }
 
 export class StreamFlights {
@@ -48,7 +50,7 @@ export class StreamFlights {
     private readonly host: StreamHost,
     private readonly deps: StreamDeps,
   ) {
-    this.hub = new StreamHub(() => deps.clock.now());
+    this.hub = deps.hub;
     this.coordinator = host.mode !== 'local' && supportsStreams(deps.coordinator) ? deps.coordinator : undefined;
     // A call of this node joined a run: its reader (idle until it knows a run to read) reads it at once.
     if (this.coordinator) host.on('follower', (joined) => this.hub.get(flightId(joined))?.notify());

@@ -111,6 +111,14 @@ export class StreamHub {
     return this.logs.get(id);
   }
 
+  /**
+   * Forgets the log of `id` on this node: callers that come from now on read a log of their own (the new
+   * run's); the callers that hold the forgotten one keep reading it to its end.
+   */
+  forget(id: string): void {
+    this.logs.delete(id);
+  }
+
   release(id: string, log: StreamLog): void {
     if (--log.holders > 0) return;
     if (this.logs.get(id) === log) this.logs.delete(id);
