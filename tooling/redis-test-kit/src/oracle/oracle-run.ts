@@ -145,13 +145,19 @@ export class OracleRecorder {
     return ended;
   }
 
-  /** Cuts `node` (the hybrid one) off from Redis for `ms`: its connections reset, new ones refused. */
-  outage(node: OracleNode, ms: number): Promise<void> {
+  /**
+   * Cuts `node` (the hybrid one) off from Redis for `ms`: `reset` drops its connections and refuses new
+   * ones; `stall` keeps them and swallows every byte (no reply ever comes).
+   */
+  outage(node: OracleNode, ms: number, kind: 'reset' | 'stall' = 'reset'): Promise<void> {
     const proxy = node.proxy!;
     const span = { start: performance.now(), end: Infinity };
     (this.history.outages[node.name] ??= []).push(span);
-    proxy.mode = 'reset';
-    proxy.resetAll();
+    if (kind === 'stall') proxy.mode = 'blackhole';
+    else {
+      proxy.mode = 'reset';
+      proxy.resetAll();
+    }
     const over = sleep(ms).then(() => {
       proxy.mode = 'pass';
       span.end = performance.now();
@@ -255,7 +261,8 @@ export function randomSchedule(seed: number, durationMs: number): (recorder: Ora
         const ms = random() < 0.6 ? Math.floor(random() * 50) : 150 + Math.floor(random() * 450);
         void recorder.call(pick(recorder.nodes), pick(stages), pickKey(), options, { ms, fails: random() < 0.08 });
       } else if (step < 0.9) void recorder.forget(pick(recorder.nodes), pick(stages), pickKey());
-      else if (step < 0.93 && hybrid?.proxy?.mode === 'pass') void recorder.outage(hybrid, 200 + Math.floor(random() * 1400));
+      else if (step < 0.93 && hybrid?.proxy?.mode === 'pass')
+        void recorder.outage(hybrid, 200 + Math.floor(random() * 1400), random() < 0.5 ? 'reset' : 'stall');
       else if (step < 0.96) await sleep(250 + Math.floor(random() * 500));
       await sleep(Math.floor(random() * 25));
     }
