@@ -19,7 +19,7 @@ import { checkInstall } from './release/install-check.mjs';
 import { checkOpenAIAlone } from './release/alone-check.mjs';
 import { checkTarball, readPackedManifest } from './release/tarball-check.mjs';
 import { checkWorkflow } from './release/workflow-check.mjs';
-import { publicPackages } from './release/packages.mjs';
+import { publicPackages, unlistedPackages } from './release/packages.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const scratch = mkdtempSync(join(tmpdir(), 'flight-release-'));
@@ -76,7 +76,9 @@ try {
   git('add', '-A');
   git('commit', '-qm', 'scratch');
 
-  const workflow = checkWorkflow(join(scratch, '.github/workflows/release.yml'));
+  const { packageManager } = JSON.parse(readFileSync(join(scratch, 'package.json'), 'utf8'));
+  const workflow = checkWorkflow(join(scratch, '.github/workflows/release.yml'), { packageManager });
+  for (const missing of unlistedPackages(scratch)) fail(`RELEASING.md does not list ${missing} among the published packages`);
   workflow.problems.forEach(fail);
   say(`workflow: ${workflow.summary}`);
 

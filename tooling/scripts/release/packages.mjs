@@ -14,3 +14,11 @@ export function publicPackages(root) {
 }
 
 const rank = (p) => (p.manifest.name === '@flight/core' ? 0 : 1);
+
+/** The public packages of `root` that RELEASING.md does not name (its setup must cover every one). */
+export function unlistedPackages(root) {
+  const doc = readFileSync(join(root, 'RELEASING.md'), 'utf8');
+  return publicPackages(root)
+    .map((p) => p.manifest.name)
+    .filter((name) => !doc.includes(`\`${name}\``));
+}

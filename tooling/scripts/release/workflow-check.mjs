@@ -17,12 +17,21 @@ const runs = (job) =>
     .join('\n');
 const setupNode = (job) => steps(job).find((step) => String(step.uses ?? '').startsWith('actions/setup-node@'));
 
-/** The problems of the workflow at `path` (none: it is set up) and a one-line summary. */
-export function checkWorkflow(path) {
+/**
+ * The problems of the workflow at `path` (none: it is set up) and a one-line summary. `packageManager`: the
+ * root package.json's field, which pnpm/action-setup reads; a `version` beside it makes the action stop
+ * ("Multiple versions of pnpm specified").
+ */
+export function checkWorkflow(path, { packageManager } = {}) {
   const text = readFileSync(path, 'utf8');
   const workflow = parse(text);
   const problems = [];
   const jobs = workflow?.jobs ?? {};
+  for (const [name, job] of Object.entries(jobs)) {
+    const pnpm = steps(job).find((step) => String(step.uses ?? '').startsWith('pnpm/action-setup@'));
+    if (pnpm?.with?.version !== undefined && packageManager)
+      problems.push(`job ${name} gives pnpm/action-setup a version beside packageManager (${packageManager}): pnpm given twice`);
+  }
   const test = jobs.test;
   if (!test) problems.push('no `test` job');
   else {

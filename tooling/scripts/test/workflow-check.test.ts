@@ -2,19 +2,22 @@
  * The release check's reading of the release workflow: the repository's workflow passes, and each way
  * of breaking trusted publishing is named.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { unlistedPackages } from '../release/packages.mjs';
 import { checkWorkflow } from '../release/workflow-check.mjs';
 
 const WORKFLOW = readFileSync(join(__dirname, '../../../.github/workflows/release.yml'), 'utf8');
 const dir = mkdtempSync(join(tmpdir(), 'flight-workflow-'));
 
+const { packageManager } = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as { packageManager: string };
+
 function problemsOf(text: string): string[] {
   const file = join(dir, `w-${Math.random().toString(36).slice(2)}.yml`);
   writeFileSync(file, text);
-  return checkWorkflow(file).problems;
+  return checkWorkflow(file, { packageManager }).problems;
 }
 
 describe('the release workflow check', () => {
@@ -39,6 +42,12 @@ describe('the release workflow check', () => {
     ],
     ['tests not on Node 20', (t) => t.replace('node-version: 20', 'node-version: 22'), /Node 20/],
     ['publishing before the tests', (t) => t.replaceAll('needs: test', 'needs: []'), /needs: test/],
+    [
+      'a pnpm version given twice',
+      (t) =>
+        t.replace('      - uses: pnpm/action-setup@v4\n', '      - uses: pnpm/action-setup@v4\n        with:\n          version: 10\n'),
+      /pnpm given twice/,
+    ],
   ];
   for (const [name, change, message] of breakages) {
     it(`names ${name}`, () => {
@@ -47,4 +56,18 @@ describe('the release workflow check', () => {
       expect(problemsOf(changed).join('\n')).toMatch(message);
     });
   }
+});
+
+describe('the list of published packages in RELEASING.md', () => {
+  const root = join(__dirname, '../../..');
+  it('names every public package', () => {
+    expect(unlistedPackages(root)).toEqual([]);
+  });
+
+  it('names the one a copy of RELEASING.md leaves out', () => {
+    const copy = mkdtempSync(join(tmpdir(), 'flight-releasing-'));
+    cpSync(join(root, 'packages'), join(copy, 'packages'), { recursive: true, filter: (src) => !src.includes('node_modules') });
+    writeFileSync(join(copy, 'RELEASING.md'), readFileSync(join(root, 'RELEASING.md'), 'utf8').replace(', `@flight/openai`', ''));
+    expect(unlistedPackages(copy)).toEqual(['@flight/openai']);
+  });
 });

@@ -18,7 +18,6 @@ import { deepFreeze, deepFreezeParsedJson } from '../results/deep-freeze.js';
 import { DeadlineQueue } from '../run/deadline-queue.js';
 import type { RunScope } from '../run/run-scope.js';
 import type { FailureRecord, FailureType, FlightRef, StaleWindows } from '../state/types.js';
-
 import type { FlightCall } from './flight-call.js';
 import type { FlightMode, ResolvedOptions } from './options.js';
 import { withSessionLock } from './session-lock-scope.js';
@@ -61,7 +60,7 @@ export class FlightRuntime {
   readonly deadlines: DeadlineQueue;
   /** The owner runs in progress on this node, by flight id (`cancel` and `close` abort them). */
   readonly owners = new Map<string, RunScope>();
-  /** Every copy of a value this node holds (L1, stale copies, a refresh's offer), under one set of rules. */
+  /** Every copy of a value this node holds (L1, stale copies, a refresh's offer, stream logs), under one set of rules. */
   readonly copies: NodeCopies;
   /** Flights whose node stale copy a detached local refresh is refreshing now. */
   readonly localRefreshes = new Set<string>();
