@@ -39,10 +39,27 @@ export interface ForgetRecord extends Span {
   ok: boolean;
 }
 
+/**
+ * A streamed call read in two parts: `first` (up to a point where the client left), then `resumed` from
+ * that position on `resumeNode` (`after`). Chunks are `<stage/key>|<run>|<index>`; `restart` marks a
+ * `FlightStreamRestart`.
+ */
+export interface StreamRecord extends Span {
+  node: string;
+  resumeNode: string;
+  stage: string;
+  key: string;
+  first: string[];
+  resumed: string[];
+  /** Undefined until both parts ended. */
+  outcome?: { ok: true } | { ok: false; error: string };
+}
+
 export interface History {
   nodes: Record<string, NodeMode>;
   runs: Map<number, RunRecord>;
   calls: CallRecord[];
+  streams: StreamRecord[];
   forgets: ForgetRecord[];
   /** Outages per hybrid node: its connection to Redis reset and refused. */
   outages: Record<string, Span[]>;
@@ -83,7 +100,52 @@ export function checkHistory(history: History, windows: Record<string, Windows>,
     ...freshIsNeverStale(history),
     ...oneRunAtATime(history),
     ...everyCallSettled(history),
+    ...streamsNeverSplice(history),
   ];
+}
+
+/**
+ * What a streamed caller reads, across a resume on any node, is one run's chunks in order from where it
+ * stands: after a restart marker, a run from its first chunk; never two runs' chunks spliced, never a chunk
+ * of another key, never a gap or a repeat. Every streamed call settles.
+ */
+function streamsNeverSplice(history: History): Violation[] {
+  const out: Violation[] = [];
+  for (const stream of history.streams) {
+    const where = `stream ${ref(stream)} on ${stream.node} → ${stream.resumeNode}`;
+    if (!stream.outcome) {
+      out.push({ rule: 'every call settles', detail: `${where}, started at ${stream.start.toFixed(0)} ms` });
+      continue;
+    }
+    let run: string | undefined;
+    let next = 0;
+    for (const chunk of [...stream.first, ...stream.resumed]) {
+      if (chunk === 'restart') {
+        run = undefined;
+        next = 0;
+        continue;
+      }
+      const [key, chunkRun, index] = chunk.split('|');
+      const problem =
+        key !== ref(stream)
+          ? `a chunk of ${key}`
+          : run !== undefined && chunkRun !== run
+            ? `run ${chunkRun}'s chunk ${index} after run ${run}'s chunk ${next - 1}, with no restart`
+            : Number(index) !== next
+              ? `chunk ${index} of run ${chunkRun} where ${next} was due`
+              : undefined;
+      if (problem) {
+        out.push({
+          rule: 'a stream never splices two runs',
+          detail: `${where}: ${problem} (read ${[...stream.first, '|', ...stream.resumed].join(' ')})`,
+        });
+        break;
+      }
+      run = chunkRun;
+      next++;
+    }
+  }
+  return out;
 }
 
 function valuesOfTheirOwnKey(history: History): Violation[] {

@@ -35,4 +35,19 @@ export const NAMED_CASES: Record<string, (recorder: OracleRecorder) => Promise<v
     await recorder.call(h1, 'plain', 'named-2-probe', {}, { ms: 0 });
     await recorder.call(h1, 'long', 'named-2', {}, { ms: 0 });
   },
+
+  /** A client of a local node reads two chunks and leaves; the flight is forgotten and runs again; the client resumes. */
+  async 'resume after a local run was replaced'(recorder) {
+    const l1 = recorder.node('l1');
+    await recorder.stream(l1, l1, 'named-3', {
+      chunks: 4,
+      gapMs: 50,
+      leaveAfter: 2,
+      beforeResume: async () => {
+        await recorder.forget(l1, 'streamed', 'named-3');
+        void recorder.stream(l1, l1, 'named-3', { chunks: 4, gapMs: 50, leaveAfter: 4 });
+        await sleep(75); // the new run is under way
+      },
+    });
+  },
 };

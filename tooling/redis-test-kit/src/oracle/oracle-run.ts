@@ -9,10 +9,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createSingleFlight, type SingleFlight, type StagePolicyInput } from '@flight/core';
+import { createSingleFlight, FlightStreamRestart, type SingleFlight, type StagePolicyInput, type StreamPosition } from '@flight/core';
 import { seeded, startTcpProxy, type TcpProxy } from '@flight/test-servers';
 import type { RedisAdapterUnderTest } from '../adapter-suite';
-import { checkHistory, type CallRecord, type History, type NodeMode, type Violation, type Windows } from './history';
+import { checkHistory, type CallRecord, type History, type NodeMode, type StreamRecord, type Violation, type Windows } from './history';
 
 export interface OracleRunOptions {
   /** How long the schedule runs, ms (the run then waits for every call to settle). */
@@ -47,6 +47,8 @@ const STAGES: Record<string, StagePolicyInput> = {
   swr: { stale: { whileRevalidateMs: 400, ifErrorMs: 600, retryAfterMs: 200 } },
   long: { stale: { whileRevalidateMs: 2000, ifErrorMs: 2000, retryAfterMs: 200 } },
 };
+/** Streamed flights have a stage of their own (a streamed flight's value is its chunk list). */
+const STREAM_STAGE = 'streamed';
 const WINDOWS: Record<string, Windows> = {
   plain: { resultTtlMs: 300, staleMs: 0 },
   swr: { resultTtlMs: 300, staleMs: 600 },
@@ -80,7 +82,14 @@ export class OracleRecorder {
   private runIds = 0;
 
   constructor(readonly nodes: OracleNode[]) {
-    this.history = { nodes: Object.fromEntries(nodes.map((n) => [n.name, n.mode])), runs: new Map(), calls: [], forgets: [], outages: {} };
+    this.history = {
+      nodes: Object.fromEntries(nodes.map((n) => [n.name, n.mode])),
+      runs: new Map(),
+      calls: [],
+      streams: [],
+      forgets: [],
+      outages: {},
+    };
   }
 
   node(name: string): OracleNode {
@@ -124,6 +133,87 @@ export class OracleRecorder {
       record.end = performance.now();
       return record;
     });
+    this.pending.push(done);
+    return done;
+  }
+
+  /**
+   * A streamed call of `key` (its own stage) on `node` whose client leaves after `leaveAfter` chunks and
+   * resumes from there on `resumeNode` (after `beforeResume`), marking restarts; its run yields `chunks`
+   * chunks, `gapMs` apart.
+   */
+  stream(
+    node: OracleNode,
+    resumeNode: OracleNode,
+    key: string,
+    shape: { chunks: number; gapMs: number; leaveAfter: number; beforeResume?: () => Promise<void> },
+  ): Promise<StreamRecord> {
+    const stage = STREAM_STAGE;
+    const record: StreamRecord = {
+      node: node.name,
+      resumeNode: resumeNode.name,
+      stage,
+      key,
+      first: [],
+      resumed: [],
+      start: performance.now(),
+      end: 0,
+    };
+    this.history.streams.push(record);
+    const { runs } = this.history;
+    const supplier = async function* (this: OracleRecorder, context: { role: 'owner' | 'local'; takeover: boolean }) {
+      const id = ++this.runIds;
+      runs.set(id, {
+        id,
+        node: node.name,
+        stage,
+        key,
+        role: context.role,
+        takeover: context.takeover,
+        failed: false,
+        start: performance.now(),
+        end: Infinity,
+      });
+      try {
+        for (let i = 0; i < shape.chunks; i++) {
+          await sleep(shape.gapMs);
+          yield `${stage}/${key}|${id}|${i}`;
+        }
+      } finally {
+        runs.get(id)!.end = performance.now();
+      }
+    };
+    const read = async (flight: SingleFlight, into: string[], after?: StreamPosition, leaveAfter = Infinity) => {
+      const stream = flight.executeStream(stage, key, (context) => supplier.call(this, context), {
+        onRestart: 'restart',
+        ...(after ? { after } : {}),
+      });
+      let index = after?.index ?? 0;
+      for await (const chunk of stream) {
+        if (chunk instanceof FlightStreamRestart) {
+          into.push('restart');
+          index = 0;
+          continue;
+        }
+        into.push(String(chunk));
+        if (++index >= leaveAfter) break;
+      }
+      return { epoch: stream.epoch, index };
+    };
+    const done = (async () => {
+      try {
+        const position = await read(node.flight, record.first, undefined, shape.leaveAfter);
+        if (position.index >= shape.leaveAfter) {
+          await shape.beforeResume?.();
+          await read(resumeNode.flight, record.resumed, position);
+        }
+        record.outcome = { ok: true };
+      } catch (error) {
+        record.outcome = { ok: false, error: (error as Error).message };
+      }
+      record.end = performance.now();
+      return record;
+    })();
     this.pending.push(done);
     return done;
   }
@@ -175,7 +265,7 @@ export class OracleRecorder {
   report(heapBefore: number): OracleReport {
     const { history } = this;
     for (const run of history.runs.values()) if (run.end === Infinity) run.end = performance.now();
-    const roles: Record<string, number> = {};
+    const roles: Record<string, number> = { streams: history.streams.length };
     for (const c of history.calls) {
       const role = c.outcome ? (c.outcome.ok ? c.outcome.role : 'error') : 'unsettled';
       roles[role] = (roles[role] ?? 0) + 1;
@@ -202,7 +292,7 @@ async function startNodes(adapter: Pick<RedisAdapterUnderTest, 'coordinator'>, o
       mode,
       ...(coordinator ? { coordinator } : {}),
       defaults: { ...ORACLE_POLICY, l1: { enabled: l1, ttlMs: 1000 } },
-      stages: STAGES,
+      stages: { ...STAGES, [STREAM_STAGE]: {} },
       fallbackCooldownMs: 200,
       telemetry: false,
     });
@@ -251,7 +341,17 @@ export function randomSchedule(seed: number, durationMs: number): (recorder: Ora
     const until = performance.now() + durationMs;
     while (performance.now() < until) {
       const step = random();
-      if (step < 0.78) {
+      if (step < 0.06) {
+        // A streamed call whose client leaves and resumes on another node (its own, for a local node).
+        const node = pick(recorder.nodes);
+        const resumeNode = node.mode === 'local' ? node : pick(recorder.nodes.filter((n) => n.mode !== 'local'));
+        const chunks = 2 + Math.floor(random() * 6);
+        void recorder.stream(node, resumeNode, pickKey(), {
+          chunks,
+          gapMs: Math.floor(random() * 60),
+          leaveAfter: 1 + Math.floor(random() * chunks),
+        });
+      } else if (step < 0.78) {
         const draw = random();
         const options: CallRecord['options'] = {};
         if (draw < 0.1) options.fresh = true;
@@ -260,7 +360,7 @@ export function randomSchedule(seed: number, durationMs: number): (recorder: Ora
         // Most runs are quick; some last long enough for forgets, refreshes and outages to meet them.
         const ms = random() < 0.6 ? Math.floor(random() * 50) : 150 + Math.floor(random() * 450);
         void recorder.call(pick(recorder.nodes), pick(stages), pickKey(), options, { ms, fails: random() < 0.08 });
-      } else if (step < 0.9) void recorder.forget(pick(recorder.nodes), pick(stages), pickKey());
+      } else if (step < 0.9) void recorder.forget(pick(recorder.nodes), pick([...stages, STREAM_STAGE]), pickKey());
       else if (step < 0.93 && hybrid?.proxy?.mode === 'pass')
         void recorder.outage(hybrid, 200 + Math.floor(random() * 1400), random() < 0.5 ? 'reset' : 'stall');
       else if (step < 0.96) await sleep(250 + Math.floor(random() * 500));
