@@ -17,9 +17,12 @@ export function withFlights<Client extends object>(client: Client, options: Open
   for (const spec of specs) {
     const resource = spec.path.reduce<any>((at, part) => at?.[part], client);
     if (typeof resource?.create !== 'function')
-      throw new FlightConfigurationError(`withFlights: client has no ${spec.path.join('.')}.create: pass the OpenAI client (openai 6.x)`, {
-        context: { option: 'client' },
-      });
+      throw new FlightConfigurationError(
+        `withFlights: client has no ${spec.path.join('.')}.create: pass the OpenAI client (openai 6.x or 7.x)`,
+        {
+          context: { option: 'client' },
+        },
+      );
   }
   if (hasCallTimeCredentials(client as ClientIdentity) && resolved.scope === '')
     throw new FlightConfigurationError(
