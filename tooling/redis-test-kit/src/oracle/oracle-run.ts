@@ -241,7 +241,7 @@ export class OracleRecorder {
 
   /**
    * Cuts `node` (the hybrid one) off from Redis for `ms`: `reset` drops its connections and refuses new
-   * ones; `stall` keeps them and swallows every byte (no reply ever comes).
+   * ones; `stall` keeps them and swallows every byte (no reply comes), then resets them.
    */
   outage(node: OracleNode, ms: number, kind: 'reset' | 'stall' = 'reset'): Promise<void> {
     const proxy = node.proxy!;
@@ -254,6 +254,8 @@ export class OracleRecorder {
     }
     const over = sleep(ms).then(() => {
       proxy.mode = 'pass';
+      // A stalled connection ends as a real one does (TCP never loses bytes and goes on): it is reset.
+      if (kind === 'stall') proxy.resetAll();
       span.end = performance.now();
     });
     this.pending.push(over);
