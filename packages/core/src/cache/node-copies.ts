@@ -132,26 +132,19 @@ export class NodeCopies {
    * as a stale copy.
    */
   fill(id: string, taker: CopyTaker, fill: Fill, local: boolean): void {
+    const { cache } = this.deps;
     const { stale } = fill;
     const l1TtlMs = fill.l1TtlMs >= 1 ? fill.l1TtlMs : 0;
     const staleTtlMs = stale ? stale.freshMs + Math.max(stale.windows.whileRevalidateMs, stale.windows.ifErrorMs) : 0;
     const keepsStale = stale !== undefined && staleTtlMs > stale.freshMs && (local || this.watches !== undefined);
-    if ((l1TtlMs === 0 && !keepsStale) || !this.current(id, taker.since)) {
-      if (stale) this.deps.cache.delete(staleKey(id));
-      return;
-    }
-    let coveredAt: number | undefined;
-    if (this.watches) {
-      coveredAt = this.watches.mayFill(id, taker.ref, taker.since, Math.max(l1TtlMs, staleTtlMs));
-      if (coveredAt === undefined) {
-        if (stale) this.deps.cache.delete(staleKey(id));
-        return;
-      }
-    }
-    const { cache } = this.deps;
-    if (l1TtlMs > 0) cache.set(id, fill.entry, l1TtlMs, fill.sizeBytes);
+    const wanted = (l1TtlMs > 0 || keepsStale) && this.current(id, taker.since);
+    // Where forgets of other nodes can be heard, a copy is kept only under a listening that hears them now.
+    const coveredAt = wanted && this.watches ? this.watches.mayFill(id, taker.ref, taker.since, Math.max(l1TtlMs, staleTtlMs)) : undefined;
+    const kept = wanted && (!this.watches || coveredAt !== undefined);
+    if (kept && l1TtlMs > 0) cache.set(id, fill.entry, l1TtlMs, fill.sizeBytes);
     if (!stale) return;
-    if (!keepsStale) {
+    // A run's value that is not kept as a stale copy still replaces the copy of the value before it.
+    if (!kept || !keepsStale) {
       cache.delete(staleKey(id));
       return;
     }
@@ -218,15 +211,12 @@ export class NodeCopies {
     if (this.refreshing.get(id) === taker) this.refreshing.delete(id);
   }
 
-  /** The stale value a call of this node refreshing `id` itself holds, unless a forget came since it was taken. */
+  /**
+   * The stale value a call of this node refreshing `id` itself holds (whoever hands it out checks it is still
+   * `current`: a forget drops the refresh from here too).
+   */
   refreshOffer(id: string): HeldOffer | undefined {
-    const offer = this.refreshing.get(id)?.offer;
-    return offer && this.current(id, offer.since) ? offer : undefined;
-  }
-
-  /** A held offer may still be handed out (no forget of its flight since it was taken). */
-  offerCurrent(id: string, offer: HeldOffer): boolean {
-    return this.current(id, offer.since);
+    return this.refreshing.get(id)?.offer;
   }
 
   /**

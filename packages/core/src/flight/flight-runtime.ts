@@ -224,27 +224,24 @@ export class FlightRuntime {
    * started before a forget of its flight. `sizeBytes` is what the value holds in memory. `storedForMs` is
    * how long the stored result it copies still lives (what the run stored it for, for a result just
    * stored); the L1 entry never outlives it, nor how long the call's options let the value be reused
-   * (`FlightCall.reuseFor`). `stale`: the freshness and windows the run stored the value with (else read
-   * from the call's options), for a value this call's run produced.
+   * (`FlightCall.reuseFor`). `ownRun`: the value comes from this call's own run, with the freshness and
+   * windows the run stored it with (each read from the call's options when not given).
    */
   remember(
     call: FlightCall,
     entry: ReplayEntry,
     sizeBytes: number,
     storedForMs: number = call.policy.resultTtlMs,
-    stale?: { freshMs: number; windows: StaleWindows | undefined },
+    ownRun?: { freshMs?: number; windows?: StaleWindows | undefined },
   ): void {
     const { policy } = call;
-    const l1TtlMs = policy.l1.enabled ? Math.min(policy.l1.ttlMs, storedForMs, call.reuseFor(entry.value)) : 0;
-    const keepsStale = stale !== undefined && call.keepsStale && this.mode !== 'distributed';
-    if (l1TtlMs < 1 && !keepsStale) return;
-    const windows = keepsStale ? (stale.windows ?? call.staleWindows(entry.value)) : undefined;
-    this.copies.fill(
-      flightId(call.ref),
-      call,
-      { entry, sizeBytes, l1TtlMs, stale: windows && { freshMs: stale!.freshMs, windows } },
-      entry.epoch === undefined,
-    );
+    const keepsStale = ownRun !== undefined && call.keepsStale && this.mode !== 'distributed';
+    if (!policy.l1.enabled && !keepsStale) return;
+    const reuseMs = call.reuseFor(entry.value);
+    const l1TtlMs = policy.l1.enabled ? Math.min(policy.l1.ttlMs, storedForMs, reuseMs) : 0;
+    const windows = keepsStale ? (ownRun.windows ?? call.staleWindows(entry.value)) : undefined;
+    const stale = windows && { freshMs: ownRun?.freshMs ?? reuseMs, windows };
+    this.copies.fill(flightId(call.ref), call, { entry, sizeBytes, l1TtlMs, stale }, entry.epoch === undefined);
   }
 
   /** Forgets the flight on this node: every copy of it, its in-process runs, and any fill of a call started before now. */

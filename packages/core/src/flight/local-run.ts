@@ -48,6 +48,6 @@ export async function runLocalOnce(runtime: FlightRuntime, call: FlightCall): Pr
   } finally {
     run.end(runtime.deadlines);
   }
-  runtime.remember(call, { value }, size, undefined, { freshMs: call.reuseFor(value), windows: undefined });
+  runtime.remember(call, { value }, size, undefined, {});
   return { value, role: 'local', trace: note };
 }

@@ -23,7 +23,7 @@ export function holdOffer(runtime: FlightRuntime, call: FlightCall, reply: Acqui
 export function staleOutcome(runtime: FlightRuntime, call: FlightCall, reason: 'revalidating' | 'error'): Outcome | undefined {
   const held = call.offer;
   if (!held) return undefined;
-  if (!runtime.copies.offerCurrent(flightId(call.ref), held)) {
+  if (!runtime.copies.current(flightId(call.ref), held.since)) {
     call.offer = undefined;
     return undefined;
   }

@@ -224,7 +224,7 @@ export async function runFlightCli(argv: string[], env: CliEnv): Promise<number>
     for (const url of urls) new URL(url);
     connection = env.connect({ urls, cluster: parsed.values.cluster, prefix: parsed.values.prefix });
   } catch (error) {
-    env.err(`flight: ${(error as Error).message.split(urls.join(',')).join('<redis url>')}`);
+    env.err(`flight: ${redacted((error as Error).message, urls)}`);
     return EXIT.usage;
   }
   const { coordinator, close } = connection;
@@ -235,13 +235,16 @@ export async function runFlightCli(argv: string[], env: CliEnv): Promise<number>
       env.err(`flight: ${error.message}`);
       return EXIT.usage;
     }
-    const shown = urls.map(withoutPassword);
-    const message = urls.reduce((text, url, i) => text.split(url).join(shown[i]!), (error as Error).message);
-    env.err(`flight: ${message} (redis: ${shown.join(', ')})`);
+    env.err(`flight: ${redacted((error as Error).message, urls)} (redis: ${urls.map(withoutPassword).join(', ')})`);
     return EXIT.redis;
   } finally {
     await close();
   }
+}
+
+/** `text` with each of `urls` in it fit to print (`withoutPassword`). */
+function redacted(text: string, urls: string[]): string {
+  return urls.reduce((out, url) => out.split(url).join(withoutPassword(url)), text);
 }
 
 /** A Redis URL fit to print: its password (if any) replaced by `***`. */

@@ -12,7 +12,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createSingleFlight, FlightStreamRestart, type SingleFlight, type StagePolicyInput, type StreamPosition } from '@flight/core';
 import { seeded, startTcpProxy, type TcpProxy } from '@flight/test-servers';
 import type { RedisAdapterUnderTest } from '../adapter-suite';
-import { checkHistory, type CallRecord, type History, type NodeMode, type StreamRecord, type Violation, type Windows } from './history';
+import {
+  checkHistory,
+  type CallRecord,
+  type History,
+  type NodeMode,
+  type RunRecord,
+  type StreamRecord,
+  type Violation,
+  type Windows,
+} from './history';
 
 export interface OracleRunOptions {
   /** How long the schedule runs, ms (the run then waits for every call to settle). */
@@ -32,7 +41,7 @@ export interface OracleReport {
   heapGrowthMb: number;
 }
 
-export const ORACLE_POLICY: StagePolicyInput = {
+const ORACLE_POLICY: StagePolicyInput = {
   heartbeatIntervalMs: 500,
   takeoverAfterMs: 2000,
   pollIntervalMs: 50,
@@ -49,17 +58,19 @@ const STAGES: Record<string, StagePolicyInput> = {
 };
 /** Streamed flights have a stage of their own (a streamed flight's value is its chunk list). */
 const STREAM_STAGE = 'streamed';
-const WINDOWS: Record<string, Windows> = {
-  plain: { resultTtlMs: 300, staleMs: 0 },
-  swr: { resultTtlMs: 300, staleMs: 600 },
-  long: { resultTtlMs: 300, staleMs: 2000 },
-};
+/** What the checks hold each stage's values to, read from its policy. */
+const WINDOWS: Record<string, Windows> = Object.fromEntries(
+  Object.entries(STAGES).map(([name, stage]) => [
+    name,
+    { resultTtlMs: ORACLE_POLICY.resultTtlMs!, staleMs: Math.max(stage.stale?.whileRevalidateMs ?? 0, stage.stale?.ifErrorMs ?? 0) },
+  ]),
+);
 /**
  * How long after a forget resolved another node may still act on what it held (its notice takes about a
  * millisecond on an idle machine; the allowance is for a busy one), until the owner's next heartbeat for a
  * caller joining the forgotten run; and the slack between a run's end and what is measured of its copies.
  */
-const ALLOW = { noticeMs: 500, heartbeatMs: 2 * 500 + 250, slackMs: 250 };
+const ALLOW = { noticeMs: 500, heartbeatMs: 2 * ORACLE_POLICY.heartbeatIntervalMs! + 250, slackMs: 250 };
 /** Hot keys meet every feature at once; cold ones are read once here and there (no node listens on them). */
 const HOT_KEYS = ['k0', 'k1'];
 const COLD_KEYS = Array.from({ length: 12 }, (_, i) => `c${i}`);
@@ -71,6 +82,9 @@ export interface OracleNode {
   close: () => Promise<void>;
   proxy?: TcpProxy;
 }
+
+/** What a run's record takes of its supplier's context. */
+type RunContext = { role: 'owner' | 'local'; takeover: boolean };
 
 /** A call's supplier: how long it works, whether it fails; `started` is told when it runs. */
 export interface Work {
@@ -100,29 +114,34 @@ export class OracleRecorder {
     return this.nodes.find((node) => node.name === name)!;
   }
 
+  /** Records a run a supplier of `node` starts; the caller sets its `end`. */
+  private runStarted(node: OracleNode, stage: string, key: string, context: RunContext, failed: boolean): RunRecord {
+    const run = {
+      id: ++this.runIds,
+      node: node.name,
+      stage,
+      key,
+      role: context.role,
+      takeover: context.takeover,
+      failed,
+      start: performance.now(),
+      end: Infinity,
+    };
+    this.history.runs.set(run.id, run);
+    return run;
+  }
+
   /** A call of `stage`/`key` on `node`; resolves once it settled (never rejects). */
   call(node: OracleNode, stage: string, key: string, options: CallRecord['options'], work: Work): Promise<CallRecord> {
     const record: CallRecord = { node: node.name, stage, key, options, start: performance.now(), end: 0 };
     this.history.calls.push(record);
-    const { runs } = this.history;
-    const supplier = async (context: { role: 'owner' | 'local'; takeover: boolean }) => {
-      const id = ++this.runIds;
-      runs.set(id, {
-        id,
-        node: node.name,
-        stage,
-        key,
-        role: context.role,
-        takeover: context.takeover,
-        failed: work.fails === true,
-        start: performance.now(),
-        end: Infinity,
-      });
+    const supplier = async (context: RunContext) => {
+      const run = this.runStarted(node, stage, key, context, work.fails === true);
       work.started?.();
       await sleep(work.ms);
-      runs.get(id)!.end = performance.now();
+      run.end = performance.now();
       if (work.fails) throw Object.assign(new Error('upstream 503'), { status: 503 });
-      return { key: `${stage}/${key}`, run: id };
+      return { key: `${stage}/${key}`, run: run.id };
     };
     const settled = node.flight.execute(stage, key, supplier, options).then(
       (result) => {
@@ -164,27 +183,15 @@ export class OracleRecorder {
       end: 0,
     };
     this.history.streams.push(record);
-    const { runs } = this.history;
-    const supplier = async function* (this: OracleRecorder, context: { role: 'owner' | 'local'; takeover: boolean }) {
-      const id = ++this.runIds;
-      runs.set(id, {
-        id,
-        node: node.name,
-        stage,
-        key,
-        role: context.role,
-        takeover: context.takeover,
-        failed: false,
-        start: performance.now(),
-        end: Infinity,
-      });
+    const supplier = async function* (this: OracleRecorder, context: RunContext) {
+      const run = this.runStarted(node, stage, key, context, false);
       try {
         for (let i = 0; i < shape.chunks; i++) {
           await sleep(shape.gapMs);
-          yield `${stage}/${key}|${id}|${i}`;
+          yield `${stage}/${key}|${run.id}|${i}`;
         }
       } finally {
-        runs.get(id)!.end = performance.now();
+        run.end = performance.now();
       }
     };
     const read = async (flight: SingleFlight, into: string[], after?: StreamPosition, leaveAfter = Infinity) => {
