@@ -1,24 +1,31 @@
 #!/usr/bin/env node
 // Proves the release path on a scratch copy of the repository, step by step as the release workflow runs
 // it, without publishing anything:
-//   1. the workflow is set up for npm trusted publishing (release/workflow-check.mjs);
+//   1. the workflow passes actionlint, tests every supported Node on pull requests and pushes, and is set up
+//      for npm trusted publishing; every public package is in RELEASING.md and has a trusted-publisher entry
+//      (release/workflow-check.mjs, release/trust.mjs);
 //   2. the canary channel: `changeset version --snapshot canary` gives prerelease versions, and
 //      `publish.mjs --tag canary --dry-run` packs and dry-run publishes every public package;
 //   3. the release: `changeset version` applies every pending changeset (a package never released comes
 //      out at 0.1.0 with its changelog), and `publish.mjs --tag latest --dry-run` passes;
 //   4. each tarball: real ranges, shipped exports, resolvable source maps (release/tarball-check.mjs);
 //   5. the tarballs install with npm in a scratch project and load and run (release/install-check.mjs);
-//   6. @flight/openai installs alone with @flight/core, one adapter and `openai` (release/alone-check.mjs).
+//   6. @flight/openai installs alone with @flight/core, one adapter and `openai` (release/alone-check.mjs);
+//   7. each README's install line installs as written with today's majors (release/install-check.mjs), and
+//      every README example type-checks as ESM and as CommonJS with TypeScript 5.9 and 7, skipLibCheck
+//      false, without the optional peers (release/types-check.mjs).
 // The working tree is never touched: everything happens in temporary folders, removed at the end.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkInstall } from './release/install-check.mjs';
+import { checkInstall, checkReadmeInstalls } from './release/install-check.mjs';
+import { checkTypes } from './release/types-check.mjs';
 import { checkOpenAIAlone } from './release/alone-check.mjs';
 import { checkTarball, readPackedManifest } from './release/tarball-check.mjs';
-import { checkWorkflow } from './release/workflow-check.mjs';
+import { checkWorkflow, lintWorkflow } from './release/workflow-check.mjs';
+import { untrustedPackages } from './release/trust.mjs';
 import { publicPackages, unlistedPackages } from './release/packages.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -79,7 +86,10 @@ try {
   const { packageManager } = JSON.parse(readFileSync(join(scratch, 'package.json'), 'utf8'));
   const workflow = checkWorkflow(join(scratch, '.github/workflows/release.yml'), { packageManager });
   for (const missing of unlistedPackages(scratch)) fail(`RELEASING.md does not list ${missing} among the published packages`);
+  for (const missing of untrustedPackages(scratch, join(scratch, 'tooling/scripts/release/trusted-publishers.json')))
+    fail(`${missing} has no entry in the trusted-publisher list: publish.mjs's pre-flight would refuse the release`);
   workflow.problems.forEach(fail);
+  (await lintWorkflow(join(scratch, '.github/workflows/release.yml'))).forEach(fail);
   say(`workflow: ${workflow.summary}`);
 
   const before = versions(scratch);
@@ -136,6 +146,16 @@ try {
   const alone = checkOpenAIAlone(tarballs);
   alone.problems.forEach(fail);
   if (alone.summary) say(`installed alone: ${alone.summary}`);
+  const readmes = [root, ...publicPackages(root).map((p) => p.dir)].map((dir) => ({
+    name: relative(root, dir) || '.',
+    markdown: readFileSync(join(dir, 'README.md'), 'utf8'),
+  }));
+  const installs = checkReadmeInstalls([...tarballs.values()], readmes);
+  installs.problems.forEach(fail);
+  say(`install lines: ${installs.summary}`);
+  const types = checkTypes([...tarballs.values()], readmes);
+  types.problems.forEach(fail);
+  if (types.summary) say(`types: ${types.summary}`);
   if (!process.exitCode) say('release path OK');
 } catch (error) {
   fail(error instanceof Error ? error.message : String(error));

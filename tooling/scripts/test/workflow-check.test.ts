@@ -2,12 +2,14 @@
  * The release check's reading of the release workflow: the repository's workflow passes, and each way
  * of breaking trusted publishing is named.
  */
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { unlistedPackages } from '../release/packages.mjs';
-import { checkWorkflow } from '../release/workflow-check.mjs';
+import { preflight, trustCommand, trustedPublishers, untrustedPackages } from '../release/trust.mjs';
+import { checkWorkflow, lintWorkflow } from '../release/workflow-check.mjs';
 
 const WORKFLOW = readFileSync(join(__dirname, '../../../.github/workflows/release.yml'), 'utf8');
 const dir = mkdtempSync(join(tmpdir(), 'flight-workflow-'));
@@ -40,7 +42,10 @@ describe('the release workflow check', () => {
       (t) => t.replace('changeset version --snapshot canary', 'changeset version'),
       /without snapshot versions/,
     ],
-    ['tests not on Node 20', (t) => t.replace('node-version: 20', 'node-version: 22'), /Node 20/],
+    ['a supported Node left out of the test matrix', (t) => t.replace('node: [20, 22, 24, 26]', 'node: [20, 24, 26]'), /Node 22/],
+    ['tests on one Node only', (t) => t.replace('node-version: ${{ matrix.node }}', 'node-version: 24'), /Node 20, 22, 26/],
+    ['no CI on pull requests', (t) => t.replace('  pull_request:\n', ''), /pull requests get no CI/],
+    ['publishing from a pull request', (t) => t.replace("    if: github.event_name != 'pull_request'\n", ''), /would run on pull requests/],
     ['publishing before the tests', (t) => t.replaceAll('needs: test', 'needs: []'), /needs: test/],
     [
       'a pnpm version given twice',
@@ -56,6 +61,76 @@ describe('the release workflow check', () => {
       expect(problemsOf(changed).join('\n')).toMatch(message);
     });
   }
+});
+
+describe('actionlint on the workflow', () => {
+  it('finds nothing in the repository workflow', async () => {
+    const file = join(dir, 'release.yml');
+    writeFileSync(file, WORKFLOW);
+    expect(await lintWorkflow(file)).toEqual([]);
+  });
+
+  it('names an expression that reads an undefined matrix value', async () => {
+    const file = join(dir, 'broken.yml');
+    writeFileSync(file, WORKFLOW.replace('node-version: ${{ matrix.node }}', 'node-version: ${{ matrix.nodes }}'));
+    expect((await lintWorkflow(file)).join('\n')).toMatch(/property "nodes" is not defined/);
+  });
+});
+
+describe('the trusted-publisher list and the pre-flight of publish.mjs', () => {
+  const root = join(__dirname, '../../..');
+  const listWithout = (name: string) => {
+    const file = join(mkdtempSync(join(tmpdir(), 'flight-trust-')), 'trusted-publishers.json');
+    const list = trustedPublishers() as { packages: string[] };
+    writeFileSync(file, JSON.stringify({ ...list, packages: list.packages.filter((p) => p !== name) }));
+    return file;
+  };
+
+  it('has an entry for every public package', () => {
+    expect(untrustedPackages(root)).toEqual([]);
+  });
+
+  it('names the public package a copy of the list leaves out', () => {
+    expect(untrustedPackages(root, listWithout('@flight/redis-node'))).toEqual(['@flight/redis-node']);
+  });
+
+  it('names every package it would refuse before anything is published', () => {
+    const path = listWithout('@flight/koa');
+    const exists = (name: string) => name !== '@flight/openai';
+    const names = ['@flight/core', '@flight/koa', '@flight/openai', '@flight/redis-node'];
+    expect(preflight(names, { oidc: true, exists, path })).toEqual([
+      expect.stringMatching(/^@flight\/koa has no trusted-publisher entry/),
+      expect.stringMatching(/^@flight\/openai is not on npm yet/),
+    ]);
+    expect(preflight(names, { oidc: false, exists, path })).toEqual([
+      expect.stringMatching(/^@flight\/koa has no trusted-publisher entry/),
+    ]);
+    expect(preflight(['@flight/core'], { oidc: true, exists, path })).toEqual([]);
+  });
+
+  it('publish.mjs publishes nothing when the pre-flight refuses a package', () => {
+    const copy = mkdtempSync(join(tmpdir(), 'flight-preflight-'));
+    cpSync(join(root, 'packages'), join(copy, 'packages'), {
+      recursive: true,
+      filter: (src) => !src.includes('node_modules') && !src.includes('/dist'),
+    });
+    mkdirSync(join(copy, 'tooling/scripts/release'), { recursive: true });
+    cpSync(listWithout('@flight/fastify'), join(copy, 'tooling/scripts/release/trusted-publishers.json'));
+    const script = join(root, 'tooling/scripts/publish.mjs');
+    const result = spawnSync(process.execPath, [script, '--tag', 'canary', '--dry-run', '--root', copy], { encoding: 'utf8' });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/pre-flight: @flight\/fastify has no trusted-publisher entry/);
+    expect(result.stdout).toMatch(/nothing was published/);
+    expect(result.stdout).not.toMatch(/would be published/);
+  });
+
+  it('prints the npm trust command of each package', () => {
+    const result = spawnSync(process.execPath, [join(root, 'tooling/scripts/publish.mjs'), '--trust-commands'], { encoding: 'utf8' });
+    expect(result.stdout.trim().split('\n')).toContain(trustCommand('@flight/openai'));
+    expect(trustCommand('@flight/openai')).toBe(
+      'npm trust github @flight/openai --file release.yml --repository flight-dev/flight --environment npm-publish --yes',
+    );
+  });
 });
 
 describe('the list of published packages in RELEASING.md', () => {

@@ -43,3 +43,13 @@ export function loadOtelApi(load?: ModuleLoader): { api: OtelApi | undefined; ve
   if (!load) cached = resolved;
   return resolved;
 }
+
+/**
+ * `@opentelemetry/api` as @flight/core resolved it, or undefined when it is not installed. Typed `unknown`
+ * so that no published declaration names the optional peer (a strict program without it would not
+ * compile): a package that has the API as its own optional peer casts it to
+ * `typeof import('@opentelemetry/api')`.
+ */
+export function resolvedOtelApi(): unknown {
+  return loadOtelApi().api;
+}
