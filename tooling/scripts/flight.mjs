@@ -14,8 +14,14 @@ import { ensureValkeyServer } from './valkey.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const [command = 'test', ...rest] = process.argv.slice(2);
 
+/** Runs `bin` and exits with its code when it fails, saying why when it could not run or was killed. */
 const run = (bin, args, options = {}) => {
   const result = spawnSync(bin, args, { stdio: 'inherit', cwd: root, ...options });
+  if (result.error) {
+    console.error(`[flight] could not run \`${[bin, ...args].join(' ')}\`: ${result.error.message}`);
+    process.exit(1);
+  }
+  if (result.signal) console.error(`[flight] \`${[bin, ...args].join(' ')}\` was stopped by ${result.signal}`);
   if (result.status !== 0) process.exit(result.status ?? 1);
 };
 

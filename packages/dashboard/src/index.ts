@@ -4,7 +4,7 @@
  * durations, degraded and unreachable nodes, takeovers and fallbacks. Read-only by default.
  */
 export { createFlightDashboard, type DashboardHandler, type FlightDashboard } from './dashboard.js';
-export type { FlightDashboardOptions, FlightLister, SharedFlightListing } from './options.js';
+export type { FlightDashboardOptions, FlightLister, PeerHeaders, SharedFlightListing } from './options.js';
 export type { DashboardState, NodeStatus, NodeSummary } from './state.js';
 export type { CallerRole, LocalFlight, NotableEvent, StageView, TimelineBucket } from './collector.js';
 export type { DurationSummary } from './histogram.js';

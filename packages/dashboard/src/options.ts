@@ -46,6 +46,17 @@ export interface FlightDashboardOptions {
    */
   peers?: readonly string[];
   /**
+   * Headers sent with each request to a peer, for peers mounted behind authentication
+   * (`{ authorization: 'Bearer …' }`), or a function of the peer's URL that returns them (called on every
+   * refresh, so a short-lived token can be renewed). @default none
+   */
+  peerHeaders?: PeerHeaders;
+  /**
+   * The `fetch` peers are asked with: one with a client certificate, a proxy or an undici dispatcher of
+   * yours. @default globalThis.fetch
+   */
+  peerFetch?: typeof fetch;
+  /**
    * `false` adds a form to forget a flight cluster-wide (`POST <mount>/forget`, JSON only). Mount the
    * dashboard behind your authentication either way: it shows request keys. @default true
    */
@@ -64,11 +75,16 @@ export interface FlightDashboardOptions {
   refreshMs?: number;
 }
 
+/** Headers for the requests to peers, or a function of the peer's base URL that returns them. */
+export type PeerHeaders = Record<string, string> | ((peerUrl: string) => Record<string, string> | Promise<Record<string, string>>);
+
 export interface ResolvedDashboardOptions {
   singleFlight: SingleFlight;
   inspector: FlightLister | undefined;
   stages: readonly string[];
   peers: readonly string[];
+  peerHeaders: (peerUrl: string) => Record<string, string> | Promise<Record<string, string>>;
+  peerFetch: typeof fetch;
   readOnly: boolean;
   title: string;
   bucketMs: number;
@@ -83,6 +99,8 @@ const OPTION_NAMES = [
   'inspector',
   'stages',
   'peers',
+  'peerHeaders',
+  'peerFetch',
   'readOnly',
   'title',
   'bucketMs',
@@ -114,6 +132,15 @@ function peerUrl(value: unknown): string {
   return url.href.replace(/\/+$/, '');
 }
 
+function peerHeaders(value: unknown): ResolvedDashboardOptions['peerHeaders'] {
+  if (value === undefined) return () => ({});
+  if (typeof value === 'function') return value as ResolvedDashboardOptions['peerHeaders'];
+  if (typeof value !== 'object' || value === null || Object.values(value).some((v) => typeof v !== 'string'))
+    fail('peerHeaders', 'must be an object of header names to strings, or a function of the peer URL that returns one');
+  const headers = { ...(value as Record<string, string>) };
+  return () => headers;
+}
+
 export function resolveDashboardOptions(input: FlightDashboardOptions): ResolvedDashboardOptions {
   assertKnownOptions('createFlightDashboard', input, OPTION_NAMES);
   const options = input ?? ({} as FlightDashboardOptions);
@@ -125,6 +152,7 @@ export function resolveDashboardOptions(input: FlightDashboardOptions): Resolved
   const stages = [...(options.stages ?? [])];
   for (const stage of stages) assertStageName(stage);
   if (options.readOnly !== undefined && typeof options.readOnly !== 'boolean') fail('readOnly', 'must be a boolean');
+  if (options.peerFetch !== undefined && typeof options.peerFetch !== 'function') fail('peerFetch', 'must be a fetch function');
   if (options.title !== undefined && (typeof options.title !== 'string' || options.title.length > 200))
     fail('title', 'must be a string of at most 200 characters');
   return {
@@ -132,6 +160,8 @@ export function resolveDashboardOptions(input: FlightDashboardOptions): Resolved
     inspector: options.inspector,
     stages,
     peers: (options.peers ?? []).map(peerUrl),
+    peerHeaders: peerHeaders(options.peerHeaders),
+    peerFetch: options.peerFetch ?? ((input, init) => fetch(input, init)),
     readOnly: options.readOnly ?? true,
     title: options.title ?? 'flight',
     bucketMs: integer('bucketMs', options.bucketMs, 10_000, 100, 3_600_000),

@@ -90,12 +90,11 @@ const isSummary = (value: any): value is NodeSummary =>
   typeof value.degraded === 'boolean' &&
   Array.isArray(value.timeline);
 
-async function askPeer(url: string, timeoutMs: number): Promise<NodeStatus> {
+async function askPeer(url: string, options: ResolvedDashboardOptions): Promise<NodeStatus> {
+  const timeoutMs = options.peerTimeoutMs;
   try {
-    const response = await fetch(`${url}/state?scope=node`, {
-      signal: AbortSignal.timeout(timeoutMs),
-      headers: { accept: 'application/json' },
-    });
+    const headers = { ...(await options.peerHeaders(url)), accept: 'application/json' };
+    const response = await options.peerFetch(`${url}/state?scope=node`, { signal: AbortSignal.timeout(timeoutMs), headers });
     if (!response.ok) return { url, self: false, reachable: false, error: `HTTP ${response.status}` };
     const summary: unknown = await response.json();
     if (!isSummary(summary)) return { url, self: false, reachable: false, error: 'not a flight dashboard' };
@@ -144,10 +143,7 @@ export async function dashboardState(options: ResolvedDashboardOptions, collecto
   const local = collector.localFlights();
   const node = nodeSummary(options, collector, stageSummaries, local.length);
   const stages = [...new Set([...options.stages, ...collector.stageNames()])];
-  const [peers, shared] = await Promise.all([
-    Promise.all(options.peers.map((url) => askPeer(url, options.peerTimeoutMs))),
-    listShared(options, stages),
-  ]);
+  const [peers, shared] = await Promise.all([Promise.all(options.peers.map((url) => askPeer(url, options))), listShared(options, stages)]);
   const nodes: NodeStatus[] = [{ ...node, url: '', self: true, reachable: true }, ...peers];
   const answered = nodes.filter((n): n is Extract<NodeStatus, { reachable: true }> => n.reachable);
   const requests = answered.reduce((sum, n) => sum + n.requests, 0);

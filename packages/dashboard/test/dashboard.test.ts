@@ -284,6 +284,46 @@ describe('a degraded node', () => {
   });
 });
 
+describe('peers behind authentication', () => {
+  it('asks them with the headers or the fetch it is given; without, a peer that refuses is unreachable (HTTP 401)', async () => {
+    const peerFlight = createSingleFlight({ nodeId: 'node-guarded', mode: 'local' });
+    const peer = createFlightDashboard({ singleFlight: peerFlight });
+    const server = createServer((req, res) => {
+      if (req.headers.authorization === 'Bearer s3cret') return peer.handler(req, res);
+      res.statusCode = 401;
+      res.end();
+    }).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const asked: string[] = [];
+    const watchers = {
+      none: createFlightDashboard({ singleFlight: express.flight, peers: [url] }),
+      object: createFlightDashboard({ singleFlight: express.flight, peers: [url], peerHeaders: { authorization: 'Bearer s3cret' } }),
+      function: createFlightDashboard({
+        singleFlight: express.flight,
+        peers: [url],
+        peerHeaders: async (peerUrl) => (asked.push(peerUrl), { authorization: 'Bearer s3cret' }),
+      }),
+      fetch: createFlightDashboard({
+        singleFlight: express.flight,
+        peers: [url],
+        peerFetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as object), authorization: 'Bearer s3cret' } }),
+      }),
+    };
+    try {
+      expect((await watchers.none.state()).cluster.nodes[1]).toMatchObject({ reachable: false, error: 'HTTP 401' });
+      for (const watcher of [watchers.object, watchers.function, watchers.fetch])
+        expect((await watcher.state()).cluster.nodes[1]).toMatchObject({ reachable: true, nodeId: 'node-guarded' });
+      expect(asked).toEqual([url]);
+    } finally {
+      Object.values(watchers).forEach((w) => w.close());
+      peer.close();
+      await new Promise((resolve) => server.close(resolve));
+      await peerFlight.close();
+    }
+  });
+});
+
 describe('options', () => {
   const singleFlight = createSingleFlight({ nodeId: 'n', mode: 'local' });
 
@@ -294,6 +334,8 @@ describe('options', () => {
       [{ singleFlight, peers: ['10.0.0.7:3000'] }, 'peers'],
       [{ singleFlight, buckets: 1 }, 'buckets'],
       [{ singleFlight, inspector: {} }, 'inspector'],
+      [{ singleFlight, peerHeaders: { authorization: 1 } }, 'peerHeaders'],
+      [{ singleFlight, peerFetch: 'fetch' }, 'peerFetch'],
     ];
     for (const [options, message] of cases) {
       expect(() => createFlightDashboard(options as never)).toThrow(FlightConfigurationError);

@@ -1,8 +1,11 @@
-/** The `flight` command over node-redis (see `runFlightCli`): `npx flight list --stage <stage>`. */
+/** The `flight` command over node-redis (see `runFlightCli`): `npx flight list`. */
+import { createRequire } from 'node:module';
 import { runFlightCli } from '@flight/redis-scripts';
 import { createClient, createCluster } from 'redis';
 import { createNodeRedisCoordinator, type NodeRedisClient, type NodeRedisCluster } from './index';
 
+// src/cli.ts and dist/cli.js both sit one folder below the package's manifest.
+const manifest = createRequire(import.meta.url)('../package.json') as { name: string; version: string };
 const stop = new AbortController();
 process.once('SIGINT', () => stop.abort());
 
@@ -46,4 +49,5 @@ process.exitCode = await runFlightCli(process.argv.slice(2), {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
   signal: stop.signal,
+  version: `${manifest.name} ${manifest.version}`,
 });

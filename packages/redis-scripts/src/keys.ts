@@ -44,9 +44,12 @@ export function flightKeys(prefix: string, ref: FlightRef): FlightKeys {
   return { tag, meta, list: [meta], stale, withStale: [meta, stale] };
 }
 
-/** The `SCAN … MATCH` pattern of every flight key of `stage` (stage names hold no glob characters). */
-export function stageKeyPattern(prefix: string, stage: string): string {
-  return `${escapeGlob(prefix)}:${stage}:{*}:${RECORD_LAYOUT}`;
+/**
+ * The `SCAN … MATCH` pattern of every flight key of `stage` (stage names hold no glob characters), or of
+ * every stage's when `stage` is undefined.
+ */
+export function stageKeyPattern(prefix: string, stage: string | undefined): string {
+  return `${escapeGlob(prefix)}:${stage ?? '*'}:{*}:${RECORD_LAYOUT}`;
 }
 
 /** The stage and hash tag of a flight key; undefined for any other key. */

@@ -2,7 +2,9 @@
  * The `flight` command of a Redis adapter, run as a user runs it (a child process) against a real Redis
  * or Cluster: what it prints, what it never prints (an owner's token), and its exit codes.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +42,32 @@ export function runCli(cli: string, args: string[]): Promise<CliRun> {
 }
 
 /**
+ * Starts `flight watch` (`args` after it) and hands out its output lines as they come; `stop()` sends the
+ * SIGINT a shell's Ctrl-C sends and resolves the exit code.
+ */
+function watchCli(cli: string, args: string[]) {
+  const child = spawn(process.execPath, ['--conditions=@flight/source', '--import', 'tsx', cli, 'watch', ...args], {
+    cwd: join(here, '..'),
+    env: withoutRedisUrl(),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const exited = once(child, 'exit') as Promise<[number | null]>;
+  return {
+    /** The next line it prints. */
+    next: async () => {
+      const line = await lines.next();
+      if (line.done) throw new Error('flight watch ended');
+      return line.value;
+    },
+    stop: async () => {
+      child.kill('SIGINT');
+      return (await exited)[0];
+    },
+  };
+}
+
+/**
  * Checks the command against the server(s) at `redis` (`--cluster` when `cluster`), with flights made by
  * `make`'s coordinator. `full`: also forget, watch and every exit code (a cluster run checks list and show).
  */
@@ -74,10 +102,14 @@ export async function checkCli(
     expect(shown.stdout).not.toContain(token);
     if (!full) return;
 
+    const other = await startFlight(c, { stage: 'digest', key: 'other' }, token, true, LEASE);
     const asTable = await flight('list', '--stage', 'report', '--all');
     expect(asTable.code).toBe(0);
-    expect(asTable.stdout.split('\n')[0]).toMatch(/^FLIGHT\s+STATUS\s+EPOCH\s+AGE\s+OWNER\s+HEARTBEAT\s+FOLLOWERS\s+EXPIRES$/);
+    expect(asTable.stdout.split('\n')[0]).toMatch(/^STAGE\s+FLIGHT\s+STATUS\s+EPOCH\s+AGE\s+OWNER\s+HEARTBEAT\s+FOLLOWERS\s+EXPIRES$/);
     expect(asTable.stdout.trim().split('\n')).toHaveLength(4);
+    // Without --stage: every stage's flights in progress.
+    const everyStage = JSON.parse((await flight('list', '--json')).stdout) as { stage: string; status: string }[];
+    expect(everyStage.map((f) => `${f.stage} ${f.status}`).sort()).toEqual(['digest RUNNING', 'report PENDING', 'report RUNNING']);
 
     expect(JSON.parse((await flight('show', 'report', 'done', '--json')).stdout)).toMatchObject({
       status: 'SUCCEEDED',
@@ -88,26 +120,38 @@ export async function checkCli(
     expect(forgot).toMatchObject({ code: 0, stdout: 'forgot report done\n' });
     expect(JSON.parse((await flight('show', 'report', 'done', '--json')).stdout)).toMatchObject({ forgotten: true });
 
-    // watch: the flights there at its first look, then one that starts while it watches.
-    const watching = flight('watch', '--stage', 'report', '--interval', '200', '--rounds', '8', '--json');
-    await new Promise((resolve) => setTimeout(resolve, 1200));
+    // watch: a header, the flights in progress at its first look (never the finished ones), then each
+    // flight that starts while it watches; Ctrl-C ends it with 0.
+    const table = watchCli(cli, ['--stage', 'report', '--interval', '100', ...base]);
+    expect(await table.next()).toMatch(/^EVENT\s+STAGE\s+FLIGHT\s+STATUS\s+EPOCH/);
+    const first = [await table.next(), await table.next()];
+    expect(first.map((line) => line.split(/\s+/).slice(0, 2).join(' ')).sort()).toEqual(['running report', 'running report']);
+    expect(await table.stop()).toBe(0);
+
+    const watching = watchCli(cli, ['--interval', '100', '--json', ...base]);
+    type Event = { event: string; flight: { digest: string; stage: string; status: string } };
+    const next = async () => JSON.parse(await watching.next()) as Event;
+    const firstLook = [await next(), await next(), await next()];
+    expect(firstLook.map((e) => `${e.event} ${e.flight.stage} ${e.flight.status}`).sort()).toEqual([
+      'running digest RUNNING',
+      'running report PENDING',
+      'running report RUNNING',
+    ]);
     await startFlight(c, { stage: 'report', key: 'late' }, token, true, LEASE);
-    const watched = await watching;
-    expect(watched.code).toBe(0);
-    const events = watched.stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { event: string; flight: { digest: string; status: string } });
     const late = flightKeys(prefix, { stage: 'report', key: 'late' }).tag;
-    expect(events.filter((e) => e.event === 'started').map((e) => e.flight.digest)).toContain(late);
-    expect(events.filter((e) => e.event === 'started')).toHaveLength(3);
-    expect(watched.stdout).not.toContain(token);
+    expect(await next()).toMatchObject({ event: 'started', flight: { digest: late, status: 'RUNNING' } });
+    await c.complete(other, { result: 'r', resultTtlMs: 60_000 });
+    expect(await next()).toMatchObject({ event: 'ended', flight: { stage: 'digest', status: 'SUCCEEDED' } });
+    expect(await watching.stop()).toBe(0);
+
+    const version = await flight('--version');
+    expect(version.code).toBe(0);
+    expect(version.stdout).toMatch(/^@flight\/redis-(ioredis|node) \d+\.\d+\.\d+/);
 
     // Exit codes: 3 for no such flight, 2 for bad usage (with the usage), 1 when Redis cannot be reached.
     expect((await flight('show', 'report', 'never-ran')).code).toBe(3);
     expect((await flight('forget', 'report', 'never-ran')).code).toBe(3);
     for (const bad of [
-      ['list'],
       ['bogus'],
       ['list', '--stage', 'report', '--limit', 'x'],
       ['show', 'report'],

@@ -1,10 +1,11 @@
 /**
  * The `flight` command both Redis adapters install: look at the flights of a running cluster from a shell.
  *
- *   flight list --stage <stage> [--all] [--limit N]
+ *   flight list [--stage <stage>] [--all] [--limit N]
  *   flight show <stage> <key>
  *   flight forget <stage> <key>
- *   flight watch --stage <stage> [--interval ms] [--rounds N]
+ *   flight watch [--stage <stage>] [--interval ms] [--rounds N]
+ *   flight --version
  *
  * with `--redis <url>` (default `REDIS_URL`, else redis://127.0.0.1:6379; with `--cluster`, a comma-separated
  * list of seed nodes), `--prefix` (the coordinators' `prefix`, default `flight`) and `--json` (one JSON
@@ -37,21 +38,24 @@ export interface CliEnv {
   err(text: string): void;
   /** Stops `watch` (SIGINT in the shell). */
   signal?: AbortSignal;
+  /** What `--version` prints: the adapter package's name and version. */
+  version: string;
 }
 
 export const USAGE = `usage: flight <command> [options]
 
 commands:
-  list --stage <stage> [--all] [--limit N]   flights of a stage in progress (--all: every stored one)
-  show <stage> <key>                         one flight
-  forget <stage> <key>                       forget a flight cluster-wide (its result is no longer served)
-  watch --stage <stage> [--interval ms]      print flights of a stage as they start, change and end
+  list [--stage <stage>] [--all] [--limit N]  flights in progress, of every stage or one (--all: every stored one)
+  show <stage> <key>                          one flight
+  forget <stage> <key>                        forget a flight cluster-wide (its result is no longer served)
+  watch [--stage <stage>] [--interval ms]     the flights in progress, then each start, change and end
 
 options:
   --redis <url>     Redis URL (default: REDIS_URL, else redis://127.0.0.1:6379); with --cluster, seed nodes, comma-separated
   --cluster         connect to a Redis Cluster
   --prefix <name>   the coordinators' key prefix (default: flight)
   --json            machine-readable output
+  --version         the command's package and version
 `;
 
 class UsageError extends Error {}
@@ -69,8 +73,11 @@ function integer(name: string, value: string | undefined, fallback: number): num
 
 const seconds = (ms: number | undefined) => (ms === undefined ? '-' : `${(ms / 1000).toFixed(1)}s`);
 
+const HEADER = ['STAGE', 'FLIGHT', 'STATUS', 'EPOCH', 'AGE', 'OWNER', 'HEARTBEAT', 'FOLLOWERS', 'EXPIRES'];
+
 function row(f: FlightInspection): string[] {
   return [
+    f.stage,
     f.key ?? f.digest,
     f.status + (f.forgotten ? '*' : ''),
     String(f.epoch),
@@ -83,7 +90,7 @@ function row(f: FlightInspection): string[] {
 }
 
 function table(flights: FlightInspection[]): string {
-  const rows = [['FLIGHT', 'STATUS', 'EPOCH', 'AGE', 'OWNER', 'HEARTBEAT', 'FOLLOWERS', 'EXPIRES'], ...flights.map(row)];
+  const rows = [HEADER, ...flights.map(row)];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows
     .map((r) =>
@@ -130,6 +137,7 @@ function parse(argv: string[]) {
       interval: { type: 'string' },
       rounds: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
+      version: { type: 'boolean', short: 'v', default: false },
     },
   });
   const [command, ...rest] = positionals;
@@ -141,25 +149,29 @@ function refOf(rest: string[], command: string): { stage: string; key: string } 
   return { stage: rest[0]!, key: rest[1]! };
 }
 
-function stageOf(parsed: Parsed): string {
-  if (!parsed.values.stage) throw new UsageError(`${parsed.command} needs --stage <stage>`);
-  return parsed.values.stage;
-}
+type WatchEvent = 'running' | 'started' | 'changed' | 'ended';
 
+/**
+ * Prints the flights in progress at the first look (`running`), then each flight that starts, changes
+ * (status or epoch) or ends between two looks. A flight that had ended before the first look is not news.
+ */
 async function watch(parsed: Parsed, coordinator: CliCoordinator, env: CliEnv): Promise<void> {
-  const stage = stageOf(parsed);
+  const stage = parsed.values.stage;
   const intervalMs = integer('interval', parsed.values.interval, 1000);
   const rounds = parsed.values.rounds === undefined ? Infinity : integer('rounds', parsed.values.rounds, 1);
-  let known = new Map<string, FlightInspection>();
-  const print = (event: 'started' | 'changed' | 'ended', f: FlightInspection) =>
-    env.out(parsed.values.json ? JSON.stringify({ event, flight: f }) : `${event.padEnd(7)}  ${row(f).join('  ')}`);
+  let known: Map<string, FlightInspection> | undefined;
+  const print = (event: WatchEvent, f: FlightInspection) =>
+    env.out(parsed.values.json ? JSON.stringify({ event, flight: f }) : [event.padEnd(7), ...row(f)].join('  '));
+  if (!parsed.values.json) env.out(['EVENT  ', ...HEADER].join('  '));
   for (let round = 0; round < rounds && !env.signal?.aborted; round++) {
     if (round > 0) await sleep(intervalMs, undefined, { signal: env.signal }).catch(() => undefined);
     if (env.signal?.aborted) break;
     const now = new Map((await coordinator.listFlights({ stage, all: true, limit: 10_000 })).map((f) => [f.redisKey, f]));
     for (const [redisKey, f] of now) {
-      const before = known.get(redisKey);
-      if (!before) print(isActive(f.status) ? 'started' : 'ended', f);
+      const before = known?.get(redisKey);
+      if (!known) {
+        if (isActive(f.status)) print('running', f);
+      } else if (!before) print(isActive(f.status) ? 'started' : 'ended', f);
       else if (before.status !== f.status || before.epoch !== f.epoch) print(isActive(f.status) ? 'changed' : 'ended', f);
     }
     known = now;
@@ -172,7 +184,7 @@ async function run(parsed: Parsed, command: Command, coordinator: CliCoordinator
   switch (command) {
     case 'list': {
       const flights = await coordinator.listFlights({
-        stage: stageOf(parsed),
+        stage: values.stage,
         all: values.all,
         limit: integer('limit', values.limit, 100),
       });
@@ -210,6 +222,10 @@ export async function runFlightCli(argv: string[], env: CliEnv): Promise<number>
     parsed = parse(argv);
     if (parsed.values.help) {
       env.out(USAGE);
+      return EXIT.ok;
+    }
+    if (parsed.values.version) {
+      env.out(env.version);
       return EXIT.ok;
     }
     if (!isCommand(parsed.command)) throw new UsageError(parsed.command ? `unknown command ${parsed.command}` : 'no command');

@@ -1,7 +1,7 @@
 /**
  * The read-only view of the flights a coordinator shares (`RedisCoordinator.inspect` and `listFlights`),
  * for operators: one flight by stage and key, or a stage's flights found by `SCAN` (on every master of a
- * cluster). It reads records with plain `GET`s and writes nothing; an owner's token never leaves it.
+ * cluster), or every stage's. It reads records with plain `GET`s and writes nothing; an owner's token never leaves it.
  */
 import { FlightValidationError } from '@flight/core';
 import { assertStageName, isActive, transitions, type FlightMeta, type FlightStatus } from '@flight/core/adapter';
@@ -41,7 +41,8 @@ export interface FlightInspection {
 }
 
 export interface ListFlightsOptions {
-  stage: string;
+  /** Only this stage's flights. @default every stage */
+  stage?: string;
   /** Also finished flights (SUCCEEDED, FAILED, …) still stored, not only those in progress. @default false */
   all?: boolean;
   /** At most this many. @default 100 */
@@ -93,7 +94,7 @@ export function createInspector(driver: RedisDriver, prefix: string, keysOf: (re
     },
 
     async listFlights({ stage, all = false, limit = 100 }) {
-      assertStageName(stage);
+      if (stage !== undefined) assertStageName(stage);
       if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
         throw new FlightValidationError(`limit must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${String(limit)}`);
       }
@@ -106,8 +107,8 @@ export function createInspector(driver: RedisDriver, prefix: string, keysOf: (re
         fresh.forEach((redisKey, i) => {
           const parsed = parseFlightKey(prefix, redisKey);
           const stored = values[i];
-          if (!parsed || parsed.stage !== stage || !stored || found.size >= limit) return;
-          const view = inspection(stage, { tag: parsed.tag, meta: redisKey }, stored, now);
+          if (!parsed || (stage !== undefined && parsed.stage !== stage) || !stored || found.size >= limit) return;
+          const view = inspection(parsed.stage, { tag: parsed.tag, meta: redisKey }, stored, now);
           if (all || isActive(view.status)) found.set(redisKey, view);
         });
         if (found.size >= limit) break;
