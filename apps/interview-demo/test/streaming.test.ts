@@ -96,7 +96,7 @@ describe('streamed evaluation and follow-up', () => {
   it('a client that goes away mid-stream detaches only itself: the other caller gets the whole text, the node lives on', async () => {
     await resetModel(cluster.model);
     const path = `/api/sessions/${session}/follow-up/stream`;
-    const body = { currentQuestion: 'q5', answer: 'Leave early. [tokens-per-sec:20]' };
+    const body = { currentQuestion: 'q5', answer: 'Leave early. [tokens-per-sec:5]' };
     const stays = streamPost(`${cluster.urls[0]}${path}`, body);
     const controller = new AbortController();
     const leaving = await fetch(`${cluster.urls[0]}${path}`, {
@@ -107,10 +107,11 @@ describe('streamed evaluation and follow-up', () => {
     });
     let chunks = 0;
     const read = (async () => {
-      for await (const event of readSse(leaving.body!)) if (event.event === 'chunk' && ++chunks === 3) controller.abort();
+      // Leaves at its first chunk (a busy node may batch several tokens into one chunk event).
+      for await (const event of readSse(leaving.body!)) if (event.event === 'chunk' && ++chunks === 1) controller.abort();
     })();
     await expect(read).rejects.toThrow();
-    expect(chunks).toBe(3);
+    expect(chunks).toBe(1);
     const r = await stays;
     expect(r.done).toMatchObject({ role: expect.stringMatching(/^(owner|follower)$/) });
     expect(r.text).toMatch(/^Follow-up #/);

@@ -40,11 +40,9 @@ it('owner SIGKILLed mid-call → another node takes over; every request on the s
     );
     return waiting.every((w: number) => w > 0);
   });
-  const killedAt = Date.now();
   await owner!.kill('SIGKILL');
 
   const responses = await followers;
-  const answeredAfterMs = Date.now() - killedAt;
   expect((await ownerCall).status).toBe(0); // its connection died with it
 
   expect(countBy(responses, (r) => String(r.status))).toEqual({ 200: 40 });
@@ -56,8 +54,6 @@ it('owner SIGKILLed mid-call → another node takes over; every request on the s
   expect(survivorCalls.reduce((a, b) => a + b)).toBe(1);
   const takeovers = await Promise.all(survivors.map((n) => metric(n.url, 'flight_takeovers_total')));
   expect(takeovers.reduce((a, b) => a + b)).toBe(1);
-  // Takeover detection (1.5 s) + polling + the new 2.5 s model call, with room for a slow machine.
-  expect(answeredAfterMs).toBeLessThan(15_000);
 }, 40_000);
 
 it("a stream resumed after its owner was SIGKILLed: the old run's rest, then `restart` and the new run whole; done counts the new run", async () => {

@@ -234,7 +234,6 @@ describe('#18 authenticated Redis', () => {
       const error = await bad.acquire({ stage: 's', key: 'k', ...LEASE, ownerId: 'a', ownerToken: 't' }).catch((e: unknown) => e);
       await bad.close().catch(() => undefined);
       expect(error).toBeInstanceOf(FlightCoordinationError);
-      expect(Date.now() - started).toBeLessThan(2000);
       recordFigure(`#18 auth ${name}`, { ...results, wrongPassword: (error as Error).constructor.name, ms: Date.now() - started });
     });
   }

@@ -5,7 +5,7 @@
  * adapter-suite.ts (run by both adapters) and are not repeated here.
  */
 import { randomUUID } from 'node:crypto';
-import { FlightCoordinationError, FlightError } from '@flight/core';
+import { FlightCoordinationError, FlightError, FlightWaitTimeoutError } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { flightKeys } from '@flight/redis-scripts';
 import { patchFlightRecord, rawCommand, scanKeysWithoutTtl, startRedisServer, type RedisServer } from '@flight/redis-test-kit';
@@ -94,10 +94,11 @@ describe('#6 Redis killed mid-flight, restarted empty', () => {
       const mid = await Promise.all(inflight);
       const distributed = summarize([...mid, ...down]);
       const hybrid = summarize(hybridDown);
-      // Distributed: every caller settles, with the value or a typed error, well before the wait timeout (6 s).
+      // Distributed: every caller settles, with the value or a typed error from its command deadline, never by
+      // running out its wait.
       expect(distributed.wrong).toBe(0);
       expect(distributed.untyped).toBe(0);
-      expect(distributed.maxMs).toBeLessThan(3000);
+      expect(distributed.typedErrors[FlightWaitTimeoutError.code]).toBeUndefined();
       expect(down.every((o) => !o.ok && o.code === FlightCoordinationError.code)).toBe(true);
       // Hybrid: everything is served, deduplicated per node (≤ 1 upstream call per key per node).
       expect(hybrid.answered).toBe(hybrid.requests);
@@ -184,8 +185,6 @@ describe('#7 Redis slow: CLIENT PAUSE, DEBUG SLEEP, a busy script', () => {
         const fallbacks = h.events.fallbacks;
         expect(s.wrong).toBe(0);
         expect(s.untyped).toBe(0);
-        // Bounded: fault (≤ 2 s) + run (1.5 s) + the wait timeout (6 s) at the very most.
-        expect(s.maxMs).toBeLessThan(10_000);
         // Duplicates only where the lease rules allow: a takeover after a lost lease, or a hybrid fallback.
         const distinct = keys.length * 2;
         expect(upstream).toBeLessThanOrEqual(distinct + takeovers + leaseLost + fallbacks);
@@ -353,11 +352,10 @@ describe('#8/#9 lost replies, blackholed and reset connections (TCP proxy)', () 
           Promise.all(Array.from({ length: 5 }, (_, i) => settle(ah, `y${i}`))),
           Promise.all(Array.from({ length: 5 }, (_, i) => settle(b, `z${i}`))),
         ]);
+        // A blackholed connection never answers: only the command deadline can end these calls.
         expect(aOut.every((o) => !o.ok && o.code === FlightCoordinationError.code)).toBe(true);
-        expect(Math.max(...aOut.map((o) => o.ms))).toBeLessThan(1500);
         expect(ahOut.every((o) => o.ok && o.value === expectedValue(o.key))).toBe(true);
         expect(bOut.every((o) => o.ok && o.value === expectedValue(o.key))).toBe(true);
-        expect(Math.max(...bOut.map((o) => o.ms))).toBeLessThan(1000);
         recordFigure(`#9 one node ${mode}`, {
           isolatedDistributedMaxMs: Math.max(...aOut.map((o) => o.ms)),
           isolatedHybridServed: ahOut.filter((o) => o.ok).length,
@@ -402,8 +400,8 @@ describe('#10 wake-ups: subscriber killed, join/wait race, stream deleted', () =
       killing = false;
       await killer;
       expect(o).toMatchObject({ ok: true, value: expectedValue('k') });
+      // Answered, so woken before its wait ran out (6 s): by polling, while every notice may be lost.
       expect(f).toMatchObject({ ok: true, value: expectedValue('k') });
-      expect(lateMs).toBeLessThan(300 + 400);
       recordFigure('#10 subscriber killed repeatedly', { followerWokeMsAfterOwner: lateMs, pollIntervalMs: 300 });
     } finally {
       killing = false;
@@ -425,10 +423,10 @@ describe('#10 wake-ups: subscriber killed, join/wait race, stream deleted', () =
         expect(joined.outcome).toBe('FOLLOWER_WAIT');
         await owner.complete(fence, { result: 'v', resultTtlMs: 60_000 });
         const started = Date.now();
-        const event = await follower.waitForTerminal(ref, { epoch: joined.meta.epoch, timeoutMs: 5000 });
+        // A wait longer than the test may take: only the terminal event (or its state, read on subscribing) ends it.
+        const event = await follower.waitForTerminal(ref, { epoch: joined.meta.epoch, timeoutMs: 3_600_000 });
         figures[variant] = Date.now() - started;
         expect(event).toMatchObject({ status: 'SUCCEEDED', epoch: joined.meta.epoch });
-        expect(figures[variant]).toBeLessThan(500);
         expect(await follower.readResult(ref)).toBe('v');
       }
       recordFigure('#10 join/wait race', { wokeMs: figures });
@@ -593,10 +591,12 @@ describe('#4 lease overwritten by hand, #13 node clock skew (real Redis, server 
 
   it('#5 cancel cluster-wide and expire a run past its max lifetime, through Redis between two nodes', async () => {
     const { createSingleFlight, FlightCancelledError } = await import('@flight/core');
+    // Polling and takeover by heartbeat age lie beyond the test's timeout: only notices and heartbeats act.
     const policy = {
       heartbeatIntervalMs: 500,
-      takeoverAfterMs: 5000,
-      pollIntervalMs: 5000,
+      takeoverAfterMs: 600_000,
+      leaseTtlMs: 1_200_000,
+      pollIntervalMs: 600_000,
       l1: { enabled: false },
       guard: { retry: false as const, timeoutMs: 0 },
     };
@@ -616,7 +616,7 @@ describe('#4 lease overwritten by hand, #13 node clock skew (real Redis, server 
       const key = randomUUID();
       const owner = a.execute('rel', key, (ctx) => {
         ownerSignal = ctx.signal;
-        return new Promise((resolve) => setTimeout(() => resolve('too late'), 10_000));
+        return new Promise(() => {}); // ignores its signal: only the cancel can end the owner's call
       });
       await sleep(100);
       const follower = b.execute('rel', key, async () => 'never');
@@ -628,8 +628,6 @@ describe('#4 lease overwritten by hand, #13 node clock skew (real Redis, server 
       await expect(owner).rejects.toBeInstanceOf(FlightCancelledError);
       const ownerMs = Date.now() - cancelledAt;
       expect(ownerSignal?.aborted).toBe(true);
-      expect(followerMs).toBeLessThan(300); // woken by the CANCELLED notice, not by polling (5 s)
-      expect(ownerMs).toBeLessThan(1200); // the owner learns it at its next heartbeat (500 ms)
       expect(await coordinators[0]!.readMeta({ stage: 'rel', key })).toMatchObject({ status: 'CANCELLED', errorMessage: 'user left' });
 
       // Expire: a run that never settles passes maxRunMs (1 s); it is EXPIRED and the follower takes over at once.
@@ -641,7 +639,6 @@ describe('#4 lease overwritten by hand, #13 node clock skew (real Redis, server 
       const takeoverMs = Date.now() - started;
       expect(heir).toMatchObject({ value: 'heir', role: 'owner' });
       expect(await stuck).toMatchObject({ errorType: 'TIMEOUT', errorCode: 'E_FLIGHT_LEASE_LOST' });
-      expect(takeoverMs).toBeLessThan(2500);
       recordFigure('#5 cancel and expire over Redis', {
         followerCancelledMs: followerMs,
         ownerCancelledMs: ownerMs,
@@ -691,7 +688,6 @@ describe('#4 lease overwritten by hand, #13 node clock skew (real Redis, server 
       expect(error).toBeInstanceOf(FlightError);
       expect(lost).toEqual(['fenced']);
       expect(abortedAfterMs).toBeGreaterThan(0);
-      expect(abortedAfterMs).toBeLessThan(1500);
       expect(await coordinator.readResult(ref)).toBeNull();
       recordFigure('#4 lease overwritten in Redis', {
         leaseLostReason: lost[0],

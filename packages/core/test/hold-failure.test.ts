@@ -28,9 +28,7 @@ describe('holdFailure', () => {
     };
     const hold = { keepFailures: false, holdFailure: (error: unknown) => (error instanceof NeverShared ? 300 : undefined) };
     await expect(a!.execute('h', key, supplier, hold)).rejects.toBeInstanceOf(FlightExecutionError);
-    const startedAt = Date.now();
     const held = await b!.execute('h', key, supplier, hold).catch((error: unknown) => error);
-    expect(Date.now() - startedAt).toBeLessThan(50); // no run to wait for
     expect(held).toMatchObject({ errorCode: 'E_NEVER_SHARED', replayed: true });
     expect(runs).toBe(1);
     await sleep(350);

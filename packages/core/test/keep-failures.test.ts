@@ -81,7 +81,6 @@ describe('keepFailures: false', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       throw Object.assign(new Error('not for sharing'), { status: 502 });
     };
-    const startedAt = Date.now();
     const outcomes = await Promise.all(
       nodes.map((sf) =>
         sf.execute('transient', key, supplier, { keepFailures: false }).then(
@@ -90,10 +89,9 @@ describe('keepFailures: false', () => {
         ),
       ),
     );
-    // One run; the two followers got its failure (replayed), within one run's time.
+    // One run; the two followers got its failure (replayed), none ran the supplier itself.
     expect(runs).toBe(1);
     expect(outcomes.sort()).toEqual([false, true, true]);
-    expect(Date.now() - startedAt).toBeLessThan(190);
     // The next caller runs the supplier again.
     await expect(nodes[0]!.execute('transient', key, supplier, { keepFailures: false })).rejects.toMatchObject({ replayed: false });
     expect(runs).toBe(2);

@@ -50,10 +50,9 @@ describe('ioredis: progress notices carry small appends', () => {
     const { ref, fence } = await followedRun();
     const { epoch } = fence;
     await coordinator.waitForStream(ref, { epoch, afterId: '', timeoutMs: 50 });
-    const started = Date.now();
-    const woken = coordinator.waitForStream(ref, { epoch, afterId: '', timeoutMs: 5000 });
+    // A wait far longer than the test may take: only the append's wake-up can end it.
+    const woken = coordinator.waitForStream(ref, { epoch, afterId: '', timeoutMs: 3_600_000 });
     await coordinator.appendStream(fence, { ...CAPS, chunks: [`"${'x'.repeat(100)}"`] });
     expect(await woken).toEqual({ entries: [] });
-    expect(Date.now() - started).toBeLessThan(2000);
   });
 });
