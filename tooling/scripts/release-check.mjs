@@ -13,14 +13,15 @@
 //   6. @flight/openai installs alone with @flight/core, one adapter and `openai` (release/alone-check.mjs);
 //   7. each README's install line installs as written with today's majors (release/install-check.mjs), and
 //      every README example type-checks as ESM and as CommonJS with TypeScript 5.9 and 7, skipLibCheck
-//      false, without the optional peers (release/types-check.mjs).
+//      false, without the optional peers (release/types-check.mjs); the core README's Prometheus recipe
+//      scrapes the right figures with the OpenTelemetry SDK npm picks on this Node and on Node 24.
 // The working tree is never touched: everything happens in temporary folders, removed at the end.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkInstall, checkReadmeInstalls } from './release/install-check.mjs';
+import { checkInstall, checkPrometheus, checkReadmeInstalls } from './release/install-check.mjs';
 import { checkTypes } from './release/types-check.mjs';
 import { checkOpenAIAlone } from './release/alone-check.mjs';
 import { checkTarball, readPackedManifest } from './release/tarball-check.mjs';
@@ -153,6 +154,15 @@ try {
   const installs = checkReadmeInstalls([...tarballs.values()], readmes);
   installs.problems.forEach(fail);
   say(`install lines: ${installs.summary}`);
+  const prometheus = checkPrometheus(
+    [...tarballs.values()],
+    [
+      [`Node ${process.versions.node}`, [process.execPath]],
+      ['Node 24', ['npx', '-y', '-p', 'node@24', 'node']],
+    ],
+  );
+  prometheus.problems.forEach(fail);
+  say(`prometheus: ${prometheus.summary}`);
   const types = checkTypes([...tarballs.values()], readmes);
   types.problems.forEach(fail);
   if (types.summary) say(`types: ${types.summary}`);

@@ -125,3 +125,66 @@ export function checkReadmeInstalls(packages, readmes) {
   }
   return { problems, summary: `${checked} README install lines install as written (today's majors, no flags) with a valid npm ls` };
 }
+
+const PROMETHEUS_SMOKE = `
+import { createServer } from 'node:http';
+import { metrics } from '@opentelemetry/api';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { createSingleFlight } from '@flight/core';
+
+const exporter = new PrometheusExporter({ preventServerStart: true });
+metrics.setGlobalMeterProvider(new MeterProvider({ readers: [exporter] }));
+const flight = createSingleFlight({ nodeId: 'prometheus', mode: 'local' });
+await Promise.all([1, 2, 3].map(() => flight.execute('answer', 'k', async () => (await new Promise((r) => setTimeout(r, 20)), 42))));
+const server = createServer((req, res) => exporter.getMetricsRequestHandler(req, res)).listen(0, '127.0.0.1');
+await new Promise((resolve) => server.once('listening', resolve));
+const text = await (await fetch('http://127.0.0.1:' + server.address().port + '/metrics')).text();
+const value = (name) => Number(new RegExp('^' + name + '\\\\{flight_stage="answer"[^}]*\\\\} (\\\\d+)', 'm').exec(text)?.[1]);
+if (value('flight_supplier_runs_total') !== 1 || value('flight_upstream_saved_total') !== 2) throw new Error('unexpected metrics:\\n' + text);
+server.close();
+await flight.close();
+const { version } = JSON.parse(await (await import('node:fs/promises')).readFile('node_modules/@opentelemetry/sdk-metrics/package.json', 'utf8'));
+console.log('prometheus ok: SDK ' + version);
+`;
+
+/**
+ * `{ problems, summary }` after the core README's Prometheus recipe, installed as it says
+ * (`npm i @opentelemetry/api @opentelemetry/sdk-metrics @opentelemetry/exporter-prometheus`) beside the
+ * @flight/core tarball, with each of `nodes` (`[label, node binary prefix]`): npm picks the SDK that Node
+ * runs, and a scrape shows 1 supplier run and 2 calls saved for 3 identical calls.
+ */
+export function checkPrometheus(packages, nodes) {
+  const core = packages.find((p) => p.name === '@flight/core');
+  const problems = [];
+  const seen = [];
+  const npmCli = join(run(tmpdir(), 'npm', ['root', '-g']).output.split('\n').at(-1), 'npm', 'bin', 'npm-cli.js');
+  for (const [label, node] of nodes) {
+    const dir = mkdtempSync(join(tmpdir(), 'flight-prometheus-'));
+    try {
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch-prometheus', private: true, type: 'module' }));
+      const otel = ['@opentelemetry/api', '@opentelemetry/sdk-metrics', '@opentelemetry/exporter-prometheus'];
+      const install = run(dir, node[0], [
+        ...node.slice(1),
+        npmCli,
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        core.tarball,
+        ...otel,
+      ]);
+      if (!install.ok) {
+        problems.push(`the Prometheus recipe did not install on ${label}:\n${install.output}`);
+        continue;
+      }
+      writeFileSync(join(dir, 'smoke.mjs'), PROMETHEUS_SMOKE);
+      const smoke = run(dir, node[0], [...node.slice(1), 'smoke.mjs']);
+      if (!smoke.ok || !smoke.output.includes('prometheus ok')) problems.push(`the Prometheus recipe failed on ${label}:\n${smoke.output}`);
+      else seen.push(`${label}: ${smoke.output.split('\n').at(-1).replace('prometheus ok: ', '')}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return { problems, summary: `the core README's Prometheus recipe scrapes 1 run and 2 saved (${seen.join(', ')})` };
+}

