@@ -13,16 +13,19 @@
 //   6. @flight/openai installs alone with @flight/core, one adapter and `openai` (release/alone-check.mjs);
 //   7. each README's install line installs as written with today's majors (release/install-check.mjs), and
 //      every README example type-checks as ESM and as CommonJS with TypeScript 5.9 and 7, skipLibCheck
-//      false, without the optional peers (release/types-check.mjs); the core README's Prometheus recipe
+//      false, without the optional peers, then runs on this Node, Node 22 and Node 24 against Redis and the
+//      fake model and prints what it promises (release/examples-check.mjs); the core README's Prometheus recipe
 //      scrapes the right figures with the OpenTelemetry SDK npm picks on this Node and on Node 24.
 // The working tree is never touched: everything happens in temporary folders, removed at the end.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { checkInstall, checkPrometheus, checkReadmeInstalls } from './release/install-check.mjs';
-import { checkTypes } from './release/types-check.mjs';
+import { checkExamples } from './release/examples-check.mjs';
 import { checkOpenAIAlone } from './release/alone-check.mjs';
 import { checkTarball, readPackedManifest } from './release/tarball-check.mjs';
 import { checkWorkflow, lintWorkflow } from './release/workflow-check.mjs';
@@ -42,6 +45,18 @@ const run = (cmd, args, options = {}) => {
   return `${result.stdout}\n${result.stderr}`;
 };
 const git = (...args) => run('git', ['-c', 'user.email=ci@localhost', '-c', 'user.name=ci', ...args]);
+
+/** The repository's fake model (OpenAI wire format), which the OpenAI README's example calls: `{ url, close }`. */
+async function startFakeModel() {
+  const source = pathToFileURL(join(root, 'tooling/fake-model/src/fake-model.ts')).href;
+  const code = `const { startFakeModel } = await import(${JSON.stringify(source)}); console.log((await startFakeModel({ port: 0, latencyMs: 100 })).url);`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+    cwd: join(root, 'apps/readme-examples'), // where tsx is installed
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const [url] = await once(createInterface({ input: child.stdout }), 'line');
+  return { url, close: () => child.kill() };
+}
 
 const versions = (dir) => Object.fromEntries(publicPackages(dir).map((p) => [p.manifest.name, p.manifest.version]));
 const pendingChangesets = () => readdirSync(join(scratch, '.changeset')).filter((f) => f.endsWith('.md') && f !== 'README.md');
@@ -163,9 +178,25 @@ try {
   );
   prometheus.problems.forEach(fail);
   say(`prometheus: ${prometheus.summary}`);
-  const types = checkTypes([...tarballs.values()], readmes);
-  types.problems.forEach(fail);
-  if (types.summary) say(`types: ${types.summary}`);
+  const model = await startFakeModel();
+  try {
+    const examples = checkExamples([...tarballs.values()], readmes, {
+      nodes: [
+        [`Node ${process.versions.node}`, process.execPath, '--import', 'tsx'],
+        ['Node 22', 'npx', '-y', '-p', 'node@22', 'node'],
+        ['Node 24', 'npx', '-y', '-p', 'node@24', 'node'],
+      ],
+      env: {
+        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        OPENAI_BASE_URL: `${model.url}/v1`,
+        OPENAI_API_KEY: 'sk-release-check',
+      },
+    });
+    examples.problems.forEach(fail);
+    if (examples.summary) say(`examples: ${examples.summary}`);
+  } finally {
+    model.close();
+  }
   if (!process.exitCode) say('release path OK');
 } catch (error) {
   fail(error instanceof Error ? error.message : String(error));

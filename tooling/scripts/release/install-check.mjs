@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { installLine } from './types-check.mjs';
+import { installLine } from './examples-check.mjs';
 
 /** Entries that need test tooling of the user's (vitest, fast-check) to load. */
 const NEEDS_TEST_TOOLS = new Set(['@flight/core/testing']);

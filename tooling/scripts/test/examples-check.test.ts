@@ -1,13 +1,14 @@
 /**
- * The release check's type check of the README examples: how an example becomes a CommonJS program, whose
- * errors count, and that a declaration naming an optional peer fails it (a real npm install and tsc run).
+ * The release check's check of the README examples: how an example becomes a CommonJS program, whose errors
+ * count, and that a declaration naming an optional peer or an unkept `// prints:` fails it (a real npm install,
+ * tsc and run).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { asCommonJs, checkTypes, errorsByOwner, installLine, readmeExamples } from '../release/types-check.mjs';
+import { asCommonJs, checkExamples, errorsByOwner, firstUnkept, installLine, readmeExamples } from '../release/examples-check.mjs';
 
 describe('README examples as programs', () => {
   const readme = [
@@ -26,7 +27,12 @@ describe('README examples as programs', () => {
 
   it('reads the install line and the runnable examples, not the fragments', () => {
     expect(installLine(readme)).toEqual(['@flight/core', '@flight/redis-ioredis', 'ioredis']);
-    expect(readmeExamples(readme)).toEqual([{ line: 4, code: expect.stringContaining('createSingleFlight()') }]);
+    expect(readmeExamples(readme)).toEqual([{ line: 4, code: expect.stringContaining('createSingleFlight()'), prints: [] }]);
+    expect(readmeExamples('```ts\nconsole.log(1); // prints: 1\nconsole.log(2); // prints: two\n```').map((e) => e.prints)).toEqual([
+      ['1', 'two'],
+    ]);
+    expect(firstUnkept(['a', 'b'], 'x a y b')).toBeUndefined();
+    expect(firstUnkept(['b', 'a'], 'x a y b')).toBe('a');
   });
 
   it('moves the imports first and the body into an async function for CommonJS', () => {
@@ -59,11 +65,11 @@ describe('README examples as programs', () => {
   });
 });
 
-describe('the type check itself', () => {
-  it('fails when a declaration imports an optional peer that is not installed', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'flight-types-test-'));
+describe('the check itself', () => {
+  it('fails on a declaration that imports an optional peer not installed, and on an example that does not print its promise', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flight-examples-test-'));
     const pkg = join(dir, 'pkg');
-    execFileSync('mkdir', ['-p', pkg]);
+    mkdirSync(pkg);
     const manifest = {
       name: '@flight/optional-peer-probe',
       version: '1.0.0',
@@ -83,11 +89,26 @@ describe('the type check itself', () => {
       dir,
       readdirSync(dir).find((f) => f.endsWith('.tgz'))!,
     );
-    const markdown = ['```ts', "import { probe } from '@flight/optional-peer-probe';", 'console.log(probe());', '```'].join('\n');
-    const { problems, summary } = checkTypes([{ name: manifest.name, tarball, manifest }], [{ name: 'probe', markdown }]);
-    expect(problems.join('\n')).toMatch(/index\.d\.ts\(1,\d+\): error TS2307: Cannot find module '@opentelemetry\/api'/);
-    expect(problems.join('\n')).toMatch(/TypeScript 5\.9\.\d+ rejects/);
-    expect(problems.join('\n')).toMatch(/TypeScript 7\.\d+\.\d+ rejects/);
+    const markdown = [
+      '```ts',
+      "import { probe } from '@flight/optional-peer-probe';",
+      'const n: number = probe();',
+      'console.log(`probe ${n}`); // prints: probe 1',
+      '```',
+      '```ts',
+      "import { probe } from '@flight/optional-peer-probe';",
+      'console.log(`probe ${probe()}`); // prints: probe 2',
+      '```',
+    ].join('\n');
+    const { problems, summary } = checkExamples([{ name: manifest.name, tarball, manifest }], [{ name: 'probe', markdown }], {
+      nodes: [['this Node', process.execPath, '--import', 'tsx']],
+    });
+    const text = problems.join('\n');
+    expect(text).toMatch(/index\.d\.ts\(1,\d+\): error TS2307: Cannot find module '@opentelemetry\/api'/);
+    expect(text).toMatch(/TypeScript 5\.9\.\d+ rejects/);
+    expect(text).toMatch(/TypeScript 7\.\d+\.\d+ rejects/);
+    expect(text).toMatch(/probe\/README\.md:6 on this Node did not print "probe 2"/);
+    expect(text).not.toMatch(/README\.md:1 /);
     expect(summary).toMatch(/without @opentelemetry\/api/);
   }, 300_000);
 });
