@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs the library suites (every package of packages/) on each Node major given, side by side, each from
+# the npm registry's `node` package (npx -p node@<major>), and fails when any run fails:
+#   bash tooling/scripts/library-suites.sh 22 24
+# On Node >= 24, @flight/openai is tested against openai 7 (FLIGHT_OPENAI_MAJOR=7).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+projects=()
+for dir in packages/*/; do
+  [ -f "$dir/vitest.config.ts" ] || continue
+  name=$(sed -n "s/.*flightProject('\([^']*\)'.*/\1/p" "$dir/vitest.config.ts")
+  [ -n "$name" ] && projects+=(--project "$name")
+done
+
+logs=$(mktemp -d)
+pids=()
+for major in "$@"; do
+  openai=6
+  [ "$major" -ge 24 ] && openai=7
+  echo "== library suites on Node $major (openai $openai): ${#projects[@]} args, log $logs/node$major.log"
+  FLIGHT_OPENAI_MAJOR=$openai npx -y -p "node@$major" node node_modules/vitest/vitest.mjs run "${projects[@]}" \
+    >"$logs/node$major.log" 2>&1 &
+  pids+=($!)
+done
+
+status=0
+for i in "${!pids[@]}"; do
+  major=${*:i+1:1}
+  if wait "${pids[$i]}"; then
+    echo "== Node $major: $(grep -a -E 'Test Files|Tests ' "$logs/node$major.log" | sed 's/\x1b\[[0-9;]*m//g' | tr -s ' ' | paste -sd ';')"
+  else
+    status=1
+    echo "== Node $major: FAILED"
+    sed 's/\x1b\[[0-9;]*m//g' "$logs/node$major.log" | grep -a -E -B2 -A30 'FAIL|×|Error' | head -200
+  fi
+done
+exit $status
