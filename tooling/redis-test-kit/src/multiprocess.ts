@@ -49,6 +49,10 @@ export interface Worker {
   stream(command: Omit<StreamCommand, 'id' | 'op'>): Promise<StreamBurstResult>;
   /** Resolves with the epoch once this worker's supplier emitted its `n`-th chunk of `key`. */
   emitted(key: string, n: number): Promise<number>;
+  /** Resolves once a streamed caller in this worker has read `n` items of `key`. */
+  read(key: string, n: number): Promise<void>;
+  /** Lets this worker's supplier of `key`, held by `holdAt`, go on. */
+  release(key: string): void;
   /** `flights.forget(stage, key)` in the worker: resolves with its result, rejects with its error. */
   forget(stage: string, key: string): Promise<boolean>;
   /** The child's finished `flight.execute` spans (`tracing: true`). */
@@ -76,6 +80,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const forgotten = new Map<string, number[]>();
   const aborted = new Map<string, string[]>();
   const emittedWaiters = new Set<{ key: string; n: number; resolve: (epoch: number) => void }>();
+  const readWaiters = new Set<{ key: string; n: number; resolve: () => void }>();
   let seq = 0;
   const ready = new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
@@ -107,6 +112,12 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
           emittedWaiters.delete(waiter);
           waiter.resolve(message.epoch ?? 0);
         }
+      } else if (message.event === 'read') {
+        for (const waiter of readWaiters) {
+          if (waiter.key !== message.key || (message.n ?? 0) < waiter.n) continue;
+          readWaiters.delete(waiter);
+          waiter.resolve();
+        }
       } else if (message.id !== undefined) pending.get(message.id)?.(message);
     });
   });
@@ -132,6 +143,12 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     },
     emitted(key, n) {
       return new Promise((resolve) => emittedWaiters.add({ key, n, resolve }));
+    },
+    read(key, n) {
+      return new Promise((resolve) => readWaiters.add({ key, n, resolve }));
+    },
+    release(key) {
+      child.stdin!.write(`${JSON.stringify({ op: 'release', key })}\n`);
     },
     forget(stage, key) {
       const id = ++seq;

@@ -71,7 +71,19 @@ export interface StreamCommand {
   cancelWhenAbandoned?: boolean;
   /** Each caller resumes: it already has `index` chunks of the run `epoch`. */
   after?: { epoch: number | undefined; index: number };
+  /** The supplier holds before its chunk of this index until a `release` of the key. */
+  holdAt?: number;
 }
+
+/** Lets a supplier held by `holdAt` go on. */
+export interface ReleaseCommand {
+  op: 'release';
+  key: string;
+}
+
+/** Suppliers held by `holdAt`, by key; a release that comes first lets the hold pass at once. */
+const held = new Map<string, () => void>();
+const released = new Set<string>();
 
 /** What one streamed caller received: chunks, restart markers as `restart:<epoch>`, and how it ended. */
 export interface StreamOutcome {
@@ -216,6 +228,7 @@ async function stream(command: StreamCommand): Promise<void> {
       send({ event: 'aborted', key: command.key, code: (ctx.signal.reason as { code?: string } | undefined)?.code }),
     );
     for (let i = 0; i < command.chunks; i++) {
+      if (i === command.holdAt && !released.delete(command.key)) await new Promise<void>((resolve) => held.set(command.key, resolve));
       await sleep(command.gapMs);
       send({ event: 'emitted', key: command.key, n: i + 1, epoch: ctx.epoch });
       yield `${config.nodeId}:${ctx.epoch}:${i}`;
@@ -238,6 +251,7 @@ async function stream(command: StreamCommand): Promise<void> {
           firstAt ??= Date.now();
           if (item instanceof FlightStreamRestart) restartAt ??= Date.now();
           items.push(item instanceof FlightStreamRestart ? `restart:${item.epoch}` : item);
+          send({ event: 'read', key: command.key, n: items.length });
           if (items.length === command.stopAfter) {
             leave.abort();
             return { ok: true, items, epoch: call.epoch, firstAt, restartAt, endedAt: Date.now() };
@@ -256,10 +270,17 @@ async function stream(command: StreamCommand): Promise<void> {
 
 send({ event: 'ready' });
 for await (const line of createInterface({ input: process.stdin })) {
-  const command = JSON.parse(line) as BurstCommand | StreamCommand | ForgetCommand | { op: 'exit' } | { op: 'spans'; id: number };
+  const command = JSON.parse(line) as
+    BurstCommand | StreamCommand | ForgetCommand | ReleaseCommand | { op: 'exit' } | { op: 'spans'; id: number };
   if (command.op === 'exit') break;
   if (command.op === 'stream') void stream(command);
-  else if (command.op === 'spans') send({ id: command.id, spans: readSpans() });
+  else if (command.op === 'release') {
+    const release = held.get(command.key);
+    if (release) {
+      held.delete(command.key);
+      release();
+    } else released.add(command.key);
+  } else if (command.op === 'spans') send({ id: command.id, spans: readSpans() });
   else if (command.op === 'forget') {
     flight.forget(command.stage, command.key).then(
       (forgotten) => send({ id: command.id, forgotten }),

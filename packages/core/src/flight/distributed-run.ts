@@ -3,11 +3,12 @@
  * owner (`follower-wait.ts`) or run as the owner (`owner-run.ts`), and ask again until an outcome.
  */
 import { randomUUID } from 'node:crypto';
-import { FlightCancelledError, FlightExecutionError } from '../errors.js';
+import { FlightCancelledError, FlightCoordinationError, FlightExecutionError } from '../errors.js';
 import type { FlightRole } from '../events/types.js';
 import { toExecutionError } from '../failure/classify.js';
 import { failureOf } from '../failure/stored-failure.js';
 import { leaseTerms } from '../policy/stage-policy.js';
+import { sleep } from '../ports/clock.js';
 import type { AcquireInput, AcquireReply, FlightMeta } from '../state/types.js';
 import { noteWork, type FlightCall, type Outcome } from './flight-call.js';
 import type { FlightRuntime } from './flight-runtime.js';
@@ -40,7 +41,7 @@ export async function runDistributed(runtime: FlightRuntime, call: FlightCall): 
     if (call.acceptsStale) input.acceptStale = true;
     // A failure that concerns its run only reaches the callers that followed that run (keepFailures: false).
     if (options.keepFailures === false && call.joinEpoch !== undefined) input.joinFailures = true;
-    const reply = await runtime.callIdempotent('acquire', () => runtime.options.coordinator.acquire(input), ref);
+    const reply = await acquireRound(runtime, call, input);
     holdOffer(runtime, call, reply);
     let outcome: Outcome | undefined;
     switch (reply.outcome) {
@@ -57,6 +58,32 @@ export async function runDistributed(runtime: FlightRuntime, call: FlightCall): 
         break;
     }
     if (outcome) return outcome;
+  }
+}
+
+/**
+ * The acquire of one round. A call that already follows a run rides out a coordinator that stops answering
+ * (a failover, a restart, a dropped connection) by asking again every `pollIntervalMs` until its wait runs
+ * out, as it would have waited for the owner: the run it follows goes on meanwhile. A first acquire fails at
+ * once, and so does a hybrid call that may fall back to its node's in-process single-flight.
+ */
+async function acquireRound(runtime: FlightRuntime, call: FlightCall, input: AcquireInput): Promise<AcquireReply> {
+  const { ref, policy } = call;
+  const { clock } = runtime.options;
+  const ridesOut = call.joinEpoch !== undefined && (runtime.mode === 'distributed' || call.options.localFallback === false);
+  for (let failures = 0; ; failures++) {
+    try {
+      return await runtime.callIdempotent('acquire', () => runtime.options.coordinator.acquire(input), ref);
+    } catch (error) {
+      const remaining = policy.waitTimeoutMs - (clock.now() - (call.waitStartedAt ?? clock.now()));
+      if (!ridesOut || !(error instanceof FlightCoordinationError) || remaining <= 0 || call.options.signal?.aborted) throw error;
+      if (failures === 0)
+        runtime.options.logger.warn(
+          { ...ref, err: error },
+          'the coordinator failed while this call follows a run; asking again within its wait',
+        );
+      await sleep(clock, Math.min(policy.pollIntervalMs, remaining), call.options.signal);
+    }
   }
 }
 
