@@ -108,7 +108,5 @@ describe('bench: quick streaming herd', () => {
     for (const field of figures) {
       expect(ours[field], field).toEqual(expect.any(Number));
     }
-    // The owner's first chunk comes one chunk interval (20 ms) after the start, not after the whole stream.
-    expect(ours.ownerFirstChunkMs as number).toBeLessThan(500);
   }, 30_000);
 });

@@ -192,11 +192,9 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           void a!.burst({ stage: 'fault', key: 'kill', callers: 1, behavior: 'hang', delayMs: 0, value: '' });
           const oldEpoch = await running;
           a!.child.kill('SIGKILL');
-          const started = Date.now();
           const result = await b!.burst({ stage: 'fault', key: 'kill', callers: 1, behavior: 'value', delayMs: 10, value: 'new' });
           expect(result.outcomes[0]).toMatchObject({ ok: true, role: 'owner', value: 'new@heir' });
           expect(result.outcomes[0]!.epoch).toBeGreaterThan(oldEpoch);
-          expect(Date.now() - started).toBeLessThan(4000);
         } finally {
           await Promise.all([a!.stop(), b!.stop()]);
         }
@@ -247,10 +245,9 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         try {
           expect((await hybrid.execute('h', 'k1', () => 'up')).role).toBe('owner');
           await server.stop();
-          const started = Date.now();
+          // A client left alone would queue the command until Redis returns: only the deadline ends it.
           const error = await distributed.execute('h', 'k2', () => 'x').catch((e: unknown) => e);
           expect(error).toBeInstanceOf(FlightCoordinationError);
-          expect(Date.now() - started).toBeLessThan(1500);
           const local = await hybrid.execute('h', 'k3', () => 'local value');
           expect(local).toMatchObject({ value: 'local value', role: 'local' });
           await server.restart();
@@ -348,12 +345,11 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           const fence = await ownFence(owner, 'wake', 'k');
           const meta = await follower.readMeta(fence);
           expect(Math.abs(meta!.createdAt - Date.now())).toBeLessThan(1000);
-          const waiting = follower.waitForTerminal(fence, { epoch: fence.epoch, timeoutMs: 5000 });
+          // A wait longer than the test may take: only the completion's notice can end it.
+          const waiting = follower.waitForTerminal(fence, { epoch: fence.epoch, timeoutMs: 3_600_000 });
           await sleep(50);
-          const done = Date.now();
           await owner.complete(fence, { result: 'v', resultTtlMs: 5000 });
           expect(await waiting).toMatchObject({ status: 'SUCCEEDED', epoch: fence.epoch });
-          expect(Date.now() - done).toBeLessThan(250);
         } finally {
           await follower.close();
           await owner.close();
@@ -442,12 +438,10 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           const gap = await ownFence(owner, 'ot', 'gap');
           const gapJoin = await join('gap');
           await owner.complete(gap, { result: 'in the gap', resultTtlMs: 5000 });
-          const gapStarted = Date.now();
-          expect(await follower.waitForTerminal(gap, { epoch: gapJoin.meta.epoch, timeoutMs: 3000 })).toMatchObject({
+          expect(await follower.waitForTerminal(gap, { epoch: gapJoin.meta.epoch, timeoutMs: 3_600_000 })).toMatchObject({
             status: 'SUCCEEDED',
             result: 'in the gap',
           });
-          expect(Date.now() - gapStarted).toBeLessThan(1000);
           // Waits started in one tick are subscribed in one batch; channels are dropped once nobody waits.
           const fences = await Promise.all(Array.from({ length: 10 }, (_, i) => ownFence(owner, 'ot', `batch${i}`)));
           counts.subscribes = 0;
@@ -468,12 +462,10 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           await server.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
           await owner.complete(fence, { result: 'late', resultTtlMs: 5000 });
           await sleep(300);
-          const started = Date.now();
-          expect(await follower.waitForTerminal(fence, { epoch: joined.meta.epoch, timeoutMs: 3000 })).toMatchObject({
+          expect(await follower.waitForTerminal(fence, { epoch: joined.meta.epoch, timeoutMs: 3_600_000 })).toMatchObject({
             status: 'SUCCEEDED',
             result: 'late',
           });
-          expect(Date.now() - started).toBeLessThan(1000);
         } finally {
           await follower.close();
           await owner.close();
@@ -976,11 +968,9 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           // A follower joins in that window, and its owner completes at once.
           const fence = await ownFence(owner, 'rs', 'window');
           const joined = await follower.acquire({ stage: 'rs', key: 'window', ...LEASE, ownerId: 'node-b', ownerToken: randomUUID() });
-          const started = Date.now();
-          const waiting = follower.waitForTerminal(fence, { epoch: joined.meta.epoch, timeoutMs: 3000 });
+          const waiting = follower.waitForTerminal(fence, { epoch: joined.meta.epoch, timeoutMs: 3_600_000 });
           await owner.complete(fence, { result: 'in the window', resultTtlMs: 5000 });
           expect(await waiting).toMatchObject({ status: 'SUCCEEDED', result: 'in the window' });
-          expect(Date.now() - started).toBeLessThan(1500);
           await owner.complete(keep, { result: 'kept', resultTtlMs: 5000 });
           expect(await kept).toMatchObject({ status: 'SUCCEEDED' });
         } finally {
@@ -1024,10 +1014,9 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
         const { port } = blackhole.address() as net.AddressInfo;
         const c = adapter.coordinator(`redis://127.0.0.1:${port}`, { prefix: 'bh', commandTimeoutMs: 200 });
         try {
-          const started = Date.now();
+          // The server never answers: only the command deadline can end the call.
           const error = await c.acquire({ stage: 'bh', key: 'k', ...LEASE, ownerId: 'a', ownerToken: 't' }).catch((e: unknown) => e);
           expect(error).toBeInstanceOf(FlightCoordinationError);
-          expect(Date.now() - started).toBeLessThan(1000);
           expect(await c.waitForTerminal({ stage: 'bh', key: 'k' }, { epoch: 1, timeoutMs: 300 })).toBeNull();
         } finally {
           await c.close();

@@ -56,17 +56,14 @@ export function registerStaleSuite(
         const key = 'herd';
         await workers[0].burst({ stage: 'swr', key, callers: 1, behavior: 'value', delayMs: 10, value: 'v1' });
         await sleep(1200); // past the fresh time
-        const startedAt = Date.now();
-        // The refresh takes 1.5 s: nobody waits for it.
+        // The refresh takes 1.5 s: nobody waits for it (a caller that did would get its value, as a follower).
         const herd = await Promise.all(
           workers.map((w) => w.burst({ stage: 'swr', key, callers: 100, behavior: 'value', delayMs: 1500, value: 'v2' })),
         );
-        const tookMs = Date.now() - startedAt;
         const outcomes = outcomesOf(herd);
         expect(outcomes).toHaveLength(300);
         for (const o of outcomes) expect(o).toMatchObject({ ok: true, value: 'v1@a', role: 'stale' });
         for (const o of outcomes) expect(o.ageMs).toBeGreaterThanOrEqual(1100);
-        expect(tookMs).toBeLessThan(1000);
         console.log(
           `[stale] ${JSON.stringify({ name: 'stale-herd', adapter: adapter.kind, target, callers: 300, maxCallerMs: Math.max(...outcomes.map((o) => o.tookMs ?? 0)) })}`,
         );
@@ -111,7 +108,7 @@ export function registerStaleSuite(
           await sleep(100);
         }
         for (const o of seen) expect(o.ok).toBe(true);
-        for (const o of seen) expect(o.tookMs).toBeLessThan(300); // never waited for a refresh (400 ms)
+        for (const o of seen) expect(o.role).not.toBe('follower'); // never waited for a refresh
         expect(seen[0]).toMatchObject({ value: 'v1@a', role: 'stale' });
         const last = seen.at(-1)!;
         expect(last.value).toMatch(/^v2@[ac]$/);
