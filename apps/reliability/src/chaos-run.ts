@@ -5,8 +5,8 @@
  * (SIGSTOP/SIGCONT), cut a node off from Redis (its proxy swallows everything), restart Redis (empty),
  * pause Redis (CLIENT PAUSE) — for a fixed time, on a Redis of its own. Ends by itself and returns one
  * summary; `wrong` and `unhandled` must be 0. An idempotent POST run twice is wrong, unless the node of
- * its earlier run was killed, paused or cut off since that run started, or Redis was restarted (empty):
- * those reruns are counted apart (`idempotentRerunsAfterOwnerLoss`).
+ * its earlier run was killed, paused or cut off since that run started, or Redis was restarted (empty) or
+ * paused past the lease's takeover time: those reruns are counted apart (`idempotentRerunsAfterOwnerLoss`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -14,6 +14,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 // The servers module alone: the rest of the testing entry imports vitest, which this CLI does not run under.
 import { seeded, startRedisServer, startTcpProxy, type RedisServer, type TcpProxy } from '@flight/test-servers';
+import { CHAOS_TAKEOVER_AFTER_MS } from './chaos-policy.js';
 import { sleep } from './figures.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -145,6 +146,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   const forgetting = new Map<number, { key: string; sent: number }>();
   /** When Redis was last paused (CLIENT PAUSE): a node then may hear a forget late. */
   let redisPausedAt = 0;
+  /** Each Redis pause: when it began and how long it lasted. */
+  const redisPauses: { at: number; ms: number }[] = [];
   /**
    * A call's answer after a forget: `value` is `v:<key>|<run start ms>|<run node>`. Wrong when the call was
    * sent after a forget of its key resolved and its run started before that forget was sent — unless a fault
@@ -181,7 +184,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     // request never runs without Redis, and nothing passes a cut): the node lost Redis during that run, even
     // though the line saying it started came in a few ms after the cut began.
     const cutDuringRun = (cuts.get(earlier.node) ?? []).some((cut) => earlier.at >= cut.from && earlier.at <= (cut.to ?? Infinity));
-    if (lost >= earlier.at || cutDuringRun) summary.idempotentRerunsAfterOwnerLoss++;
+    // A Redis pause during the run at least as long as the workers' takeover time keeps its owner from
+    // renewing the lease: the owner gives the run up and the next caller takes it over, by the lease rules.
+    const pausedDuringRun = redisPauses.some((p) => p.at >= earlier.at && p.at <= now && p.ms >= CHAOS_TAKEOVER_AFTER_MS);
+    if (lost >= earlier.at || cutDuringRun || pausedDuringRun) summary.idempotentRerunsAfterOwnerLoss++;
     else {
       wrongAnswer('post', `idempotent POST ${key} ran again on ${node.name} (earlier on ${earlier.node}, ${now - earlier.at} ms before)`);
     }
@@ -365,8 +371,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
         redisLostAt = Date.now();
         return;
       case 'pause-redis':
+        const ms = 1000 + Math.floor(random() * 1000);
+        redisPauses.push({ at: Date.now(), ms });
         redisPausedAt = Date.now() + 2000;
-        await redis.command('CLIENT', 'PAUSE', String(1000 + Math.floor(random() * 1000)), 'ALL').catch(() => '');
+        await redis.command('CLIENT', 'PAUSE', String(ms), 'ALL').catch(() => '');
         return;
     }
   };

@@ -20,6 +20,7 @@ import { createFlightMiddleware as createKoaFlightMiddleware } from '@flight/koa
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import express from 'express';
 import Koa from 'koa';
+import { CHAOS_TAKEOVER_AFTER_MS } from './chaos-policy.js';
 
 const SLOW_STAGE = 'chaos-slow';
 /** The slow stage's guard timeout: the slow route's handler takes longer than this. */
@@ -45,7 +46,7 @@ const flight = createSingleFlight({
   fallbackCooldownMs: 500,
   defaults: {
     heartbeatIntervalMs: 500,
-    takeoverAfterMs: 1500,
+    takeoverAfterMs: CHAOS_TAKEOVER_AFTER_MS,
     pollIntervalMs: 250,
     waitTimeoutMs: 8000,
     maxRunMs: 20_000,

@@ -143,18 +143,26 @@ export async function streamAnswer(res: ServerResponse, answer: StreamedAnswer):
     `data: ${JSON.stringify({ id: `chatcmpl-${answer.id}`, object: 'chat.completion.chunk', created: 1_700_000_000, model: answer.model, choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra })}\n\n`;
   const event = (type: string, fields: Record<string, unknown>) =>
     `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
-  if (answer.api === 'chat') res.write(chat({ role: 'assistant', content: '' }, null));
-  else res.write(event('response.created', { response: responseAnswer(answer.id, answer.model, answer.prompt, '', 'in_progress') }));
+  /** Writes `text`; resolves once it was handed to the socket. */
+  const write = (text: string) => new Promise<void>((resolve) => res.write(text, () => resolve()));
+  let written =
+    answer.api === 'chat'
+      ? write(chat({ role: 'assistant', content: '' }, null))
+      : write(event('response.created', { response: responseAnswer(answer.id, answer.model, answer.prompt, '', 'in_progress') }));
   for (let i = 0; i < answer.tokens.length; i++) {
     // Paced on the start time, so timer lateness does not add up over the answer.
     const wait = started + (i + 1) * answer.intervalMs - performance.now();
     if (wait > 0) await sleep(wait);
     if (res.destroyed) return;
-    if (i === answer.cutAfter) return void res.destroy();
+    // A cut drops the connection once what was written reached the socket, as a peer that dies does.
+    if (i === answer.cutAfter) return void written.then(() => res.destroy());
     if (i === answer.endAfter) return void res.end();
     const token = answer.tokens[i]!;
-    if (answer.api === 'chat') res.write(chat({ content: token }, null));
-    else res.write(event('response.output_text.delta', { item_id: `msg_${answer.id}`, output_index: 0, content_index: 0, delta: token }));
+    written = write(
+      answer.api === 'chat'
+        ? chat({ content: token }, null)
+        : event('response.output_text.delta', { item_id: `msg_${answer.id}`, output_index: 0, content_index: 0, delta: token }),
+    );
   }
   if (answer.api === 'responses') {
     res.end(event('response.completed', { response: responseAnswer(answer.id, answer.model, answer.prompt, answer.content) }));

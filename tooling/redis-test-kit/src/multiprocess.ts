@@ -23,6 +23,8 @@ export interface WorkerOptions {
   tracing?: boolean;
   /** Connect to this Redis Cluster (its masters) instead of `url`. */
   cluster?: { host: string; port: number }[];
+  /** Connect through these Sentinels to the primary they name `name`, instead of `url`. */
+  sentinel?: { name: string; sentinels: { host: string; port: number }[] };
   /** Turn L1 on with this `l1.ttlMs` (off by default). */
   l1TtlMs?: number;
   /** Stage policies over the worker's defaults (plain data: they cross to the child as JSON). */
@@ -53,6 +55,8 @@ export interface Worker {
   read(key: string, n: number): Promise<void>;
   /** Lets this worker's supplier of `key`, held by `holdAt`, go on. */
   release(key: string): void;
+  /** Resolves once this worker follows another process's run of `key` (its `follower` event). */
+  followed(key: string): Promise<void>;
   /** `flights.forget(stage, key)` in the worker: resolves with its result, rejects with its error. */
   forget(stage: string, key: string): Promise<boolean>;
   /** The child's finished `flight.execute` spans (`tracing: true`). */
@@ -81,6 +85,8 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const aborted = new Map<string, string[]>();
   const emittedWaiters = new Set<{ key: string; n: number; resolve: (epoch: number) => void }>();
   const readWaiters = new Set<{ key: string; n: number; resolve: () => void }>();
+  const followedKeys = new Set<string>();
+  const followWaiters = new Set<{ key: string; resolve: () => void }>();
   let seq = 0;
   const ready = new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
@@ -111,6 +117,13 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
           if (waiter.key !== message.key || (message.n ?? 0) < waiter.n) continue;
           emittedWaiters.delete(waiter);
           waiter.resolve(message.epoch ?? 0);
+        }
+      } else if (message.event === 'follower') {
+        followedKeys.add(message.key!);
+        for (const waiter of followWaiters) {
+          if (waiter.key !== message.key) continue;
+          followWaiters.delete(waiter);
+          waiter.resolve();
         }
       } else if (message.event === 'read') {
         for (const waiter of readWaiters) {
@@ -146,6 +159,10 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     },
     read(key, n) {
       return new Promise((resolve) => readWaiters.add({ key, n, resolve }));
+    },
+    followed(key) {
+      if (followedKeys.has(key)) return Promise.resolve();
+      return new Promise((resolve) => followWaiters.add({ key, resolve }));
     },
     release(key) {
       child.stdin!.write(`${JSON.stringify({ op: 'release', key })}\n`);

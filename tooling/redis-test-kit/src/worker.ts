@@ -20,6 +20,8 @@ interface WorkerConfig {
   tracing?: boolean;
   /** Connect to this Redis Cluster (its masters) instead of `url`. */
   cluster?: { host: string; port: number }[];
+  /** Connect through these Sentinels to the primary they name `name`, instead of `url`. */
+  sentinel?: { name: string; sentinels: { host: string; port: number }[] };
   /** L1 on with this TTL (off when unset). */
   l1TtlMs?: number;
   /** Stage policies over the worker's defaults. */
@@ -157,11 +159,25 @@ async function clusterClient(nodes: { host: string; port: number }[]): Promise<o
   await client.connect();
   return client;
 }
+/** A client of the adapter's own Redis library that finds the primary through Sentinel. */
+async function sentinelClient({ name, sentinels }: NonNullable<WorkerConfig['sentinel']>): Promise<object> {
+  const library = await import(createRequire(config.module).resolve(config.adapter === 'ioredis' ? 'ioredis' : 'redis'));
+  if (config.adapter === 'ioredis') {
+    const client = new library.Redis({ name, sentinels });
+    client.on('error', () => undefined); // the primary going away is the test's point; the coordinator reports it
+    return client;
+  }
+  const client = library.createSentinel({ name, sentinelRootNodes: sentinels });
+  await client.connect();
+  return client;
+}
 const connection = config.cluster
   ? { client: await clusterClient(config.cluster) }
-  : config.adapter === 'ioredis'
-    ? { redis: config.url }
-    : { redis: { url: config.url } };
+  : config.sentinel
+    ? { client: await sentinelClient(config.sentinel) }
+    : config.adapter === 'ioredis'
+      ? { redis: config.url }
+      : { redis: { url: config.url } };
 const coordinator =
   config.adapter === 'ioredis'
     ? adapter.createIoredisCoordinator!({ ...connection, prefix: config.prefix, commandTimeoutMs: 1000 })
@@ -181,6 +197,8 @@ const flight = createSingleFlight({
   },
   ...(config.stages ? { stages: config.stages } : {}),
 });
+// This process follows another's run of `key` (the test waits for every node to have joined before a fault).
+flight.on('follower', (event) => process.stdout.write(`${JSON.stringify({ event: 'follower', key: event.key })}\n`));
 // A forget heard through the coordinator, with this host's clock (the test compares it with its own).
 flight.on('forgotten', (event) => process.stdout.write(`${JSON.stringify({ event: 'forgotten', key: event.key, at: Date.now() })}\n`));
 

@@ -17,4 +17,5 @@ export { scanKeysWithoutTtl, deleteKeys, sharedRedisUrl, countClients } from './
 export { rawCommand, serverTimeMs, type RespValue } from './resp';
 export { systemChromium, HEADLESS_CHROMIUM_ARGS } from './chromium';
 export { startTcpProxy, type TcpProxy, type ProxyMode } from './tcp-proxy';
+export { startSentinelTopology, type SentinelTopology, type StartSentinelOptions } from './sentinel';
 export { seeded } from './seeded';

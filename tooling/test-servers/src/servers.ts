@@ -40,7 +40,7 @@ function isFree(port: number): Promise<boolean> {
   });
 }
 
-async function waitForPing(port: number, binary: string, timeoutMs = 10_000): Promise<void> {
+export async function waitForPing(port: number, binary: string, timeoutMs = 10_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -83,7 +83,7 @@ export interface StartRedisServerOptions {
 
 const BASE_ARGS = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'local'];
 
-async function daemonize(dir: string, port: number, binary: string, args: string[]): Promise<number> {
+export async function daemonize(dir: string, port: number, binary: string, args: string[]): Promise<number> {
   const pidfile = join(dir, `redis-${port}.pid`);
   rmSync(pidfile, { force: true });
   await run(binary, [
@@ -105,7 +105,7 @@ async function daemonize(dir: string, port: number, binary: string, args: string
   return Number(readFileSync(pidfile, 'utf8').trim());
 }
 
-async function kill(pid: number): Promise<void> {
+export async function kill(pid: number): Promise<void> {
   try {
     process.kill(pid, 'SIGCONT');
     process.kill(pid, 'SIGKILL');

@@ -1,0 +1,153 @@
+/**
+ * A local Redis Sentinel topology of a test's own: one primary, one replica and three Sentinels (quorum 2)
+ * on free ports, each a `redis-server` process (the Sentinels run `redis-server <conf> --sentinel`), so a
+ * test can fail the primary over gracefully (`SENTINEL FAILOVER`) or by SIGKILL, and cut the replica off.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { rawCommand } from './resp';
+import { daemonize, freePort, kill, sleep, waitForPing } from './servers';
+
+const run = promisify(execFile);
+
+export interface SentinelTopology {
+  /** The name the Sentinels monitor the primary under. */
+  readonly name: string;
+  /** The Sentinels' addresses, as clients take them (`sentinels` in ioredis, `sentinelRootNodes` in node-redis). */
+  readonly sentinels: { host: string; port: number }[];
+  /** The port of the data node the Sentinels name as primary now. */
+  primaryPort(): Promise<number>;
+  /** The port of the data node that is not the primary now. */
+  replicaPort(): Promise<number>;
+  /** The pid of the data node on `port`. */
+  pidOf(port: number): number;
+  /** A graceful failover (`SENTINEL FAILOVER`): resolves once the Sentinels name the other node and it is a writable primary. */
+  failover(): Promise<number>;
+  /** SIGKILLs the primary: resolves with the new primary's port once the Sentinels promoted it. */
+  killPrimary(): Promise<number>;
+  /** Restarts a killed data node as a replica of the primary; resolves once it is in sync. */
+  revive(port: number): Promise<void>;
+  /** Stops every process of the topology. */
+  stop(): Promise<void>;
+}
+
+export interface StartSentinelOptions {
+  /** Milliseconds of silence before a Sentinel thinks the primary down. @default 1000 */
+  downAfterMs?: number;
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = await probe().catch(() => undefined);
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`sentinel topology: timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+const infoField = (info: unknown, field: string) => new RegExp(`^${field}:(.*)$`, 'm').exec(String(info))?.[1]?.trim();
+
+/** Starts the topology and waits until every Sentinel knows the replica and the other Sentinels. */
+export async function startSentinelTopology(options: StartSentinelOptions = {}): Promise<SentinelTopology> {
+  const name = 'flight';
+  const dir = mkdtempSync(join(tmpdir(), 'flight-sentinel-'));
+  const pids = new Map<number, number>();
+  const sentinelPids: number[] = [];
+  const sync = ['--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0'];
+  const stop = async () => {
+    await Promise.all([...pids.values(), ...sentinelPids].map((pid) => kill(pid)));
+  };
+  try {
+    const [primary, replica] = [await freePort(), await freePort()];
+    pids.set(primary, await daemonize(dir, primary, 'redis-server', sync));
+    pids.set(replica, await daemonize(dir, replica, 'redis-server', [...sync, '--replicaof', '127.0.0.1', String(primary)]));
+    await until('the replica to sync', async () =>
+      infoField(await rawCommand(replica, ['INFO', 'replication']), 'master_link_status') === 'up' ? true : undefined,
+    );
+    const sentinels: { host: string; port: number }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const port = await freePort();
+      const conf = join(dir, `sentinel-${port}.conf`);
+      const pidfile = join(dir, `sentinel-${port}.pid`);
+      writeFileSync(
+        conf,
+        [
+          `port ${port}`,
+          'bind 127.0.0.1',
+          'daemonize yes',
+          `pidfile ${pidfile}`,
+          `logfile ${join(dir, `sentinel-${port}.log`)}`,
+          `dir ${dir}`,
+          `sentinel monitor ${name} 127.0.0.1 ${primary} 2`,
+          `sentinel down-after-milliseconds ${name} ${options.downAfterMs ?? 1000}`,
+          `sentinel failover-timeout ${name} 10000`,
+          `sentinel parallel-syncs ${name} 1`,
+          '',
+        ].join('\n'),
+      );
+      await run('redis-server', [conf, '--sentinel']);
+      await waitForPing(port, 'redis-sentinel');
+      await until('the sentinel pidfile', async () => (existsSync(pidfile) ? true : undefined));
+      sentinelPids.push(Number(readFileSync(pidfile, 'utf8').trim()));
+      sentinels.push({ host: '127.0.0.1', port });
+    }
+    for (const { port } of sentinels) {
+      await until('each sentinel to know the replica and the other sentinels', async () => {
+        const replicas = (await rawCommand(port, ['SENTINEL', 'REPLICAS', name])) as unknown[];
+        const others = (await rawCommand(port, ['SENTINEL', 'SENTINELS', name])) as unknown[];
+        return Array.isArray(replicas) && replicas.length === 1 && Array.isArray(others) && others.length === 2 ? true : undefined;
+      });
+    }
+    const primaryPort = async () => {
+      const address = (await rawCommand(sentinels[0]!.port, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name])) as string[];
+      return Number(address[1]);
+    };
+    /** Resolves the new primary's port once every Sentinel names a node other than `old` and it accepts writes. */
+    const promoted = (old: number) =>
+      until('the promotion', async () => {
+        const named = await Promise.all(
+          sentinels.map(async ({ port }) =>
+            Number(((await rawCommand(port, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name])) as string[])[1]),
+          ),
+        );
+        if (named.some((port) => port === old || port !== named[0])) return undefined;
+        const role = infoField(await rawCommand(named[0]!, ['INFO', 'replication']), 'role');
+        return role === 'master' ? named[0]! : undefined;
+      });
+    return {
+      name,
+      sentinels,
+      primaryPort,
+      async replicaPort() {
+        const current = await primaryPort();
+        return [...pids.keys()].find((port) => port !== current)!;
+      },
+      pidOf: (port) => pids.get(port)!,
+      async failover() {
+        const old = await primaryPort();
+        await rawCommand(sentinels[0]!.port, ['SENTINEL', 'FAILOVER', name]);
+        return promoted(old);
+      },
+      async killPrimary() {
+        const old = await primaryPort();
+        await kill(pids.get(old)!);
+        return promoted(old);
+      },
+      async revive(port) {
+        const current = await primaryPort();
+        pids.set(port, await daemonize(dir, port, 'redis-server', [...sync, '--replicaof', '127.0.0.1', String(current)]));
+        await until('the revived replica to sync', async () =>
+          infoField(await rawCommand(port, ['INFO', 'replication']), 'master_link_status') === 'up' ? true : undefined,
+        );
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
