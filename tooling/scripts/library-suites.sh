@@ -6,19 +6,23 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
+# FLIGHT_LIBRARY_PROJECTS="core redis-scripts" runs only those (a quick check of this script).
+names=${FLIGHT_LIBRARY_PROJECTS:-}
+if [ -z "$names" ]; then
+  for dir in packages/*/; do
+    [ -f "$dir/vitest.config.ts" ] || continue
+    names="$names $(sed -n "s/.*flightProject('\([^']*\)'.*/\1/p" "$dir/vitest.config.ts")"
+  done
+fi
 projects=()
-for dir in packages/*/; do
-  [ -f "$dir/vitest.config.ts" ] || continue
-  name=$(sed -n "s/.*flightProject('\([^']*\)'.*/\1/p" "$dir/vitest.config.ts")
-  [ -n "$name" ] && projects+=(--project "$name")
-done
+for name in $names; do projects+=(--project "$name"); done
 
 logs=$(mktemp -d)
 pids=()
 for major in "$@"; do
   openai=6
   [ "$major" -ge 24 ] && openai=7
-  echo "== library suites on Node $major (openai $openai): ${#projects[@]} args, log $logs/node$major.log"
+  echo "== library suites on Node $major (openai $openai):$names; log $logs/node$major.log"
   FLIGHT_OPENAI_MAJOR=$openai npx -y -p "node@$major" node node_modules/vitest/vitest.mjs run "${projects[@]}" \
     >"$logs/node$major.log" 2>&1 &
   pids+=($!)
