@@ -67,22 +67,28 @@ export async function runDistributed(runtime: FlightRuntime, call: FlightCall): 
  * out, as it would have waited for the owner: the run it follows goes on meanwhile. A first acquire fails at
  * once, and so does a hybrid call that may fall back to its node's in-process single-flight.
  */
-async function acquireRound(runtime: FlightRuntime, call: FlightCall, input: AcquireInput): Promise<AcquireReply> {
-  const { ref, policy } = call;
-  const { clock } = runtime.options;
+function acquireRound(runtime: FlightRuntime, call: FlightCall, input: AcquireInput): Promise<AcquireReply> {
+  const attempt = runtime.callIdempotent('acquire', () => runtime.options.coordinator.acquire(input), call.ref);
   const ridesOut = call.joinEpoch !== undefined && (runtime.mode === 'distributed' || call.options.localFallback === false);
-  for (let failures = 0; ; failures++) {
+  // The first acquire of a call (the common path) is the coordinator's promise itself.
+  return ridesOut ? attempt.catch((error: unknown) => rideOut(runtime, call, input, error)) : attempt;
+}
+
+/** Asks again every `pollIntervalMs` while the coordinator fails, until the call's wait runs out. */
+async function rideOut(runtime: FlightRuntime, call: FlightCall, input: AcquireInput, first: unknown): Promise<AcquireReply> {
+  const { ref, policy } = call;
+  const { clock, logger } = runtime.options;
+  let error = first;
+  for (let round = 0; ; round++) {
+    const remaining = policy.waitTimeoutMs - (clock.now() - (call.waitStartedAt ?? clock.now()));
+    if (!(error instanceof FlightCoordinationError) || remaining <= 0 || call.options.signal?.aborted) throw error;
+    if (round === 0)
+      logger.warn({ ...ref, err: error }, 'the coordinator failed while this call follows a run; asking again within its wait');
+    await sleep(clock, Math.min(policy.pollIntervalMs, remaining), call.options.signal);
     try {
       return await runtime.callIdempotent('acquire', () => runtime.options.coordinator.acquire(input), ref);
-    } catch (error) {
-      const remaining = policy.waitTimeoutMs - (clock.now() - (call.waitStartedAt ?? clock.now()));
-      if (!ridesOut || !(error instanceof FlightCoordinationError) || remaining <= 0 || call.options.signal?.aborted) throw error;
-      if (failures === 0)
-        runtime.options.logger.warn(
-          { ...ref, err: error },
-          'the coordinator failed while this call follows a run; asking again within its wait',
-        );
-      await sleep(clock, Math.min(policy.pollIntervalMs, remaining), call.options.signal);
+    } catch (next) {
+      error = next;
     }
   }
 }
