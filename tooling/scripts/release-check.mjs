@@ -24,7 +24,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { checkInstall, checkPrometheus, checkReadmeInstalls } from './release/install-check.mjs';
+import { checkInstall, checkPrometheus, checkReadmeInstalls, npmOn } from './release/install-check.mjs';
 import { checkExamples } from './release/examples-check.mjs';
 import { checkOpenAIAlone } from './release/alone-check.mjs';
 import { checkTarball, readPackedManifest } from './release/tarball-check.mjs';
@@ -166,9 +166,14 @@ try {
     name: relative(root, dir) || '.',
     markdown: readFileSync(join(dir, 'README.md'), 'utf8'),
   }));
-  const installs = checkReadmeInstalls([...tarballs.values()], readmes);
-  installs.problems.forEach(fail);
-  say(`install lines: ${installs.summary}`);
+  // npm picks what its Node runs: this Node's npm (openai 6 on Node 20), and Node 24's (today's majors).
+  const here = [`Node ${process.versions.node}`, ['npm']];
+  const node24 = ['Node 24', npmOn(['npx', '-y', '-p', 'node@24', 'node'])];
+  for (const [label, npm] of [here, node24]) {
+    const installs = checkReadmeInstalls([...tarballs.values()], readmes, npm);
+    installs.problems.forEach((problem) => fail(`${label}: ${problem}`));
+    say(`install lines, npm on ${label}: ${installs.summary}`);
+  }
   const prometheus = checkPrometheus(
     [...tarballs.values()],
     [
@@ -180,20 +185,27 @@ try {
   say(`prometheus: ${prometheus.summary}`);
   const model = await startFakeModel();
   try {
-    const examples = checkExamples([...tarballs.values()], readmes, {
-      nodes: [
-        [`Node ${process.versions.node}`, process.execPath, '--import', 'tsx'],
-        ['Node 22', 'npx', '-y', '-p', 'node@22', 'node'],
-        ['Node 24', 'npx', '-y', '-p', 'node@24', 'node'],
-      ],
-      env: {
-        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-        OPENAI_BASE_URL: `${model.url}/v1`,
-        OPENAI_API_KEY: 'sk-release-check',
+    const env = {
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      OPENAI_BASE_URL: `${model.url}/v1`,
+      OPENAI_API_KEY: 'sk-release-check',
+    };
+    const runs = [
+      { label: here[0], npm: here[1], nodes: [[here[0], process.execPath, '--import', 'tsx']] },
+      {
+        label: node24[0],
+        npm: node24[1],
+        nodes: [
+          ['Node 22', 'npx', '-y', '-p', 'node@22', 'node'],
+          ['Node 24', 'npx', '-y', '-p', 'node@24', 'node'],
+        ],
       },
-    });
-    examples.problems.forEach(fail);
-    if (examples.summary) say(`examples: ${examples.summary}`);
+    ];
+    for (const { label, npm, nodes } of runs) {
+      const examples = checkExamples([...tarballs.values()], readmes, { npm, nodes, env });
+      examples.problems.forEach((problem) => fail(`npm on ${label}: ${problem}`));
+      if (examples.summary) say(`examples, npm on ${label}: ${examples.summary}`);
+    }
   } finally {
     model.close();
   }

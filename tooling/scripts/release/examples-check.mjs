@@ -94,7 +94,7 @@ function run(cwd, cmd, args, env = process.env, timeout = 600_000) {
 }
 
 /** Installs the scratch project and writes each example as `src/<readme>-<line>.mts` and `.cts`. */
-function prepare(dir, packages, readmes) {
+function prepare(dir, packages, readmes, npm) {
   const problems = [];
   const ours = new Set(packages.map((p) => p.name));
   const peers = packages.flatMap(({ manifest }) =>
@@ -110,7 +110,8 @@ function prepare(dir, packages, readmes) {
   for (const name of required) if (!ours.has(name)) theirs.add(name);
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch-examples', private: true, type: 'module' }));
   const compilers = Object.entries(TYPESCRIPTS).map(([alias, range]) => `${alias}@npm:typescript@${range}`);
-  const install = run(dir, 'npm', [
+  const install = run(dir, npm[0], [
+    ...npm.slice(1),
     'install',
     '--no-audit',
     '--no-fund',
@@ -119,9 +120,20 @@ function prepare(dir, packages, readmes) {
     ...theirs,
     ...compilers,
   ]);
-  if (!install.ok) return { problems: [`npm install of the README examples' project failed:\n${install.output}`], examples: [], optional };
-  const tree = run(dir, 'npm', ['ls', '--all']);
+  if (!install.ok)
+    return {
+      problems: [`npm install of the README examples' project failed:\n${install.output}`],
+      examples: [],
+      optional,
+      majors: new Set(),
+    };
+  const tree = run(dir, npm[0], [...npm.slice(1), 'ls', '--all']);
   if (!tree.ok) problems.push(`npm ls reports an invalid tree:\n${tree.output}`);
+  const majors = new Set();
+  for (const name of theirs) {
+    const manifest = join(dir, 'node_modules', name, 'package.json');
+    if (existsSync(manifest)) majors.add(`${name}@${JSON.parse(readFileSync(manifest, 'utf8')).version.split('.')[0]}`);
+  }
   for (const name of optional) if (existsSync(join(dir, 'node_modules', name))) problems.push(`${name} (an optional peer) was installed`);
   mkdirSync(join(dir, 'src'));
   const examples = [];
@@ -133,7 +145,7 @@ function prepare(dir, packages, readmes) {
       examples.push({ file, where: `${name}/README.md:${line}`, prints });
     }
   }
-  return { problems, examples, optional };
+  return { problems, examples, optional, majors };
 }
 
 /** Type-checks `src/*.mts` and `src/*.cts` with each TypeScript of TYPESCRIPTS: `{ problems, versions, elsewhere }`. */
@@ -179,19 +191,20 @@ function runAll(dir, examples, nodes, env) {
 
 /**
  * `{ problems, summary }` after checking the examples of `readmes` ([{ name, markdown }]) against `packages`
- * ([{ name, tarball, manifest }]): type-checked, then run with each of `nodes` ([label, command…]; none:
- * type-checked only) with `env` (REDIS_URL, OPENAI_BASE_URL, …).
+ * ([{ name, tarball, manifest }]), installed by `npm` (`[command, …args]`; see `npmOn`: npm picks what its
+ * Node runs): type-checked, then run with each of `nodes` ([label, command…]; none: type-checked only) with
+ * `env` (REDIS_URL, OPENAI_BASE_URL, …).
  */
-export function checkExamples(packages, readmes, { nodes = [], env = {} } = {}) {
+export function checkExamples(packages, readmes, { npm = ['npm'], nodes = [], env = {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'flight-examples-'));
   try {
-    const prepared = prepare(dir, packages, readmes);
+    const prepared = prepare(dir, packages, readmes, npm);
     if (prepared.examples.length === 0) return { problems: prepared.problems, summary: '' };
     const types = typeCheck(dir);
     const ran = runAll(dir, prepared.examples, nodes, env);
     const others = types.elsewhere.size > 0 ? `; errors in other packages' own typings, not ours: ${[...types.elsewhere].join(', ')}` : '';
     const runs = nodes.length > 0 ? `; each runs and prints what it promises on ${nodes.map(([label]) => label).join(', ')}` : '';
-    const summary = `${prepared.examples.length} README examples type-check as ESM and as CommonJS with ${types.versions.join(' and ')}, skipLibCheck false, without ${[...prepared.optional].join(', ')}${runs}; npm ls valid${others}`;
+    const summary = `with ${[...prepared.majors].filter((m) => !m.startsWith('@types/') && !m.startsWith('tsx@')).join(', ')}: ${prepared.examples.length} README examples type-check as ESM and as CommonJS with ${types.versions.join(' and ')}, skipLibCheck false, without ${[...prepared.optional].join(', ')}${runs}; npm ls valid${others}`;
     return { problems: [...prepared.problems, ...types.problems, ...ran], summary };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -99,9 +99,20 @@ export function checkInstall(packages) {
  * majors of everything not ours) in its own scratch project, our packages from their tarballs: each
  * installs without a peer conflict and leaves a tree `npm ls` calls valid.
  */
-export function checkReadmeInstalls(packages, readmes) {
+/**
+ * The npm of this machine run by another Node: `[command, ...args]` to put before npm's own arguments. npm
+ * picks the versions that Node runs (`engines`), so today's majors come only with today's Node: openai 7 on
+ * Node 22+, while the Node 20 npm installs openai 6.
+ */
+export function npmOn(node) {
+  const cli = join(run(tmpdir(), 'npm', ['root', '-g']).output.split('\n').at(-1), 'npm', 'bin', 'npm-cli.js');
+  return [...node, cli];
+}
+
+export function checkReadmeInstalls(packages, readmes, npm = ['npm']) {
   const tarballs = new Map(packages.map((p) => [p.name, p.tarball]));
   const problems = [];
+  const installed = new Set();
   let checked = 0;
   for (const { name, markdown } of readmes) {
     const line = installLine(markdown);
@@ -110,20 +121,27 @@ export function checkReadmeInstalls(packages, readmes) {
     try {
       writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch-readme', private: true, type: 'module' }));
       const specs = line.map((spec) => tarballs.get(spec) ?? spec);
-      const install = run(dir, 'npm', ['install', '--no-audit', '--no-fund', ...specs]);
+      const install = run(dir, npm[0], [...npm.slice(1), 'install', '--no-audit', '--no-fund', ...specs]);
       if (!install.ok) problems.push(`${name}/README.md: \`npm i ${line.join(' ')}\` failed:\n${install.output}`);
       else if (/overriding peer dependency|ERESOLVE/i.test(install.output))
         problems.push(`${name}/README.md: \`npm i ${line.join(' ')}\` overrode a peer dependency:\n${install.output}`);
       else {
-        const tree = run(dir, 'npm', ['ls', '--all']);
+        const tree = run(dir, npm[0], [...npm.slice(1), 'ls', '--all']);
         if (!tree.ok) problems.push(`${name}/README.md: npm ls is invalid after its install line:\n${tree.output}`);
+        const versions = run(dir, npm[0], [...npm.slice(1), 'ls', '--depth=0', '--json']);
+        if (versions.ok)
+          for (const [dep, { version }] of Object.entries(JSON.parse(versions.output).dependencies ?? {}))
+            if (!dep.startsWith('@flight/')) installed.add(`${dep}@${version.split('.')[0]}`);
       }
       checked++;
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  return { problems, summary: `${checked} README install lines install as written (today's majors, no flags) with a valid npm ls` };
+  return {
+    problems,
+    summary: `${checked} README install lines install as written (no flags) with a valid npm ls; majors npm picked: ${[...installed].sort().join(', ')}`,
+  };
 }
 
 const PROMETHEUS_SMOKE = `
@@ -158,22 +176,13 @@ export function checkPrometheus(packages, nodes) {
   const core = packages.find((p) => p.name === '@flight/core');
   const problems = [];
   const seen = [];
-  const npmCli = join(run(tmpdir(), 'npm', ['root', '-g']).output.split('\n').at(-1), 'npm', 'bin', 'npm-cli.js');
   for (const [label, node] of nodes) {
     const dir = mkdtempSync(join(tmpdir(), 'flight-prometheus-'));
     try {
       writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch-prometheus', private: true, type: 'module' }));
       const otel = ['@opentelemetry/api', '@opentelemetry/sdk-metrics', '@opentelemetry/exporter-prometheus'];
-      const install = run(dir, node[0], [
-        ...node.slice(1),
-        npmCli,
-        'install',
-        '--no-audit',
-        '--no-fund',
-        '--loglevel=error',
-        core.tarball,
-        ...otel,
-      ]);
+      const npm = npmOn(node);
+      const install = run(dir, npm[0], [...npm.slice(1), 'install', '--no-audit', '--no-fund', '--loglevel=error', core.tarball, ...otel]);
       if (!install.ok) {
         problems.push(`the Prometheus recipe did not install on ${label}:\n${install.output}`);
         continue;
