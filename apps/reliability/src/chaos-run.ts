@@ -6,7 +6,7 @@
  * pause Redis (CLIENT PAUSE) — for a fixed time, on a Redis of its own. Ends by itself and returns one
  * summary; `wrong` and `unhandled` must be 0. An idempotent POST run twice is wrong, unless the node of
  * its earlier run was killed, paused or cut off since that run started, or Redis was restarted (empty) or
- * paused past the lease's takeover time: those reruns are counted apart (`idempotentRerunsAfterOwnerLoss`).
+ * paused long enough to cost the run its lease: those reruns are counted apart (`idempotentRerunsAfterOwnerLoss`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -14,7 +14,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 // The servers module alone: the rest of the testing entry imports vitest, which this CLI does not run under.
 import { seeded, startRedisServer, startTcpProxy, type RedisServer, type TcpProxy } from '@flight/test-servers';
-import { CHAOS_TAKEOVER_AFTER_MS } from './chaos-policy.js';
+import { pauseCostsLease } from './chaos-policy.js';
 import { sleep } from './figures.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -184,9 +184,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     // request never runs without Redis, and nothing passes a cut): the node lost Redis during that run, even
     // though the line saying it started came in a few ms after the cut began.
     const cutDuringRun = (cuts.get(earlier.node) ?? []).some((cut) => earlier.at >= cut.from && earlier.at <= (cut.to ?? Infinity));
-    // A Redis pause during the run at least as long as the workers' takeover time keeps its owner from
-    // renewing the lease: the owner gives the run up and the next caller takes it over, by the lease rules.
-    const pausedDuringRun = redisPauses.some((p) => p.at >= earlier.at && p.at <= now && p.ms >= CHAOS_TAKEOVER_AFTER_MS);
+    // A Redis pause during the run that, with the time since the owner's last renewal, outlasts the takeover
+    // time costs the owner its lease: it gives the run up and the next caller takes it over, by the lease rules.
+    const pausedDuringRun = redisPauses.some((p) => p.at >= earlier.at && p.at <= now && pauseCostsLease(p.ms));
     if (lost >= earlier.at || cutDuringRun || pausedDuringRun) summary.idempotentRerunsAfterOwnerLoss++;
     else {
       wrongAnswer('post', `idempotent POST ${key} ran again on ${node.name} (earlier on ${earlier.node}, ${now - earlier.at} ms before)`);

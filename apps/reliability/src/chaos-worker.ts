@@ -20,7 +20,7 @@ import { createFlightMiddleware as createKoaFlightMiddleware } from '@flight/koa
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import express from 'express';
 import Koa from 'koa';
-import { CHAOS_TAKEOVER_AFTER_MS } from './chaos-policy.js';
+import { CHAOS_HEARTBEAT_INTERVAL_MS, CHAOS_TAKEOVER_AFTER_MS } from './chaos-policy.js';
 
 const SLOW_STAGE = 'chaos-slow';
 /** The slow stage's guard timeout: the slow route's handler takes longer than this. */
@@ -45,7 +45,7 @@ const flight = createSingleFlight({
   nodeId: config.nodeId,
   fallbackCooldownMs: 500,
   defaults: {
-    heartbeatIntervalMs: 500,
+    heartbeatIntervalMs: CHAOS_HEARTBEAT_INTERVAL_MS,
     takeoverAfterMs: CHAOS_TAKEOVER_AFTER_MS,
     pollIntervalMs: 250,
     waitTimeoutMs: 8000,
