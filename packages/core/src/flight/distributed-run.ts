@@ -68,14 +68,19 @@ export async function runDistributed(runtime: FlightRuntime, call: FlightCall): 
  * once, and so does a hybrid call that may fall back to its node's in-process single-flight.
  */
 function acquireRound(runtime: FlightRuntime, call: FlightCall, input: AcquireInput): Promise<AcquireReply> {
-  const attempt = runtime.callIdempotent('acquire', () => runtime.options.coordinator.acquire(input), call.ref);
+  const acquire = () => runtime.callIdempotent('acquire', () => runtime.options.coordinator.acquire(input), call.ref);
   const ridesOut = call.joinEpoch !== undefined && (runtime.mode === 'distributed' || call.options.localFallback === false);
   // The first acquire of a call (the common path) is the coordinator's promise itself.
-  return ridesOut ? attempt.catch((error: unknown) => rideOut(runtime, call, input, error)) : attempt;
+  return ridesOut ? acquire().catch((error: unknown) => rideOut(runtime, call, acquire, error)) : acquire();
 }
 
-/** Asks again every `pollIntervalMs` while the coordinator fails, until the call's wait runs out. */
-async function rideOut(runtime: FlightRuntime, call: FlightCall, input: AcquireInput, first: unknown): Promise<AcquireReply> {
+/** Calls `acquire` again every `pollIntervalMs` while the coordinator fails, until the call's wait runs out. */
+async function rideOut(
+  runtime: FlightRuntime,
+  call: FlightCall,
+  acquire: () => Promise<AcquireReply>,
+  first: unknown,
+): Promise<AcquireReply> {
   const { ref, policy } = call;
   const { clock, logger } = runtime.options;
   let error = first;
@@ -86,7 +91,7 @@ async function rideOut(runtime: FlightRuntime, call: FlightCall, input: AcquireI
       logger.warn({ ...ref, err: error }, 'the coordinator failed while this call follows a run; asking again within its wait');
     await sleep(clock, Math.min(policy.pollIntervalMs, remaining), call.options.signal);
     try {
-      return await runtime.callIdempotent('acquire', () => runtime.options.coordinator.acquire(input), ref);
+      return await acquire();
     } catch (next) {
       error = next;
     }
