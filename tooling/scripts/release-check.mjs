@@ -167,8 +167,9 @@ try {
     markdown: readFileSync(join(dir, 'README.md'), 'utf8'),
   }));
   // npm picks what its Node runs: this Node's npm (openai 6 on Node 20), and Node 24's (today's majors).
+  const nodeOf = (major) => ['npx', '-y', '-p', `node@${major}`, 'node'];
   const here = [`Node ${process.versions.node}`, ['npm']];
-  const node24 = ['Node 24', npmOn(['npx', '-y', '-p', 'node@24', 'node'])];
+  const node24 = ['Node 24', npmOn(nodeOf(24))];
   for (const [label, npm] of [here, node24]) {
     const installs = checkReadmeInstalls([...tarballs.values()], readmes, npm);
     installs.problems.forEach((problem) => fail(`${label}: ${problem}`));
@@ -177,8 +178,8 @@ try {
   const prometheus = checkPrometheus(
     [...tarballs.values()],
     [
-      [`Node ${process.versions.node}`, [process.execPath]],
-      ['Node 24', ['npx', '-y', '-p', 'node@24', 'node']],
+      [here[0], [process.execPath]],
+      [node24[0], nodeOf(24)],
     ],
   );
   prometheus.problems.forEach(fail);
@@ -196,8 +197,8 @@ try {
         label: node24[0],
         npm: node24[1],
         nodes: [
-          ['Node 22', 'npx', '-y', '-p', 'node@22', 'node'],
-          ['Node 24', 'npx', '-y', '-p', 'node@24', 'node'],
+          ['Node 22', ...nodeOf(22)],
+          ['Node 24', ...nodeOf(24)],
         ],
       },
     ];

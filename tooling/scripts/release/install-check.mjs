@@ -95,11 +95,6 @@ export function checkInstall(packages) {
 }
 
 /**
- * `{ problems, summary }` after running each README's install line as written (`npm i …`, no flags, today's
- * majors of everything not ours) in its own scratch project, our packages from their tarballs: each
- * installs without a peer conflict and leaves a tree `npm ls` calls valid.
- */
-/**
  * The npm of this machine run by another Node: `[command, ...args]` to put before npm's own arguments. npm
  * picks the versions that Node runs (`engines`), so today's majors come only with today's Node: openai 7 on
  * Node 22+, while the Node 20 npm installs openai 6.
@@ -109,6 +104,11 @@ export function npmOn(node) {
   return [...node, cli];
 }
 
+/**
+ * `{ problems, summary }` after running each README's install line as written (`npm i …`, no flags) with
+ * `npm` (see `npmOn`) in its own scratch project, our packages from their tarballs: each installs without a
+ * peer conflict and leaves a tree `npm ls` calls valid; the summary names the majors npm picked.
+ */
 export function checkReadmeInstalls(packages, readmes, npm = ['npm']) {
   const tarballs = new Map(packages.map((p) => [p.name, p.tarball]));
   const problems = [];
