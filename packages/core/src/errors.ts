@@ -73,7 +73,7 @@ export class FlightCancelledError extends FlightError {
 
 /** The coordinator (Redis) failed or did not answer by its deadline. */
 export class FlightCoordinationError extends FlightError {
-  static override readonly code = 'E_FLIGHT_COORDINATION';
+  static override readonly code: string = 'E_FLIGHT_COORDINATION';
   /**
    * True when the request may have been applied anyway (no answer by the deadline: the reply, not the
    * request, may be what was lost). Every coordinator write is idempotent for the same arguments, so
@@ -84,6 +84,26 @@ export class FlightCoordinationError extends FlightError {
   constructor(message: string, options: { cause?: unknown; context?: FlightErrorContext; outcomeUnknown?: boolean } = {}) {
     super(message, options);
     this.outcomeUnknown = options.outcomeUnknown ?? false;
+  }
+}
+
+/**
+ * An owner write was acknowledged by fewer replicas than the strict acknowledgement mode asks for
+ * (`waitReplicas.unacknowledged`): it does not count, so no supplier ran on it. A failover could lose
+ * such a write; running on it could start a second run. Hybrid mode never answers it by running
+ * in-process, for the same reason.
+ */
+export class FlightReplicationError extends FlightCoordinationError {
+  static override readonly code = 'E_FLIGHT_REPLICATION';
+  /** Replicas that acknowledged the write. */
+  readonly acknowledged: number;
+  /** Replicas the write needed. */
+  readonly required: number;
+
+  constructor(message: string, options: { cause?: unknown; context?: FlightErrorContext; acknowledged: number; required: number }) {
+    super(message, options);
+    this.acknowledged = options.acknowledged;
+    this.required = options.required;
   }
 }
 
@@ -174,6 +194,7 @@ export const FlightErrorCodes = {
   E_FLIGHT_ABORTED: FlightAbortedError,
   E_FLIGHT_CANCELLED: FlightCancelledError,
   E_FLIGHT_COORDINATION: FlightCoordinationError,
+  E_FLIGHT_REPLICATION: FlightReplicationError,
   E_FLIGHT_CORRUPT_RESULT: FlightCorruptResultError,
   E_FLIGHT_RESULT_TOO_LARGE: FlightResultTooLargeError,
   E_FLIGHT_LOCK_TIMEOUT: FlightLockTimeoutError,
@@ -187,9 +208,13 @@ export const FlightErrorCodes = {
 
 export type FlightErrorCode = keyof typeof FlightErrorCodes;
 
-/** True for errors that mean "the coordinator could not be used" (what hybrid mode falls back on). */
+/**
+ * True for errors that mean "the coordinator could not be used" (what hybrid mode falls back on). An
+ * unacknowledged owner write (`FlightReplicationError`) is not one: running in-process on it would be the
+ * second run strict acknowledgement exists to prevent.
+ */
 export function isCoordinationFailure(error: unknown): boolean {
-  return error instanceof FlightCoordinationError;
+  return error instanceof FlightCoordinationError && !(error instanceof FlightReplicationError);
 }
 
 /**

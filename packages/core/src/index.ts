@@ -32,6 +32,7 @@ export {
   FlightLeaseLostError,
   FlightLockLostError,
   FlightLockTimeoutError,
+  FlightReplicationError,
   FlightResultTooLargeError,
   FlightRunTimeoutError,
   FlightStreamInterruptedError,

@@ -55,5 +55,11 @@ export function createIoredisSessionLock(options: IoredisSessionLockOptions): Re
   return createRedisSessionLock(createIoredisDriver(client ? { client } : { redis: redis! }), rest);
 }
 
-export type { RedisCoordinator, RedisCoordinatorOptions, RedisSessionLock, RedisSessionLockOptions } from '@flight/redis-scripts';
+export type {
+  RedisCoordinator,
+  RedisCoordinatorOptions,
+  RedisSessionLock,
+  RedisSessionLockOptions,
+  WaitReplicasOptions,
+} from '@flight/redis-scripts';
 export { FlightRedisVersionError, type NotificationCounters } from '@flight/redis-scripts';

@@ -60,5 +60,11 @@ export function createNodeRedisSessionLock(options: NodeRedisSessionLockOptions)
   return createRedisSessionLock(createNodeRedisDriver(client ? { client } : { redis: redis! }, rest.commandTimeoutMs), rest);
 }
 
-export type { RedisCoordinator, RedisCoordinatorOptions, RedisSessionLock, RedisSessionLockOptions } from '@flight/redis-scripts';
+export type {
+  RedisCoordinator,
+  RedisCoordinatorOptions,
+  RedisSessionLock,
+  RedisSessionLockOptions,
+  WaitReplicasOptions,
+} from '@flight/redis-scripts';
 export { FlightRedisVersionError, type NotificationCounters } from '@flight/redis-scripts';

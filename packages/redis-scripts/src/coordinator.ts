@@ -79,6 +79,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     serverClock,
     getBuffer,
     ownerWrite,
+    fail: ownerWrites.fail,
     closed: isClosed,
   });
   const streams = createRedisStreams({

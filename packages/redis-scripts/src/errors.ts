@@ -34,8 +34,8 @@ export function toFlightRedisError(error: unknown, operation: string, context: F
   if (error instanceof FlightError) return error;
   const message = messageOf(error);
   const code = /^(?:ERR )?(E_FLIGHT_[A-Z_]+)\b/.exec(message)?.[1];
-  if (code && code in FlightErrorCodes && code !== 'E_FLIGHT_EXECUTION') {
-    const ErrorClass = FlightErrorCodes[code as Exclude<keyof typeof FlightErrorCodes, 'E_FLIGHT_EXECUTION'>];
+  if (code && code in FlightErrorCodes && code !== 'E_FLIGHT_EXECUTION' && code !== 'E_FLIGHT_REPLICATION') {
+    const ErrorClass = FlightErrorCodes[code as Exclude<keyof typeof FlightErrorCodes, 'E_FLIGHT_EXECUTION' | 'E_FLIGHT_REPLICATION'>];
     return new ErrorClass(`${operation}: ${message}`, { cause: error, context });
   }
   if (error instanceof DeadlineExceeded) {

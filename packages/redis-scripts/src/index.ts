@@ -12,6 +12,7 @@ export {
   DEFAULT_INLINE_RESULT_BYTES,
   type RedisCoordinatorOptions,
   type ResolvedRedisOptions,
+  type WaitReplicasOptions,
 } from './options';
 export { flightKeys, noticeChannel, lockKey, digest, parseFlightKey, stageKeyPattern, RECORD_LAYOUT, type FlightKeys } from './keys';
 export { MAX_LIST_LIMIT, type FlightInspection, type Inspector, type ListFlightsOptions } from './inspect/inspector';

@@ -22,11 +22,12 @@ export interface RedisCoordinatorOptions {
   maxPayloadBytes?: number;
   /**
    * After each owner write (taking ownership, complete, fail, cancel, expire), run `WAIT replicas
-   * timeoutMs` so the write has reached replicas before the caller goes on. Narrows (does not close) the
-   * window in which a failover loses an acknowledged write. Costs one round trip plus the replication
-   * delay per owner write, up to `timeoutMs` when replicas lag or are missing. @default undefined (off)
+   * timeoutMs` so the write has reached replicas before the caller goes on. Costs one round trip plus the
+   * replication delay per owner write, up to `timeoutMs` when replicas lag or are missing. By itself it
+   * narrows (does not close) the window in which a failover loses a lease: see `unacknowledged`.
+   * @default undefined (off)
    */
-  waitReplicas?: { replicas: number; timeoutMs: number } | undefined;
+  waitReplicas?: WaitReplicasOptions | undefined;
   /**
    * A result of at most this many bytes (UTF-8) travels inside the terminal notice, so followers woken
    * by it return without reading it back (one round trip less). Larger results are read with `acquire`.
@@ -35,13 +36,47 @@ export interface RedisCoordinatorOptions {
   inlineResultBytes?: number;
 }
 
+/** `waitReplicas`: how many replicas must acknowledge an owner write, and what an unacknowledged one means. */
+export interface WaitReplicasOptions {
+  /** Replicas that must acknowledge each owner write (`WAIT`'s first argument). */
+  replicas: number;
+  /** How long one `WAIT` blocks for them (ms; `WAIT`'s second argument, 0 = forever). */
+  timeoutMs: number;
+  /**
+   * What a write that fewer than `replicas` acknowledged within `timeoutMs` means.
+   * - `'keep'`: it counts anyway (Redis keeps it; a failover before it replicates may lose it).
+   * - `'retry'` (strict): taking ownership does not count until a replica has the record: the coordinator
+   *   writes it again and waits, for up to `retryForMs`, and only then lets the caller run its supplier;
+   *   past that the run is given up (its followers may take it over) and the caller gets
+   *   `FlightReplicationError` (`E_FLIGHT_REPLICATION`). The owner's lease renewals are waited for too, and
+   *   one that is not acknowledged counts as not renewed (the lease is lost as if Redis were unreachable).
+   * - `'fail'` (strict): as `'retry'`, without retrying.
+   * @default 'keep'
+   */
+  unacknowledged?: 'keep' | 'retry' | 'fail';
+  /** With `unacknowledged: 'retry'`: how long taking ownership may wait for a replica's acknowledgement (ms). @default 10000 */
+  retryForMs?: number;
+}
+
+/** `waitReplicas` resolved. */
+export interface ResolvedWaitReplicas {
+  replicas: number;
+  timeoutMs: number;
+  unacknowledged: 'keep' | 'retry' | 'fail';
+  retryForMs: number;
+  /** `unacknowledged` is not `'keep'`: unacknowledged owner writes do not count. */
+  strict: boolean;
+}
+
+export const DEFAULT_REPLICA_RETRY_MS = 10_000;
+
 export interface ResolvedRedisOptions {
   prefix: string;
   commandTimeoutMs: number;
   clock: (() => number) | undefined;
   localClock: Clock;
   maxPayloadBytes: number;
-  waitReplicas: { replicas: number; timeoutMs: number } | undefined;
+  waitReplicas: ResolvedWaitReplicas | undefined;
   inlineResultBytes: number;
 }
 
@@ -62,10 +97,7 @@ export function resolveRedisOptions(options: RedisCoordinatorOptions = {}): Reso
     if (!Number.isFinite(v) || v <= 0) throw new FlightValidationError(`${name} must be a positive number, got ${String(value)}`);
     return v;
   };
-  const wait = options.waitReplicas;
-  if (wait && (!Number.isInteger(wait.replicas) || wait.replicas < 1 || !Number.isFinite(wait.timeoutMs) || wait.timeoutMs < 0)) {
-    throw new FlightValidationError('waitReplicas needs replicas >= 1 and timeoutMs >= 0');
-  }
+  const wait = options.waitReplicas === undefined ? undefined : resolveWaitReplicas(options.waitReplicas);
   const inline = options.inlineResultBytes ?? DEFAULT_INLINE_RESULT_BYTES;
   if (!Number.isInteger(inline) || inline < 0 || inline > MAX_INLINE_RESULT_BYTES) {
     throw new FlightValidationError(
@@ -81,4 +113,22 @@ export function resolveRedisOptions(options: RedisCoordinatorOptions = {}): Reso
     waitReplicas: wait,
     inlineResultBytes: inline,
   };
+}
+
+function resolveWaitReplicas(wait: WaitReplicasOptions): ResolvedWaitReplicas {
+  if (!Number.isInteger(wait.replicas) || wait.replicas < 1 || !Number.isFinite(wait.timeoutMs) || wait.timeoutMs < 0) {
+    throw new FlightValidationError('waitReplicas needs replicas >= 1 and timeoutMs >= 0');
+  }
+  const unacknowledged = wait.unacknowledged ?? 'keep';
+  if (unacknowledged !== 'keep' && unacknowledged !== 'retry' && unacknowledged !== 'fail') {
+    throw new FlightValidationError(`waitReplicas.unacknowledged must be 'keep', 'retry' or 'fail', got ${JSON.stringify(unacknowledged)}`);
+  }
+  const retryForMs = wait.retryForMs ?? DEFAULT_REPLICA_RETRY_MS;
+  if (!Number.isFinite(retryForMs) || retryForMs < 0) {
+    throw new FlightValidationError(`waitReplicas.retryForMs must be a number >= 0, got ${String(wait.retryForMs)}`);
+  }
+  if (unacknowledged !== 'keep' && wait.timeoutMs === 0) {
+    throw new FlightValidationError('strict waitReplicas needs timeoutMs > 0 (WAIT 0 blocks until acknowledged)');
+  }
+  return { replicas: wait.replicas, timeoutMs: wait.timeoutMs, unacknowledged, retryForMs, strict: unacknowledged !== 'keep' };
 }

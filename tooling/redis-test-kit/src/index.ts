@@ -10,6 +10,7 @@ export { registerForgetSuite } from './forget-suite';
 export { registerStreamSuite } from './stream-suite';
 export { registerStaleSuite } from './stale-suite';
 export { registerSentinelSuite, type SentinelAdapter } from './sentinel-suite';
+export { registerStrictAckSuite } from './strict-ack-suite';
 export { startWorker, type Worker, type WorkerOptions, type BurstResult, type StreamBurstResult } from './multiprocess';
 export { checkShardedWakeup } from './cluster-wakeup';
 export { checkClusterFastAcquire } from './cluster-fast-acquire';

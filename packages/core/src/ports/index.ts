@@ -1,6 +1,6 @@
 export type { FlightCoordinator, ForgetListener, InspectableCoordinator } from './coordinator.js';
 export type { Clock, TimerHandle } from './clock.js';
-export { systemClock } from './clock.js';
+export { systemClock, sleep } from './clock.js';
 export type { FlightLogger } from './logger.js';
 export { silentLogger } from './logger.js';
 export type { EncodeOptions, ResultCodec } from './codec.js';

@@ -12,7 +12,9 @@ import type { FollowedRuns } from '../wake-up/followed-runs';
 import type { JoinPredictor } from '../fast-paths/join-predictor';
 import type { Notifications } from '../wake-up/notifications';
 import type { ResolvedRedisOptions } from '../options';
-import type { OwnerWrite } from './owner-writes';
+import type { OwnerWrite, OwnerWrites } from './owner-writes';
+import { confirmReplicatedOwnership } from './replicated-ownership';
+import { UnacknowledgedWrite } from './unacknowledged-write';
 import { isBytesResult, resultBytesOf, staleBytesOf, type ScriptReply } from './reply';
 import { acquireArgs, ms } from './script-args';
 import type { ScriptCalls } from './script-calls';
@@ -44,6 +46,8 @@ export interface AcquireDeps {
   getBuffer: ((key: string) => Promise<Buffer | null>) | undefined;
   /** Runs an owner write (the coordinator's, which samples the server clock). */
   ownerWrite: OwnerWrite;
+  /** Fails a run (the coordinator's `fail`): strict acknowledgement gives up an unconfirmed ownership with it. */
+  fail: OwnerWrites['fail'];
   closed(): boolean;
 }
 
@@ -154,7 +158,8 @@ export class AcquirePath {
       reply = await calls.script('acquire', input, args, true, keys);
     } catch (error) {
       if (ticket) notifications.endAcquire(ticket, null);
-      throw error;
+      if (!(error instanceof UnacknowledgedWrite)) throw error;
+      return confirmReplicatedOwnership(this.deps, input, keys, error, () => this.scriptAcquire(input, keys, attempt));
     }
     if (ticket) notifications.endAcquire(ticket, reply.code === 'FOLLOWER_WAIT' && !this.deps.closed() ? reply.meta : null);
     if (reply.code === 'FOLLOWER_WAIT' && reply.meta) followedRuns.joined(keys.meta, { epoch: reply.meta.epoch, nonce: reply.meta.nonce });

@@ -54,15 +54,17 @@ export function ownerWriter(
 export function createOwnerWrites(deps: OwnerWriteDeps): OwnerWrites {
   const { opts, calls, keysOf, untouched, ownerWrite } = deps;
   const { fenceArgs } = calls;
+  // In strict mode a lease renewal a replica did not acknowledge does not count (unacknowledged-write.ts).
+  const renewalWaits = opts.waitReplicas?.strict ?? false;
   return {
     async markRunning(fence, lease) {
       const keys = keysOf(fence);
-      return ownerWrite('markRunning', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], false, keys);
+      return ownerWrite('markRunning', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], renewalWaits, keys);
     },
 
     async heartbeat(fence, lease) {
       const keys = keysOf(fence);
-      return ownerWrite('heartbeat', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], false, keys);
+      return ownerWrite('heartbeat', fence, [...fenceArgs(fence, keys), ms('leaseTtlMs', lease.leaseTtlMs)], renewalWaits, keys);
     },
 
     async complete(fence, input) {

@@ -1,10 +1,12 @@
 /**
  * How the coordinator runs a flight script: the version check on first use, the command deadline, one
- * error mapping, the reply decoded, and `WAIT` after an owner write when `waitReplicas` asks for it.
+ * error mapping, the reply decoded, and `WAIT` after an owner write when `waitReplicas` asks for it (in strict
+ * mode, a write fewer replicas acknowledged throws `UnacknowledgedWrite`).
  */
 import type { Fence, FlightRef, WriteReply } from '@flight/core/adapter';
 import type { RedisDriver, ScriptArg, ScriptRunner } from '../driver';
 import { toFlightRedisError, withDeadline } from '../errors';
+import { unacknowledged } from './unacknowledged-write';
 import type { RunKeys } from '../flight-keys-of';
 import type { LuaScriptName } from './lua.generated';
 import type { ResolvedRedisOptions } from '../options';
@@ -98,7 +100,11 @@ export function createScriptCalls(driver: RedisDriver, opts: ResolvedRedisOption
     return call(name, ref, async () => {
       const reply = decode(await runScript(via, name, scriptKeys(name, keys, args), args), ref);
       if (ownerWrite && waitReplicas && driver.waitReplicas) {
-        await driver.waitReplicas(keys.meta, waitReplicas.replicas, waitReplicas.timeoutMs);
+        const acknowledged = await driver.waitReplicas(keys.meta, waitReplicas.replicas, waitReplicas.timeoutMs);
+        if (acknowledged < waitReplicas.replicas && waitReplicas.strict) {
+          const error = unacknowledged(name, ref, reply, acknowledged, waitReplicas.replicas);
+          if (error) throw error;
+        }
       }
       return reply;
     });

@@ -1,0 +1,155 @@
+/**
+ * Strict replica acknowledgement (`waitReplicas.unacknowledged`) against a real primary and its replica: a
+ * replica that is cut off (SIGSTOP) keeps taking ownership from counting — the caller never runs its
+ * supplier on it, in distributed and in hybrid mode — and a lease renewal it did not acknowledge is no
+ * renewal. With the replica back, the same owner write counts at once.
+ */
+import { randomUUID } from 'node:crypto';
+import { createSingleFlight, FlightReplicationError } from '@flight/core';
+import type { AcquireInput } from '@flight/core/adapter';
+import type { RedisCoordinator } from '@flight/redis-scripts';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisServer, type RedisServer } from '@flight/test-servers';
+import type { RedisAdapterUnderTest } from './adapter-suite';
+
+const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
+
+/** Resolves once `server` replicates from `primary` with its link up. */
+async function inSync(replica: RedisServer): Promise<void> {
+  for (;;) {
+    const info = String(await replica.command('INFO', 'replication'));
+    if (/^master_link_status:up/m.test(info)) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const input = (key: string, ownerId = 'node-a'): AcquireInput => ({ stage: 'strict', key, ...LEASE, ownerId, ownerToken: randomUUID() });
+
+export function registerStrictAckSuite(adapter: RedisAdapterUnderTest): void {
+  describe(`${adapter.name}: strict replica acknowledgement`, () => {
+    let primary: RedisServer;
+    let replica: RedisServer;
+    const open: RedisCoordinator[] = [];
+    const coordinator = (unacknowledged: 'keep' | 'retry' | 'fail', retryForMs = 60_000) => {
+      const c = adapter.coordinator(primary.url, {
+        prefix: 'strict',
+        waitReplicas: { replicas: 1, timeoutMs: 100, unacknowledged, retryForMs },
+      });
+      open.push(c);
+      return c;
+    };
+    const pauseReplica = () => process.kill(replica.pid, 'SIGSTOP');
+    const resumeReplica = () => process.kill(replica.pid, 'SIGCONT');
+
+    beforeAll(async () => {
+      primary = await startRedisServer();
+      replica = await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
+      await inSync(replica);
+    }, 30_000);
+    afterEach(async () => {
+      resumeReplica();
+      await Promise.all(open.splice(0).map((c) => c.close()));
+    });
+    afterAll(async () => {
+      await replica?.stop();
+      await primary?.stop();
+    });
+
+    it('with the replica in sync, taking ownership and renewing the lease count at once', async () => {
+      const c = coordinator('fail');
+      const taking = input(randomUUID());
+      const reply = await c.acquire({ ...taking, startRunning: true });
+      expect(reply.outcome).toBe('OWNER_NEW');
+      const fence = { stage: 'strict', key: taking.key, ownerId: 'node-a', ownerToken: taking.ownerToken, epoch: reply.meta.epoch };
+      expect((await c.heartbeat(fence, LEASE)).ok).toBe(true);
+      expect((await c.complete(fence, { result: 'v', resultTtlMs: 5000 })).ok).toBe(true);
+    });
+
+    it("'fail': an acquire no replica acknowledged does not make an owner; the run is given up for the next caller", async () => {
+      const strict = coordinator('fail');
+      const other = coordinator('keep');
+      const key = randomUUID();
+      pauseReplica();
+      const error = await strict.acquire(input(key)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(FlightReplicationError);
+      expect(error).toMatchObject({ code: 'E_FLIGHT_REPLICATION', acknowledged: 0, required: 1 });
+      // Given up as a retryable failure: the next caller takes it over at once instead of waiting for its lease.
+      expect((await other.acquire(input(key, 'node-b'))).outcome).toBe('OWNER_TAKEOVER');
+    });
+
+    it("'retry': the caller becomes the owner only once the replica has the record; meanwhile others follow it", async () => {
+      const strict = coordinator('retry');
+      const other = coordinator('keep');
+      const key = randomUUID();
+      pauseReplica();
+      let settled = false;
+      const owner = strict.acquire(input(key)).finally(() => {
+        settled = true;
+      });
+      // The record is on the primary and kept alive: another caller joins it.
+      while ((await other.readMeta({ stage: 'strict', key })) === null) await new Promise((resolve) => setTimeout(resolve, 10));
+      const joined = await other.acquire(input(key, 'node-b'));
+      expect(joined.outcome).toBe('FOLLOWER_WAIT');
+      expect(settled).toBe(false);
+      resumeReplica();
+      const reply = await owner;
+      expect(reply.outcome).toBe('OWNER_NEW');
+      expect(reply.meta.epoch).toBe(joined.meta.epoch);
+    });
+
+    it("'retry' past retryForMs: FlightReplicationError, and the run is given up", async () => {
+      const strict = coordinator('retry', 300);
+      const other = coordinator('keep');
+      const key = randomUUID();
+      pauseReplica();
+      await expect(strict.acquire(input(key))).rejects.toBeInstanceOf(FlightReplicationError);
+      expect((await other.acquire(input(key, 'node-b'))).outcome).toBe('OWNER_TAKEOVER');
+    });
+
+    it('a lease renewal no replica acknowledged is refused with FlightReplicationError', async () => {
+      const c = coordinator('fail');
+      const taking = input(randomUUID());
+      const reply = await c.acquire({ ...taking, startRunning: true });
+      const fence = { stage: 'strict', key: taking.key, ownerId: 'node-a', ownerToken: taking.ownerToken, epoch: reply.meta.epoch };
+      pauseReplica();
+      await expect(c.heartbeat(fence, LEASE)).rejects.toBeInstanceOf(FlightReplicationError);
+      await expect(c.markRunning(fence, LEASE)).rejects.toBeInstanceOf(FlightReplicationError);
+    });
+
+    it("'keep' (the default): the same acquire makes an owner anyway", async () => {
+      const c = coordinator('keep');
+      pauseReplica();
+      expect((await c.acquire(input(randomUUID()))).outcome).toBe('OWNER_NEW');
+    });
+
+    for (const mode of ['distributed', 'hybrid'] as const) {
+      it(`through execute (${mode}): the supplier never runs on an unacknowledged ownership`, async () => {
+        const flights = createSingleFlight({ coordinator: coordinator('fail'), mode, nodeId: 'node-a' });
+        let runs = 0;
+        pauseReplica();
+        const error = await flights
+          .execute('strict', randomUUID(), () => {
+            runs++;
+            return 'v';
+          })
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+        expect(error).toBeInstanceOf(FlightReplicationError);
+        expect(runs).toBe(0);
+        resumeReplica();
+        const later = await flights.execute('strict', randomUUID(), () => {
+          runs++;
+          return 'v';
+        });
+        expect(later.value).toBe('v');
+        expect(runs).toBe(1);
+        await flights.close();
+      });
+    }
+  });
+}
