@@ -27,8 +27,27 @@ export interface NodeRedisCluster extends Closable {
   nodeClient(node: unknown): Promise<Pick<NodeRedisClient, 'sendCommand'>>;
 }
 
-export function isCluster(client: NodeRedisClient | NodeRedisCluster): client is NodeRedisCluster {
+/**
+ * The part of a node-redis Sentinel client (`createSentinel`) used here: commands go to the primary the
+ * Sentinels name (node-redis moves them to a promoted replica by itself), and its own pub/sub connection
+ * follows the primary too.
+ */
+export interface NodeRedisSentinel extends Closable {
+  sendCommand(isReadonly: boolean | undefined, args: (string | Buffer)[], options?: object): Promise<unknown>;
+  /** The primary's address as the client knows it (what tells a Sentinel client from the others). */
+  getMasterNode(): { host: string; port: number } | undefined;
+  off(event: string, listener: (...args: any[]) => void): unknown;
+}
+
+/** Any node-redis client the driver takes. */
+export type AnyNodeRedisClient = NodeRedisClient | NodeRedisCluster | NodeRedisSentinel;
+
+export function isCluster(client: AnyNodeRedisClient): client is NodeRedisCluster {
   return 'masters' in client;
+}
+
+export function isSentinel(client: AnyNodeRedisClient): client is NodeRedisSentinel {
+  return typeof (client as Partial<NodeRedisSentinel>).getMasterNode === 'function';
 }
 
 /** Closes a node-redis connection within a second, destroying it when it does not close by then. */

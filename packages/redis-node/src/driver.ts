@@ -1,13 +1,13 @@
 /** The `RedisDriver` of `@flight/redis-scripts` over a node-redis client or cluster: commands, the subscriber, close. */
 import { clusterKeySlot, DEFAULT_COMMAND_TIMEOUT_MS, type RedisDriver, type RedisSubscriber } from '@flight/redis-scripts';
 import { createClient, RESP_TYPES, type RedisClientOptions } from 'redis';
-import { closeQuietly, isCluster, type NodeRedisClient, type NodeRedisCluster } from './client';
+import { closeQuietly, isCluster, isSentinel, type AnyNodeRedisClient, type NodeRedisClient, type NodeRedisCluster } from './client';
 import { createSender, scriptCommand } from './commands';
+import { createSentinelSubscriber } from './sentinel-subscriber';
 import { createNodeRedisSubscriber } from './subscriber';
 
 /** Where to connect: the user's own connected client (kept open on close), or options to create one (closed on close). */
-export type NodeRedisConnection =
-  { client: NodeRedisClient | NodeRedisCluster; redis?: never } | { redis: RedisClientOptions; client?: never };
+export type NodeRedisConnection = { client: AnyNodeRedisClient; redis?: never } | { redis: RedisClientOptions; client?: never };
 
 /** The address of the master holding `key`'s slot, as the cluster client last learnt it. */
 function masterOf(cluster: NodeRedisCluster, key: string): string | undefined {
@@ -19,7 +19,7 @@ function masterOf(cluster: NodeRedisCluster, key: string): string | undefined {
 const BULK_AS_BUFFERS = { typeMapping: { [RESP_TYPES.BLOB_STRING]: Buffer } };
 
 /** The client to use: the given one, or one created and connecting (`ready`), closed with the driver. */
-function clientOf(connection: NodeRedisConnection): { client: NodeRedisClient | NodeRedisCluster; ready?: Promise<unknown> } {
+function clientOf(connection: NodeRedisConnection): { client: AnyNodeRedisClient; ready?: Promise<unknown> } {
   if (connection.client) return { client: connection.client };
   const created = createClient(connection.redis) as unknown as NodeRedisClient;
   created.on('error', () => undefined); // reconnects on its own; calls fail by their deadline
@@ -37,13 +37,16 @@ export function createNodeRedisDriver(
   const { client, ready } = clientOf(connection);
   const owned = ready !== undefined;
   const cluster = isCluster(client);
+  const sentinel = isSentinel(client);
   const send = createSender(client, ready, tryAgainWindowMs);
   let subscriber: RedisSubscriber | undefined;
 
   return {
-    db: cluster
-      ? 0
-      : ((client as NodeRedisClient).options?.database ?? (connection.redis as { database?: number } | undefined)?.database ?? 0),
+    // A Sentinel client does not tell its database: the notice channels name database 0.
+    db:
+      cluster || sentinel
+        ? 0
+        : ((client as NodeRedisClient).options?.database ?? (connection.redis as { database?: number } | undefined)?.database ?? 0),
     evalsha: (sha, keys, args) => send(keys[0], scriptCommand('EVALSHA', sha, keys, args)),
     eval: (source, keys, args) => send(keys[0], scriptCommand('EVAL', source, keys, args)),
     setIfAbsent: (key, value, ttlMs, expireAtMs) =>
@@ -59,14 +62,19 @@ export function createNodeRedisDriver(
     // A cluster: each master's own clock (see RedisDriver.clockOf).
     ...(cluster ? { clockOf: (key: string) => masterOf(client, key) } : {}),
     createSubscriber(handlers) {
-      const handle: RedisSubscriber = createNodeRedisSubscriber(client, ready ?? Promise.resolve(), handlers, () => {
+      const onClose = () => {
         if (subscriber === handle) subscriber = undefined;
-      });
+      };
+      const handle: RedisSubscriber = sentinel
+        ? createSentinelSubscriber(client, handlers, onClose)
+        : createNodeRedisSubscriber(client, ready ?? Promise.resolve(), handlers, onClose);
       subscriber = handle;
       return handle;
     },
     async *scan(pattern, count) {
-      const nodes = cluster ? await Promise.all(client.masters.map((master) => client.nodeClient(master))) : [client as NodeRedisClient];
+      const nodes: Pick<NodeRedisClient, 'sendCommand'>[] = cluster
+        ? await Promise.all(client.masters.map((master) => client.nodeClient(master)))
+        : [{ sendCommand: (args) => send(undefined, args) }];
       for (const node of nodes) {
         let cursor = '0';
         do {

@@ -1,6 +1,6 @@
 /**
  * @flight/redis-node — the Redis coordinator and session lock of @flight, bound to node-redis
- * (`redis` 5 or 6; a client from `createClient` or `createCluster`). Only the driver lives here:
+ * (`redis` 5 or 6; a client from `createClient`, `createCluster` or `createSentinel`). Only the driver lives here:
  * scripts, keys, deadlines, error mapping and notifications are shared with @flight/redis-ioredis.
  */
 import type { FlightCoordinator } from '@flight/core/adapter';
@@ -18,7 +18,7 @@ import {
 } from '@flight/redis-scripts';
 import { createNodeRedisDriver, type NodeRedisConnection } from './driver';
 
-export type { NodeRedisClient, NodeRedisCluster } from './client';
+export type { NodeRedisClient, NodeRedisCluster, NodeRedisSentinel } from './client';
 export { createNodeRedisDriver, type NodeRedisConnection } from './driver';
 
 export type NodeRedisCoordinatorOptions = NodeRedisConnection & RedisCoordinatorOptions;
@@ -27,11 +27,15 @@ export type NodeRedisSessionLockOptions = NodeRedisConnection & RedisSessionLock
 /** What the factories check a `client` against (see `assertConnectionOptions`). */
 const NODE_REDIS: ClientLibrary = {
   name: 'redis',
-  clientHint: 'your connected node-redis createClient() or createCluster()',
-  methods: ['sendCommand', 'duplicate', 'sSubscribe', 'on'],
+  clientHint: 'your connected node-redis createClient(), createCluster() or createSentinel()',
+  methods: ['sendCommand', 'sSubscribe', 'on'],
   problemOf(client, missing) {
     if (missing.length > 0 && typeof client.call === 'function' && typeof client.callBuffer === 'function') {
       return 'client is an ioredis client: use createIoredisCoordinator from @flight/redis-ioredis, or pass a node-redis client';
+    }
+    // A Sentinel client has no duplicate(): it keeps its own pub/sub connection on the primary.
+    if (missing.length === 0 && typeof client.duplicate !== 'function' && typeof client.getMasterNode !== 'function') {
+      return `client is not ${this.clientHint} (it has no duplicate)`;
     }
     if (missing.length === 0 && client.isOpen === false) {
       return 'client is not connected: call `await client.connect()` before creating the coordinator, or pass { redis } and it connects its own';
@@ -41,9 +45,10 @@ const NODE_REDIS: ClientLibrary = {
 };
 
 /**
- * The flight coordinator on Redis through node-redis. Pass your connected `createClient()` or
- * `createCluster()` client (it is not closed by `close()`; one duplicate connection is opened for
- * notifications while followers wait — one per master on a cluster), or `redis` client options.
+ * The flight coordinator on Redis through node-redis. Pass your connected `createClient()`,
+ * `createCluster()` or `createSentinel()` client (it is not closed by `close()`; one duplicate connection
+ * is opened for notifications while followers wait — one per master on a cluster; a Sentinel client's own
+ * pub/sub connection is used), or `redis` client options.
  * Needs Redis >= 7.0.
  */
 export function createNodeRedisCoordinator(options: NodeRedisCoordinatorOptions): RedisCoordinator & FlightCoordinator {

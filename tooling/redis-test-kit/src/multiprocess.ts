@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { StagePolicyInput } from '@flight/core';
+import type { WaitReplicasOptions } from '@flight/redis-scripts';
 import type { BurstCommand, CallOutcome, SpanSummary, StreamCommand, StreamOutcome } from './worker';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -29,6 +30,8 @@ export interface WorkerOptions {
   l1TtlMs?: number;
   /** Stage policies over the worker's defaults (plain data: they cross to the child as JSON). */
   stages?: Record<string, StagePolicyInput>;
+  /** The coordinator's `waitReplicas` (off when unset). */
+  waitReplicas?: WaitReplicasOptions;
 }
 
 export interface StreamBurstResult {

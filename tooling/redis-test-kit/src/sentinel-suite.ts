@@ -3,11 +3,14 @@
  * process), with three application processes connected through the Sentinels: a graceful failover and a
  * SIGKILLed primary while the run is in progress. Every caller on every process is answered with the run's
  * value, within its wait, without a coordination error: the owner's lease outlasts the failover, and the
- * followers ride it out (they ask again while their coordinator does not answer). Figures are printed.
+ * followers ride it out (they ask again while their coordinator does not answer). Then the primary SIGKILLed
+ * while its replica is cut off, round after round: with strict acknowledgement (`waitReplicas.unacknowledged:
+ * 'retry'`) no round runs twice; without it the count of rounds that did is printed. Figures are printed.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSentinelTopology, type SentinelTopology } from '@flight/test-servers';
+import { flightKeys } from '@flight/redis-scripts';
+import { rawCommand, sleep, startSentinelTopology, type SentinelTopology } from '@flight/test-servers';
 import { startWorker, type Worker } from './multiprocess';
 
 export interface SentinelAdapter {
@@ -20,32 +23,76 @@ export interface SentinelAdapter {
 /** A lease that outlasts a failover (Sentinel's down-after 3 s, then the election), and a wait longer still. */
 const STAGE = { takeoverAfterMs: 10_000, leaseTtlMs: 20_000, maxRunMs: 60_000, waitTimeoutMs: 30_000, pollIntervalMs: 200 };
 
+/** Rounds of the primary SIGKILLed while its replica is cut off, with strict acknowledgement and without. */
+const STRICT_ROUNDS = 10;
+const PLAIN_ROUNDS = 3;
+
+/** Strict acknowledgement: one replica, each WAIT 100 ms, taking ownership retried for as long as a wait lasts. */
+const STRICT = { replicas: 1, timeoutMs: 100, unacknowledged: 'retry', retryForMs: 60_000 } as const;
+
 export function registerSentinelSuite(adapter: SentinelAdapter): void {
   describe(`${adapter.name}: a Redis failover through Sentinel`, () => {
     let topology: SentinelTopology;
     let workers: Worker[] = [];
+    let strictWorkers: Worker[] = [];
+    const prefix = `sentinel-${randomUUID().slice(0, 8)}`;
     beforeAll(async () => {
       topology = await startSentinelTopology({ downAfterMs: 3000 });
       const sentinel = { name: topology.name, sentinels: topology.sentinels };
-      const prefix = `sentinel-${randomUUID().slice(0, 8)}`;
-      workers = await Promise.all(
-        ['a', 'b', 'c'].map((nodeId) =>
-          startWorker({
-            adapter: adapter.kind,
-            module: adapter.module,
-            url: '',
-            sentinel,
-            prefix,
-            nodeId,
-            stages: { failover: STAGE },
-          }),
-        ),
-      );
+      const start = (nodeId: string, waitReplicas?: typeof STRICT) =>
+        startWorker({
+          adapter: adapter.kind,
+          module: adapter.module,
+          url: '',
+          sentinel,
+          prefix,
+          nodeId,
+          stages: { failover: STAGE },
+          ...(waitReplicas ? { waitReplicas } : {}),
+        });
+      workers = await Promise.all(['a', 'b', 'c'].map((nodeId) => start(nodeId)));
+      strictWorkers = await Promise.all(['a', 'b', 'c'].map((nodeId) => start(nodeId, STRICT)));
     }, 60_000);
     afterAll(async () => {
-      await Promise.all(workers.map((w) => w.stop()));
+      await Promise.all([...workers, ...strictWorkers].map((w) => w.stop()));
       await topology?.stop();
     });
+
+    /** Runs of `key` so far on `group` (each worker counts its own). */
+    const runsOf = async (group: Worker[]) =>
+      (
+        await Promise.all(
+          group.map((w) =>
+            w.burst({ stage: 'failover', key: `count-${randomUUID()}`, callers: 1, behavior: 'value', delayMs: 0, value: 'w' }),
+          ),
+        )
+      ).reduce((sum, r) => sum + r.runs, 0);
+
+    /**
+     * One round: the replica cut off, A takes `key` (held), B and C join it, the primary is SIGKILLed and the
+     * replica promoted without A's record, the old primary comes back as a replica, the holds are released.
+     * Resolves with the supplier runs of the round and every caller's outcome.
+     */
+    async function cutOffRound(group: Worker[], key: string) {
+      const [a, b, c] = group as [Worker, Worker, Worker];
+      const before = await runsOf(group);
+      const oldPrimary = await topology.primaryPort();
+      await topology.cutReplica();
+      const call = (w: Worker) => w.burst({ stage: 'failover', key, callers: 5, behavior: 'value', delayMs: 0, value: 'v', hold: true });
+      const owner = call(a);
+      const meta = flightKeys(prefix, { stage: 'failover', key }).meta;
+      while ((await rawCommand(oldPrimary, ['EXISTS', meta])) !== 1) await sleep(10);
+      const followers = [b, c].map(call);
+      await Promise.all([b.followed(key), c.followed(key)]);
+      await topology.killPrimary();
+      await topology.revive(oldPrimary);
+      for (const w of group) w.release(key);
+      const results = await Promise.all([owner, ...followers]);
+      const outcomes = results.flatMap((r) => r.outcomes);
+      // The count bursts ran once per worker each time.
+      const runs = (await runsOf(group)) - before - group.length;
+      return { runs, outcomes };
+    }
 
     for (const fault of ['graceful', 'sigkill'] as const) {
       it(`${fault === 'graceful' ? 'SENTINEL FAILOVER' : 'the primary SIGKILLed'} mid-run: every caller on every process gets the run's value, no coordination error`, async () => {
@@ -79,7 +126,34 @@ export function registerSentinelSuite(adapter: SentinelAdapter): void {
         for (const outcome of outcomes) expect(outcome).toMatchObject({ ok: true, value: 'v@a' });
         expect(runs).toBe(1);
         if (fault === 'sigkill') await topology.revive(before);
+        else await topology.settled();
       }, 90_000);
+    }
+
+    for (const strict of [true, false]) {
+      const rounds = strict ? STRICT_ROUNDS : PLAIN_ROUNDS;
+      it(
+        `the primary SIGKILLed while its replica is cut off, ${rounds} rounds ${strict ? 'with strict acknowledgement: never a second run' : 'without strict acknowledgement: the figure'}`,
+        async () => {
+          const group = strict ? strictWorkers : workers;
+          const perRound: number[] = [];
+          const codes: (string | undefined)[] = [];
+          for (let round = 0; round < rounds; round++) {
+            const { runs, outcomes } = await cutOffRound(group, `cut-${strict ? 'strict' : 'plain'}-${round}-${randomUUID()}`);
+            perRound.push(runs);
+            codes.push(...outcomes.filter((o) => !o.ok).map((o) => o.code));
+            expect(outcomes).toHaveLength(15);
+            if (!strict) continue;
+            for (const outcome of outcomes) expect(outcome).toMatchObject({ ok: true });
+            expect(new Set(outcomes.map((o) => o.value)).size).toBe(1);
+          }
+          console.log(
+            `[sentinel] ${JSON.stringify({ adapter: adapter.name, fault: 'sigkill-replica-cut-off', strict, rounds, runsPerRound: perRound, doubleRuns: perRound.filter((n) => n > 1).length, codes })}`,
+          );
+          if (strict) expect(perRound).toEqual(Array.from({ length: rounds }, () => 1));
+        },
+        60_000 * rounds,
+      );
     }
   });
 }

@@ -26,6 +26,8 @@ interface WorkerConfig {
   l1TtlMs?: number;
   /** Stage policies over the worker's defaults. */
   stages?: Record<string, StagePolicyInput>;
+  /** The coordinator's `waitReplicas` (off when unset). */
+  waitReplicas?: { replicas: number; timeoutMs: number; unacknowledged?: 'keep' | 'retry' | 'fail'; retryForMs?: number };
 }
 
 /** A finished `flight.execute` span, as the `spans` op reports it. */
@@ -50,6 +52,8 @@ export interface BurstCommand {
   value: string;
   /** Callers pass `fresh: true` (never a stale value). */
   fresh?: boolean;
+  /** The supplier holds (after its `running` event) until a `release` of the key. */
+  hold?: boolean;
 }
 
 /**
@@ -77,7 +81,7 @@ export interface StreamCommand {
   holdAt?: number;
 }
 
-/** Lets a supplier held by `holdAt` go on. */
+/** Lets a supplier held by `holdAt` (or `hold`) go on. */
 export interface ReleaseCommand {
   op: 'release';
   key: string;
@@ -178,10 +182,11 @@ const connection = config.cluster
     : config.adapter === 'ioredis'
       ? { redis: config.url }
       : { redis: { url: config.url } };
+const coordinatorOptions = { ...connection, prefix: config.prefix, commandTimeoutMs: 1000, waitReplicas: config.waitReplicas };
 const coordinator =
   config.adapter === 'ioredis'
-    ? adapter.createIoredisCoordinator!({ ...connection, prefix: config.prefix, commandTimeoutMs: 1000 })
-    : adapter.createNodeRedisCoordinator!({ ...connection, prefix: config.prefix, commandTimeoutMs: 1000 });
+    ? adapter.createIoredisCoordinator!(coordinatorOptions)
+    : adapter.createNodeRedisCoordinator!(coordinatorOptions);
 
 const flight = createSingleFlight({
   coordinator,
@@ -210,6 +215,7 @@ async function burst(command: BurstCommand): Promise<void> {
     runs++;
     send({ event: 'running', epoch: ctx.epoch, key: command.key });
     if (command.behavior === 'hang') return new Promise<string>(() => undefined);
+    if (command.hold && !released.delete(command.key)) await new Promise<void>((resolve) => held.set(command.key, resolve));
     await sleep(command.delayMs);
     if (command.behavior === 'fail-hard') throw Object.assign(new Error('bad input'), { failureType: 'VALIDATION', code: 'E_BAD' });
     if (command.behavior === 'fail-soft') throw Object.assign(new Error('upstream 502'), { failureType: 'PROVIDER', code: 'E_502' });

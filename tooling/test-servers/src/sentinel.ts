@@ -26,8 +26,23 @@ export interface SentinelTopology {
   pidOf(port: number): number;
   /** A graceful failover (`SENTINEL FAILOVER`): resolves once the Sentinels name the other node and it is a writable primary. */
   failover(): Promise<number>;
-  /** SIGKILLs the primary: resolves with the new primary's port once the Sentinels promoted it. */
+  /**
+   * SIGKILLs the primary (and resumes a replica `cutReplica` stopped): resolves with the new primary's port
+   * once the Sentinels promoted it.
+   */
   killPrimary(): Promise<number>;
+  /**
+   * Cuts the replica off, as a partition would: SIGSTOPs it (so it cannot reconnect) and has the primary drop
+   * its replication connection, so nothing the primary writes from now on reaches it (a `WAIT` gets 0), until
+   * `killPrimary` resumes it without those writes. Resolves with its port.
+   */
+  cutReplica(): Promise<number>;
+  /**
+   * Resolves once the node that is not the primary replicates from it in sync. After a graceful failover the
+   * Sentinels turn the old primary into a replica only when they next look at it (up to 10 s later): until
+   * then it has none of the new primary's writes, and a fault would lose them.
+   */
+  settled(): Promise<void>;
   /** Restarts a killed data node as a replica of the primary; resolves once it is in sync. */
   revive(port: number): Promise<void>;
   /** Stops every process of the topology. */
@@ -102,6 +117,7 @@ export async function startSentinelTopology(options: StartSentinelOptions = {}):
         return Array.isArray(replicas) && replicas.length === 1 && Array.isArray(others) && others.length === 2 ? true : undefined;
       });
     }
+    let paused: number | undefined;
     const primaryPort = async () => {
       const address = (await rawCommand(sentinels[0]!.port, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name])) as string[];
       return Number(address[1]);
@@ -129,13 +145,37 @@ export async function startSentinelTopology(options: StartSentinelOptions = {}):
       pidOf: (port) => pids.get(port)!,
       async failover() {
         const old = await primaryPort();
-        await rawCommand(sentinels[0]!.port, ['SENTINEL', 'FAILOVER', name]);
+        // A Sentinel refuses while an earlier failover is still being wound up (-INPROG): asked again.
+        await until('a Sentinel to start the failover', async () =>
+          (await rawCommand(sentinels[0]!.port, ['SENTINEL', 'FAILOVER', name])) instanceof Error ? undefined : true,
+        );
         return promoted(old);
+      },
+      async settled() {
+        const current = await primaryPort();
+        const replica = [...pids.keys()].find((port) => port !== current)!;
+        await until('the replica to replicate from the primary', async () => {
+          const info = await rawCommand(replica, ['INFO', 'replication']);
+          const synced = infoField(info, 'master_port') === String(current) && infoField(info, 'master_link_status') === 'up';
+          return synced ? true : undefined;
+        });
       },
       async killPrimary() {
         const old = await primaryPort();
         await kill(pids.get(old)!);
+        if (paused !== undefined) process.kill(pids.get(paused)!, 'SIGCONT');
+        paused = undefined;
         return promoted(old);
+      },
+      async cutReplica() {
+        const current = await primaryPort();
+        paused = [...pids.keys()].find((port) => port !== current)!;
+        process.kill(pids.get(paused)!, 'SIGSTOP');
+        await rawCommand(current, ['CLIENT', 'KILL', 'TYPE', 'replica']);
+        await until('the primary to have no replica', async () =>
+          infoField(await rawCommand(current, ['INFO', 'replication']), 'connected_slaves') === '0' ? true : undefined,
+        );
+        return paused;
       },
       async revive(port) {
         const current = await primaryPort();
