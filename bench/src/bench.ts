@@ -19,6 +19,7 @@ import { runStreamResume, streamResumeOptions } from './scenarios/stream-resume.
 import { forgetReachOptions, runForgetReach } from './scenarios/forget-reach.js';
 import { openaiOptions, runOpenAI } from './scenarios/openai.js';
 import { expiryOptions, runExpiry } from './scenarios/expiry.js';
+import { replicaAckOptions, runReplicaAck } from './scenarios/replica-ack.js';
 import { nowMs } from './stats.js';
 import { compareRows } from './targets.js';
 
@@ -36,6 +37,7 @@ export const SCENARIOS = [
   'forget-reach',
   'openai',
   'expiry',
+  'replica-ack',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -124,6 +126,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
         if (scenario === 'openai') rows.push(...(await runOpenAI(ctx, openaiOptions(quick))));
         if (scenario === 'stream-resume') rows.push(...(await runStreamResume(ctx, contenders, streamResumeOptions(quick))));
         if (scenario === 'expiry') rows.push(...(await runExpiry(ctx, contenders, expiryOptions(quick))));
+        if (scenario === 'replica-ack') rows.push(...(await runReplicaAck(ctx, replicaAckOptions(quick))));
         for (const r of rows.filter((x) => x.scenario === scenario && x.kind === 'failed'))
           failed.push({ scenario, reason: `${r.contender}: ${String(r.reason)}` });
         log(`${scenario} done in ${((nowMs() - t) / 1000).toFixed(1)} s`);

@@ -217,6 +217,17 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
       ]),
     ],
   },
+  'replica-ack': {
+    title: '14. Replica acknowledgement — an uncontended call on a primary with one replica, without WAIT, with waitReplicas, strict',
+    cols: [
+      ['contender', (r) => r.contender],
+      ['setting', (r) => r.setting],
+      ['p50 ms', (r) => r.p50Ms],
+      ['p99 ms', (r) => r.p99Ms],
+      ['p50 over no WAIT, ms', (r) => r.overNoWaitP50Ms],
+      ['calls', (r) => r.calls],
+    ],
+  },
 };
 
 function table(rows: ResultRow[], cols: Col[], markdown: boolean): string {

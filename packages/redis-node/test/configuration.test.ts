@@ -5,7 +5,7 @@
  */
 import { createSingleFlight, FlightConfigurationError } from '@flight/core';
 import { Redis } from 'ioredis';
-import { createClient } from 'redis';
+import { createClient, createSentinel } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createNodeRedisCoordinator, createNodeRedisSessionLock } from '../src/index.js';
 
@@ -56,6 +56,14 @@ describe('createNodeRedisCoordinator refuses a wrong or missing connection at cr
     } finally {
       await client.close();
     }
+  });
+
+  it("a client with neither duplicate() nor a Sentinel client's getMasterNode(); a createSentinel client is taken as it is", () => {
+    const notAClient = { sendCommand: () => undefined, sSubscribe: () => undefined, on: () => undefined };
+    expect(refused(() => createNodeRedisCoordinator({ client: notAClient as never })).message).toMatch(/it has no duplicate/);
+    // Not connected: refused for that reason only (the connected one is tested in sentinel.test.ts).
+    const sentinel = createSentinel({ name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: 1 }] });
+    expect(refused(() => createNodeRedisCoordinator({ client: sentinel })).message).toContain('await client.connect()');
   });
 
   it('an option typo', () => {

@@ -5,7 +5,7 @@
  * renewal. With the replica back, the same owner write counts at once.
  */
 import { randomUUID } from 'node:crypto';
-import { createSingleFlight, FlightReplicationError } from '@flight/core';
+import { createSingleFlight, FlightCoordinationError, FlightReplicationError } from '@flight/core';
 import type { AcquireInput } from '@flight/core/adapter';
 import type { RedisCoordinator } from '@flight/redis-scripts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -123,6 +123,27 @@ export function registerStrictAckSuite(adapter: RedisAdapterUnderTest): void {
       const c = coordinator('keep');
       pauseReplica();
       expect((await c.acquire(input(randomUUID()))).outcome).toBe('OWNER_NEW');
+    });
+
+    it("Redis's own min-replicas-to-write: with no replica in reach the acquire is refused (FlightCoordinationError, NOREPLICAS)", async () => {
+      const c = adapter.coordinator(primary.url, { prefix: 'strict' });
+      open.push(c);
+      await primary.command('CONFIG', 'SET', 'min-replicas-to-write', '1', 'min-replicas-max-lag', '1');
+      try {
+        pauseReplica();
+        // The primary counts a replica as good until its last acknowledgement is min-replicas-max-lag old.
+        while (!/^min_slaves_good_slaves:0/m.test(String(await primary.command('INFO', 'replication')))) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        const error = await c.acquire(input(randomUUID())).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(FlightCoordinationError);
+        expect(String((error as Error).message)).toMatch(/NOREPLICAS/);
+      } finally {
+        await primary.command('CONFIG', 'SET', 'min-replicas-to-write', '0');
+      }
     });
 
     for (const mode of ['distributed', 'hybrid'] as const) {

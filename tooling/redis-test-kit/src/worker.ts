@@ -52,7 +52,7 @@ export interface BurstCommand {
   value: string;
   /** Callers pass `fresh: true` (never a stale value). */
   fresh?: boolean;
-  /** The supplier holds (after its `running` event) until a `release` of the key. */
+  /** Each run of the supplier holds (after its `running` event) until a `release` of the key. */
   hold?: boolean;
 }
 
@@ -90,6 +90,9 @@ export interface ReleaseCommand {
 /** Suppliers held by `holdAt`, by key; a release that comes first lets the hold pass at once. */
 const held = new Map<string, () => void>();
 const released = new Set<string>();
+/** Burst suppliers held by `hold`, by key (a key's later runs too); once the key is released, none holds. */
+const heldRuns = new Map<string, (() => void)[]>();
+const releasedRuns = new Set<string>();
 
 /** What one streamed caller received: chunks, restart markers as `restart:<epoch>`, and how it ended. */
 export interface StreamOutcome {
@@ -167,7 +170,8 @@ async function clusterClient(nodes: { host: string; port: number }[]): Promise<o
 async function sentinelClient({ name, sentinels }: NonNullable<WorkerConfig['sentinel']>): Promise<object> {
   const library = await import(createRequire(config.module).resolve(config.adapter === 'ioredis' ? 'ioredis' : 'redis'));
   if (config.adapter === 'ioredis') {
-    const client = new library.Redis({ name, sentinels });
+    // failoverDetector: the client leaves the old primary as soon as the Sentinels switch (README, Redis Sentinel).
+    const client = new library.Redis({ name, sentinels, failoverDetector: true });
     client.on('error', () => undefined); // the primary going away is the test's point; the coordinator reports it
     return client;
   }
@@ -215,7 +219,9 @@ async function burst(command: BurstCommand): Promise<void> {
     runs++;
     send({ event: 'running', epoch: ctx.epoch, key: command.key });
     if (command.behavior === 'hang') return new Promise<string>(() => undefined);
-    if (command.hold && !released.delete(command.key)) await new Promise<void>((resolve) => held.set(command.key, resolve));
+    if (command.hold && !releasedRuns.has(command.key)) {
+      await new Promise<void>((resolve) => heldRuns.set(command.key, [...(heldRuns.get(command.key) ?? []), resolve]));
+    }
     await sleep(command.delayMs);
     if (command.behavior === 'fail-hard') throw Object.assign(new Error('bad input'), { failureType: 'VALIDATION', code: 'E_BAD' });
     if (command.behavior === 'fail-soft') throw Object.assign(new Error('upstream 502'), { failureType: 'PROVIDER', code: 'E_502' });
@@ -299,6 +305,9 @@ for await (const line of createInterface({ input: process.stdin })) {
   if (command.op === 'exit') break;
   if (command.op === 'stream') void stream(command);
   else if (command.op === 'release') {
+    releasedRuns.add(command.key);
+    for (const resume of heldRuns.get(command.key) ?? []) resume();
+    heldRuns.delete(command.key);
     const release = held.get(command.key);
     if (release) {
       held.delete(command.key);

@@ -37,12 +37,6 @@ export interface SentinelTopology {
    * `killPrimary` resumes it without those writes. Resolves with its port.
    */
   cutReplica(): Promise<number>;
-  /**
-   * Resolves once the node that is not the primary replicates from it in sync. After a graceful failover the
-   * Sentinels turn the old primary into a replica only when they next look at it (up to 10 s later): until
-   * then it has none of the new primary's writes, and a fault would lose them.
-   */
-  settled(): Promise<void>;
   /** Restarts a killed data node as a replica of the primary; resolves once it is in sync. */
   revive(port: number): Promise<void>;
   /** Stops every process of the topology. */
@@ -150,15 +144,6 @@ export async function startSentinelTopology(options: StartSentinelOptions = {}):
           (await rawCommand(sentinels[0]!.port, ['SENTINEL', 'FAILOVER', name])) instanceof Error ? undefined : true,
         );
         return promoted(old);
-      },
-      async settled() {
-        const current = await primaryPort();
-        const replica = [...pids.keys()].find((port) => port !== current)!;
-        await until('the replica to replicate from the primary', async () => {
-          const info = await rawCommand(replica, ['INFO', 'replication']);
-          const synced = infoField(info, 'master_port') === String(current) && infoField(info, 'master_link_status') === 'up';
-          return synced ? true : undefined;
-        });
       },
       async killPrimary() {
         const old = await primaryPort();
