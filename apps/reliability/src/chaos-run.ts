@@ -13,7 +13,15 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 // The servers module alone: the rest of the testing entry imports vitest, which this CLI does not run under.
-import { seeded, startRedisServer, startTcpProxy, type RedisServer, type TcpProxy } from '@flight/test-servers';
+import {
+  rawCommand,
+  seeded,
+  startRedisServer,
+  startSentinelTopology,
+  startTcpProxy,
+  type RedisServer,
+  type TcpProxy,
+} from '@flight/test-servers';
 import { pauseCostsLease } from './chaos-policy.js';
 import { sleep } from './figures.js';
 
@@ -42,6 +50,13 @@ export interface ChaosOptions {
    * touched complete with `SET … IFEQ` instead of the script. @default 'redis-server'
    */
   serverBinary?: string;
+  /**
+   * Run on a Sentinel topology (a primary, a replica, three Sentinels) that the nodes reach through the
+   * Sentinels, with failovers among the faults: a graceful `SENTINEL FAILOVER`, and the primary SIGKILLed (it
+   * comes back as a replica once the replica is promoted). A node cannot be cut off from Redis there (it
+   * finds the primary itself). @default false
+   */
+  sentinel?: boolean;
   log?: (line: string) => void;
 }
 
@@ -83,8 +98,8 @@ interface Node {
   alive: boolean;
   paused: boolean;
   pending: Map<number, string>;
-  /** Its own way to Redis, which the `cut-node` fault blackholes. */
-  proxy: TcpProxy;
+  /** Its own way to Redis, which the `cut-node` fault blackholes (none on a Sentinel topology). */
+  proxy: TcpProxy | undefined;
   /** When this node was last killed, paused or cut off from Redis. */
   lostAt: number;
 }
@@ -93,8 +108,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   const log = options.log ?? (() => undefined);
   const random = seeded(options.seed);
   const started = Date.now();
-  const redis: RedisServer = await startRedisServer({ binary: options.serverBinary });
-  log(`${options.serverBinary ?? 'redis-server'} at ${redis.url}`);
+  const topology = options.sentinel ? await startSentinelTopology({ downAfterMs: 2000 }) : undefined;
+  const redis: RedisServer | undefined = topology ? undefined : await startRedisServer({ binary: options.serverBinary });
+  log(topology ? `a Sentinel topology, primary on ${await topology.primaryPort()}` : `${options.serverBinary ?? 'redis-server'} at ${redis!.url}`);
   const prefix = 'chaos';
   const summary: ChaosSummary = {
     requests: 0,
@@ -127,8 +143,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   const requestedKeys = new Set<string>();
   const upstreamKeys = new Map<string, number>();
   let seq = 0;
-  /** When Redis was last restarted (empty). */
+  /** When Redis was last restarted (empty), or failed over. */
   let redisLostAt = 0;
+  /** A failover is under way (the next waits for it). */
+  let failingOver = false;
   /** The last run of each idempotent key: when it started and on which node. */
   const idempotentRuns = new Map<string, { at: number; node: string }>();
   const proxies = new Map<string, TcpProxy>();
@@ -194,16 +212,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   };
 
   const startNode = async (name: string): Promise<Node> => {
+    if (topology) return startWorker(name, undefined);
     let proxy = proxies.get(name);
-    if (!proxy) proxies.set(name, (proxy = await startTcpProxy({ port: redis.port })));
+    if (!proxy) proxies.set(name, (proxy = await startTcpProxy({ port: redis!.port })));
     proxy.mode = 'pass';
     return startWorker(name, proxy);
   };
 
-  const startWorker = (name: string, proxy: TcpProxy): Promise<Node> =>
+  const startWorker = (name: string, proxy: TcpProxy | undefined): Promise<Node> =>
     new Promise((resolve, reject) => {
+      const connection = proxy ? { url: proxy.url } : { sentinel: { name: topology!.name, sentinels: topology!.sentinels } };
       const child = spawn(process.execPath, ['--conditions=@flight/source', '--import', 'tsx', join(here, 'chaos-worker.ts')], {
-        env: { ...process.env, FLIGHT_CHAOS_NODE: JSON.stringify({ url: proxy.url, nodeId: name, prefix }) },
+        env: { ...process.env, FLIGHT_CHAOS_NODE: JSON.stringify({ ...connection, nodeId: name, prefix }) },
         cwd: join(here, '..'),
         stdio: ['pipe', 'pipe', 'inherit'],
       });
@@ -316,7 +336,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     request(live[Math.floor(random() * live.length)]!, key, pick < 0.2 ? 'slow' : 'call', workMs);
   };
 
-  const faultKinds = ['kill-node', 'pause-node', 'cut-node', 'restart-redis', 'pause-redis'] as const;
+  const faultKinds = topology
+    ? (['kill-node', 'pause-node', 'failover', 'kill-primary', 'pause-redis'] as const)
+    : (['kill-node', 'pause-node', 'cut-node', 'restart-redis', 'pause-redis'] as const);
   const faultTasks: Promise<void>[] = [];
   const faultOffset = Math.floor(random() * faultKinds.length);
   const injectFault = async () => {
@@ -353,7 +375,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       }
       case 'cut-node': {
         // The node stays up and keeps taking requests; every byte to and from Redis is swallowed.
-        if (!node.alive || node.proxy.mode !== 'pass') return;
+        if (!node.alive || !node.proxy || node.proxy.mode !== 'pass') return;
         node.lostAt = Date.now();
         const cut: { from: number; to?: number } = { from: node.lostAt };
         cuts.set(node.name, [...(cuts.get(node.name) ?? []), cut]);
@@ -367,15 +389,33 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       }
       case 'restart-redis':
         redisLostAt = Date.now();
-        await redis.restart();
+        await redis!.restart();
         redisLostAt = Date.now();
         return;
-      case 'pause-redis':
+      case 'failover':
+      case 'kill-primary': {
+        // Writes the primary acknowledged but its replica had not received yet may be lost, as in a restart.
+        if (failingOver) return;
+        failingOver = true;
+        try {
+          redisLostAt = Date.now();
+          const old = await topology!.primaryPort();
+          await (kind === 'failover' ? topology!.failover() : topology!.killPrimary());
+          redisLostAt = Date.now();
+          if (kind === 'kill-primary') await topology!.revive(old);
+        } finally {
+          failingOver = false;
+        }
+        return;
+      }
+      case 'pause-redis': {
         const ms = 1000 + Math.floor(random() * 1000);
         redisPauses.push({ at: Date.now(), ms });
         redisPausedAt = Date.now() + 2000;
-        await redis.command('CLIENT', 'PAUSE', String(ms), 'ALL').catch(() => '');
+        const port = topology ? await topology.primaryPort() : redis!.port;
+        await rawCommand(port, ['CLIENT', 'PAUSE', String(ms), 'ALL']).catch(() => '');
         return;
+      }
     }
   };
 
@@ -412,7 +452,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       }),
     );
     await Promise.all([...proxies.values()].map((proxy) => proxy.close()));
-    await redis.stop();
+    await redis?.stop();
+    await topology?.stop();
   }
   summary.distinctKeys = requestedKeys.size;
   summary.durationMs = Date.now() - started;

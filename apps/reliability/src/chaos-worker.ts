@@ -26,7 +26,14 @@ const SLOW_STAGE = 'chaos-slow';
 /** The slow stage's guard timeout: the slow route's handler takes longer than this. */
 const SLOW_GUARD_MS = 150;
 
-const config = JSON.parse(process.env.FLIGHT_CHAOS_NODE ?? '{}') as { url: string; nodeId: string; prefix: string };
+const config = JSON.parse(process.env.FLIGHT_CHAOS_NODE ?? '{}') as {
+  /** Redis (through the run's proxy for this node), unless `sentinel`. */
+  url?: string;
+  /** The Sentinels and the name they monitor the primary under. */
+  sentinel?: { name: string; sentinels: { host: string; port: number }[] };
+  nodeId: string;
+  prefix: string;
+};
 const send = (message: object) => process.stdout.write(`${JSON.stringify(message)}\n`);
 
 process.on('unhandledRejection', (reason) => send({ event: 'unhandled', error: String(reason) }));
@@ -35,7 +42,7 @@ process.on('uncaughtException', (error) => {
 });
 
 const coordinator = createIoredisCoordinator({
-  redis: { ...parse(config.url), maxRetriesPerRequest: 1 },
+  redis: { ...(config.sentinel ? { ...config.sentinel, failoverDetector: true } : parse(config.url!)), maxRetriesPerRequest: 1 },
   prefix: config.prefix,
   commandTimeoutMs: 500,
 });

@@ -20,15 +20,18 @@ export interface SentinelAdapter {
   module: string;
 }
 
-/** A lease that outlasts a failover (Sentinel's down-after 3 s, then the election), and a wait longer still. */
-const STAGE = { takeoverAfterMs: 10_000, leaseTtlMs: 20_000, maxRunMs: 60_000, waitTimeoutMs: 30_000, pollIntervalMs: 200 };
+/**
+ * A lease that outlasts a failover (Sentinel's down-after 3 s, then the election), and a wait longer still: on a
+ * loaded machine an election can fail, and a Sentinel tries again only after twice its failover timeout.
+ */
+const STAGE = { takeoverAfterMs: 10_000, leaseTtlMs: 20_000, maxRunMs: 120_000, waitTimeoutMs: 90_000, pollIntervalMs: 200 };
 
 /** Rounds of the primary SIGKILLed while its replica is cut off, with strict acknowledgement and without. */
 const STRICT_ROUNDS = 10;
 const PLAIN_ROUNDS = 3;
 
 /** Strict acknowledgement: one replica, each WAIT 100 ms, taking ownership retried for as long as a wait lasts. */
-const STRICT = { replicas: 1, timeoutMs: 100, unacknowledged: 'retry', retryForMs: 60_000 } as const;
+const STRICT = { replicas: 1, timeoutMs: 100, unacknowledged: 'retry', retryForMs: 90_000 } as const;
 
 /** A topology of the test's own and three application processes on it (`waitReplicas` when given). */
 interface Cluster {
@@ -130,7 +133,7 @@ export function registerSentinelSuite(adapter: SentinelAdapter): void {
         expect(outcomes).toHaveLength(30);
         for (const outcome of outcomes) expect(outcome).toMatchObject({ ok: true, value: 'v@a' });
         expect(runs).toBe(1);
-      }, 90_000);
+      }, 150_000);
     }
 
     for (const strict of [true, false]) {
@@ -147,7 +150,7 @@ export function registerSentinelSuite(adapter: SentinelAdapter): void {
             codes.push(...outcomes.filter((o) => !o.ok).map((o) => o.code));
             expect(outcomes).toHaveLength(15);
             if (!strict) continue;
-            for (const outcome of outcomes) expect(outcome).toMatchObject({ ok: true });
+            expect(outcomes.filter((o) => !o.ok)).toEqual([]);
             expect(new Set(outcomes.map((o) => o.value)).size).toBe(1);
           }
           console.log(
@@ -155,7 +158,7 @@ export function registerSentinelSuite(adapter: SentinelAdapter): void {
           );
           if (strict) expect(perRound).toEqual(Array.from({ length: rounds }, () => 1));
         },
-        60_000 * rounds,
+        90_000 * rounds,
       );
     }
   });

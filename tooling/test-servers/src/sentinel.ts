@@ -118,16 +118,21 @@ export async function startSentinelTopology(options: StartSentinelOptions = {}):
     };
     /** Resolves the new primary's port once every Sentinel names a node other than `old` and it accepts writes. */
     const promoted = (old: number) =>
-      until('the promotion', async () => {
-        const named = await Promise.all(
-          sentinels.map(async ({ port }) =>
-            Number(((await rawCommand(port, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name])) as string[])[1]),
-          ),
-        );
-        if (named.some((port) => port === old || port !== named[0])) return undefined;
-        const role = infoField(await rawCommand(named[0]!, ['INFO', 'replication']), 'role');
-        return role === 'master' ? named[0]! : undefined;
-      });
+      until(
+        'the promotion',
+        async () => {
+          const named = await Promise.all(
+            sentinels.map(async ({ port }) =>
+              Number(((await rawCommand(port, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name])) as string[])[1]),
+            ),
+          );
+          if (named.some((port) => port === old || port !== named[0])) return undefined;
+          const role = infoField(await rawCommand(named[0]!, ['INFO', 'replication']), 'role');
+          return role === 'master' ? named[0]! : undefined;
+          // A failed election is tried again only after twice the failover timeout (20 s).
+        },
+        60_000,
+      );
     return {
       name,
       sentinels,
