@@ -110,7 +110,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   const started = Date.now();
   const topology = options.sentinel ? await startSentinelTopology({ downAfterMs: 2000 }) : undefined;
   const redis: RedisServer | undefined = topology ? undefined : await startRedisServer({ binary: options.serverBinary });
-  log(topology ? `a Sentinel topology, primary on ${await topology.primaryPort()}` : `${options.serverBinary ?? 'redis-server'} at ${redis!.url}`);
+  log(
+    topology
+      ? `a Sentinel topology, primary on ${await topology.primaryPort()}`
+      : `${options.serverBinary ?? 'redis-server'} at ${redis!.url}`,
+  );
   const prefix = 'chaos';
   const summary: ChaosSummary = {
     requests: 0,
