@@ -380,6 +380,10 @@ export function renderMarkdown(run: BenchRun, command: string, profiles: readonl
     "  after 3 ms idle (no call pays for the previous one's leftover work), the order rotated per iteration; the floor is",
     '  the bare call after one `SET … NX PX … GET` to Redis — the one round trip any design that calls the model once',
     "  across the cluster must finish before it may call. Overheads are p50 (mean) minus the bare call's.",
+    "- **Replica acknowledgement**: a primary and one replica of the scenario's own (two redis-servers, loopback); uncontended",
+    '  `execute` calls on a new key each (the supplier answers at once), one after another, on each adapter without',
+    "  `waitReplicas`, with it (`WAIT 1 1000` after each owner write) and strict (`unacknowledged: 'retry'`), the three",
+    '  taking turns call by call; "over no WAIT" is the p50 minus the p50 without `waitReplicas` in the same loop.',
     '',
     ...renderProfileNotes(profiles),
   ];
