@@ -8,7 +8,7 @@
  * `FlightReplicationError`.
  */
 import { FlightCoordinationError, FlightReplicationError } from '@flight/core';
-import { sleep, type AcquireInput, type AcquireReply, type Fence } from '@flight/core/adapter';
+import { sleep, type AcquireInput, type AcquireReply, type Fence, type WriteReply } from '@flight/core/adapter';
 import type { RunKeys } from '../flight-keys-of';
 import type { ResolvedRedisOptions, ResolvedWaitReplicas } from '../options';
 import type { OwnerWrite, OwnerWrites } from './owner-writes';
@@ -56,17 +56,19 @@ export async function confirmReplicatedOwnership(
   const until = clock.now() + (wait.unacknowledged === 'retry' ? wait.retryForMs : 0);
   let last: FlightReplicationError = unacked;
   while (clock.now() < until) {
+    let renewed: WriteReply;
     try {
       const args = [...deps.calls.fenceArgs(fence, keys), ms('leaseTtlMs', input.leaseTtlMs)];
-      const renewed = await deps.ownerWrite('markRunning', fence, args, true, keys);
-      if (renewed.ok) return { ...taken, meta: renewed.meta, handle: keys };
-      // Not this caller's any more: lost in a failover, or taken over after its lease. Asked again.
-      return await acquireAgain();
+      renewed = await deps.ownerWrite('markRunning', fence, args, true, keys);
     } catch (error) {
       if (error instanceof FlightReplicationError) last = error;
       else if (!(error instanceof FlightCoordinationError)) throw error;
       await sleep(clock, RETRY_PAUSE_MS);
+      continue;
     }
+    if (renewed.ok) return { ...taken, meta: renewed.meta, handle: keys };
+    // Not this caller's any more: lost in a failover, or taken over after its lease. Asked again.
+    return acquireAgain();
   }
   await giveUp(deps, fence, last);
   throw new FlightReplicationError(
