@@ -42,7 +42,7 @@ process.on('uncaughtException', (error) => {
 });
 
 const coordinator = createIoredisCoordinator({
-  redis: { ...(config.sentinel ? { ...config.sentinel, failoverDetector: true } : parse(config.url!)), maxRetriesPerRequest: 1 },
+  redis: { ...(config.sentinel ?? parse(config.url!)), maxRetriesPerRequest: 1 },
   prefix: config.prefix,
   commandTimeoutMs: 500,
 });

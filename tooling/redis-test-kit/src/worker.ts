@@ -127,6 +127,8 @@ export interface CallOutcome {
   code?: string;
   errorType?: string;
   retryable?: boolean;
+  /** The error's message, when the call failed. */
+  message?: string;
   /** For a stale value: its age (ms). */
   ageMs?: number;
   /** How long the call took (ms). */
@@ -170,8 +172,7 @@ async function clusterClient(nodes: { host: string; port: number }[]): Promise<o
 async function sentinelClient({ name, sentinels }: NonNullable<WorkerConfig['sentinel']>): Promise<object> {
   const library = await import(createRequire(config.module).resolve(config.adapter === 'ioredis' ? 'ioredis' : 'redis'));
   if (config.adapter === 'ioredis') {
-    // failoverDetector: the client leaves the old primary as soon as the Sentinels switch (README, Redis Sentinel).
-    const client = new library.Redis({ name, sentinels, failoverDetector: true });
+    const client = new library.Redis({ name, sentinels });
     client.on('error', () => undefined); // the primary going away is the test's point; the coordinator reports it
     return client;
   }
@@ -242,8 +243,15 @@ async function burst(command: BurstCommand): Promise<void> {
         if (result.ageMs !== undefined) outcome.ageMs = result.ageMs;
         return outcome;
       } catch (error) {
-        const e = error as { code?: string; errorType?: string; retryable?: boolean };
-        return { ok: false, code: e.code, errorType: e.errorType, retryable: e.retryable, tookMs: Date.now() - startedAt };
+        const e = error as { code?: string; errorType?: string; retryable?: boolean; message?: string };
+        return {
+          ok: false,
+          code: e.code,
+          errorType: e.errorType,
+          retryable: e.retryable,
+          message: e.message,
+          tookMs: Date.now() - startedAt,
+        };
       }
     }),
   );
