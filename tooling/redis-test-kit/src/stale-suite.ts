@@ -67,7 +67,10 @@ export function registerStaleSuite(
         console.log(
           `[stale] ${JSON.stringify({ name: 'stale-herd', adapter: adapter.kind, target, callers: 300, maxCallerMs: Math.max(...outcomes.map((o) => o.tookMs ?? 0)) })}`,
         );
-        await sleep(2000); // the refresh is stored
+        // The refresh is stored once a caller that never takes a stale value has its value: it joins the refresh
+        // still running (and is woken by its completion) or replays the stored one.
+        const joined = await workers[0].burst({ stage: 'swr', key, callers: 1, behavior: 'value', delayMs: 10, value: 'v3', fresh: true });
+        expect(joined.outcomes[0]).toMatchObject({ ok: true, value: expect.stringMatching(/^v2@[abc]$/) });
         const after = await Promise.all(
           workers.map((w) => w.burst({ stage: 'swr', key, callers: 10, behavior: 'value', delayMs: 10, value: 'v3' })),
         );
