@@ -79,7 +79,7 @@ export function createRedisCoordinator(driver: RedisDriver, options: RedisCoordi
     serverClock,
     getBuffer,
     ownerWrite,
-    fail: ownerWrites.fail,
+    ownerWrites,
     closed: isClosed,
   });
   const streams = createRedisStreams({

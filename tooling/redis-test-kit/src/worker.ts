@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { createSingleFlight, FlightStreamRestart, type FlightMode, type StagePolicyInput } from '@flight/core';
 import { type FlightCoordinator } from '@flight/core/adapter';
+import type { WaitReplicasOptions } from '@flight/redis-scripts';
 
 interface WorkerConfig {
   adapter: 'ioredis' | 'node-redis';
@@ -27,7 +28,7 @@ interface WorkerConfig {
   /** Stage policies over the worker's defaults. */
   stages?: Record<string, StagePolicyInput>;
   /** The coordinator's `waitReplicas` (off when unset). */
-  waitReplicas?: { replicas: number; timeoutMs: number; unacknowledged?: 'keep' | 'retry' | 'fail'; retryForMs?: number };
+  waitReplicas?: WaitReplicasOptions;
 }
 
 /** A finished `flight.execute` span, as the `spans` op reports it. */

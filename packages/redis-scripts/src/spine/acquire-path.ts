@@ -46,8 +46,8 @@ export interface AcquireDeps {
   getBuffer: ((key: string) => Promise<Buffer | null>) | undefined;
   /** Runs an owner write (the coordinator's, which samples the server clock). */
   ownerWrite: OwnerWrite;
-  /** Fails a run (the coordinator's `fail`): strict acknowledgement gives up an unconfirmed ownership with it. */
-  fail: OwnerWrites['fail'];
+  /** Strict acknowledgement confirms an ownership with `markRunning`, and gives an unconfirmed one up with `fail`. */
+  ownerWrites: Pick<OwnerWrites, 'markRunning' | 'fail'>;
   closed(): boolean;
 }
 

@@ -11,10 +11,8 @@ import { FlightCoordinationError, FlightReplicationError } from '@flight/core';
 import { sleep, type AcquireInput, type AcquireReply, type Fence, type WriteReply } from '@flight/core/adapter';
 import type { RunKeys } from '../flight-keys-of';
 import type { ResolvedRedisOptions, ResolvedWaitReplicas } from '../options';
-import type { OwnerWrite, OwnerWrites } from './owner-writes';
+import type { OwnerWrites } from './owner-writes';
 import type { ScriptReply } from './reply';
-import { ms } from './script-args';
-import type { ScriptCalls } from './script-calls';
 import type { UnacknowledgedWrite } from './unacknowledged-write';
 import { acquireReply } from './write-replies';
 
@@ -26,10 +24,8 @@ const GIVEN_UP_TTL_MS = 1000;
 
 export interface ReplicatedOwnershipDeps {
   opts: ResolvedRedisOptions;
-  calls: ScriptCalls;
-  ownerWrite: OwnerWrite;
-  /** Fails a run (the coordinator's `fail`). */
-  fail: OwnerWrites['fail'];
+  /** The coordinator's `markRunning` (which waits for replicas in strict mode) and `fail`. */
+  ownerWrites: Pick<OwnerWrites, 'markRunning' | 'fail'>;
 }
 
 /**
@@ -58,8 +54,7 @@ export async function confirmReplicatedOwnership(
   while (clock.now() < until) {
     let renewed: WriteReply;
     try {
-      const args = [...deps.calls.fenceArgs(fence, keys), ms('leaseTtlMs', input.leaseTtlMs)];
-      renewed = await deps.ownerWrite('markRunning', fence, args, true, keys);
+      renewed = await deps.ownerWrites.markRunning(fence, input);
     } catch (error) {
       if (error instanceof FlightReplicationError) last = error;
       else if (!(error instanceof FlightCoordinationError)) throw error;
@@ -81,5 +76,5 @@ export async function confirmReplicatedOwnership(
 /** Ends the unconfirmed run as a retryable failure (best effort: its lease ends it anyway). */
 async function giveUp(deps: ReplicatedOwnershipDeps, fence: Fence, error: FlightReplicationError): Promise<void> {
   const failure = { type: 'UNEXPECTED' as const, code: error.code, message: error.message, retryable: true };
-  await deps.fail(fence, { failure, ttlMs: GIVEN_UP_TTL_MS }).catch(() => undefined);
+  await deps.ownerWrites.fail(fence, { failure, ttlMs: GIVEN_UP_TTL_MS }).catch(() => undefined);
 }
