@@ -12,6 +12,31 @@ import type { BurstCommand, CallOutcome, SpanSummary, StreamCommand, StreamOutco
 
 const here = dirname(fileURLToPath(import.meta.url));
 
+/** A worker's event line, as far as its waiters read it. */
+interface WorkerEvent {
+  event?: string;
+  key?: string;
+  n?: number;
+  epoch?: number;
+}
+
+/** Promises that resolve with the first worker event matching them (each waiter resolves once). */
+class EventWaiters {
+  private readonly waiting = new Set<{ matches: (event: WorkerEvent) => boolean; resolve: (event: WorkerEvent) => void }>();
+
+  wait(matches: (event: WorkerEvent) => boolean): Promise<WorkerEvent> {
+    return new Promise((resolve) => this.waiting.add({ matches, resolve }));
+  }
+
+  emit(event: WorkerEvent): void {
+    for (const waiter of this.waiting) {
+      if (!waiter.matches(event)) continue;
+      this.waiting.delete(waiter);
+      waiter.resolve(event);
+    }
+  }
+}
+
 export interface WorkerOptions {
   adapter: 'ioredis' | 'node-redis';
   /** Absolute path of the adapter's entry (its src/index.ts). */
@@ -68,6 +93,8 @@ export interface Worker {
   nextRunning(): Promise<number>;
   /** When (epoch ms, this host's clock) the worker heard forgets of `key` (its `forgotten` events), so far. */
   forgottenAt(key: string): number[];
+  /** Resolves once the worker has heard a forget of `key` (its first `forgotten` event for it). */
+  heardForget(key: string): Promise<void>;
   /** The codes of the reasons its runs of `key` were aborted with (its streamed suppliers' `aborted` events), so far. */
   abortedRuns(key: string): string[];
   stop(): Promise<void>;
@@ -86,10 +113,8 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const runningWaiters: ((epoch: number) => void)[] = [];
   const forgotten = new Map<string, number[]>();
   const aborted = new Map<string, string[]>();
-  const emittedWaiters = new Set<{ key: string; n: number; resolve: (epoch: number) => void }>();
-  const readWaiters = new Set<{ key: string; n: number; resolve: () => void }>();
+  const waiters = new EventWaiters();
   const followedKeys = new Set<string>();
-  const followWaiters = new Set<{ key: string; resolve: () => void }>();
   let seq = 0;
   const ready = new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
@@ -112,28 +137,12 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         return;
       }
       if (message.event === 'ready') resolve();
-      else if (message.event === 'forgotten') forgotten.set(message.key!, [...(forgotten.get(message.key!) ?? []), message.at!]);
-      else if (message.event === 'aborted') aborted.set(message.key!, [...(aborted.get(message.key!) ?? []), String(message.code)]);
       else if (message.event === 'running') runningWaiters.shift()?.(message.epoch ?? 0);
-      else if (message.event === 'emitted') {
-        for (const waiter of emittedWaiters) {
-          if (waiter.key !== message.key || (message.n ?? 0) < waiter.n) continue;
-          emittedWaiters.delete(waiter);
-          waiter.resolve(message.epoch ?? 0);
-        }
-      } else if (message.event === 'follower') {
-        followedKeys.add(message.key!);
-        for (const waiter of followWaiters) {
-          if (waiter.key !== message.key) continue;
-          followWaiters.delete(waiter);
-          waiter.resolve();
-        }
-      } else if (message.event === 'read') {
-        for (const waiter of readWaiters) {
-          if (waiter.key !== message.key || (message.n ?? 0) < waiter.n) continue;
-          readWaiters.delete(waiter);
-          waiter.resolve();
-        }
+      else if (message.event !== undefined) {
+        if (message.event === 'forgotten') forgotten.set(message.key!, [...(forgotten.get(message.key!) ?? []), message.at!]);
+        if (message.event === 'aborted') aborted.set(message.key!, [...(aborted.get(message.key!) ?? []), String(message.code)]);
+        if (message.event === 'follower') followedKeys.add(message.key!);
+        waiters.emit(message);
       } else if (message.id !== undefined) pending.get(message.id)?.(message);
     });
   });
@@ -141,6 +150,10 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   return {
     pid: child.pid!,
     forgottenAt: (key) => forgotten.get(key) ?? [],
+    async heardForget(key) {
+      if (forgotten.has(key)) return;
+      await waiters.wait((event) => event.event === 'forgotten' && event.key === key);
+    },
     abortedRuns: (key) => aborted.get(key) ?? [],
     child,
     burst(command) {
@@ -157,15 +170,16 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         child.stdin!.write(`${JSON.stringify({ ...command, id, op: 'stream' })}\n`);
       });
     },
-    emitted(key, n) {
-      return new Promise((resolve) => emittedWaiters.add({ key, n, resolve }));
+    async emitted(key, n) {
+      const event = await waiters.wait((e) => e.event === 'emitted' && e.key === key && (e.n ?? 0) >= n);
+      return event.epoch ?? 0;
     },
-    read(key, n) {
-      return new Promise((resolve) => readWaiters.add({ key, n, resolve }));
+    async read(key, n) {
+      await waiters.wait((e) => e.event === 'read' && e.key === key && (e.n ?? 0) >= n);
     },
-    followed(key) {
-      if (followedKeys.has(key)) return Promise.resolve();
-      return new Promise((resolve) => followWaiters.add({ key, resolve }));
+    async followed(key) {
+      if (followedKeys.has(key)) return;
+      await waiters.wait((e) => e.event === 'follower' && e.key === key);
     },
     release(key) {
       child.stdin!.write(`${JSON.stringify({ op: 'release', key })}\n`);
