@@ -20,6 +20,7 @@ import { forgetReachOptions, runForgetReach } from './scenarios/forget-reach.js'
 import { openaiOptions, runOpenAI } from './scenarios/openai.js';
 import { expiryOptions, runExpiry } from './scenarios/expiry.js';
 import { replicaAckOptions, runReplicaAck } from './scenarios/replica-ack.js';
+import { aiSdkOptions, runAiSdk } from './scenarios/ai-sdk.js';
 import { nowMs } from './stats.js';
 import { compareRows } from './targets.js';
 
@@ -38,6 +39,7 @@ export const SCENARIOS = [
   'openai',
   'expiry',
   'replica-ack',
+  'ai-sdk',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -127,6 +129,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
         if (scenario === 'stream-resume') rows.push(...(await runStreamResume(ctx, contenders, streamResumeOptions(quick))));
         if (scenario === 'expiry') rows.push(...(await runExpiry(ctx, contenders, expiryOptions(quick))));
         if (scenario === 'replica-ack') rows.push(...(await runReplicaAck(ctx, replicaAckOptions(quick))));
+        if (scenario === 'ai-sdk') rows.push(...(await runAiSdk(ctx, aiSdkOptions(quick))));
         for (const r of rows.filter((x) => x.scenario === scenario && x.kind === 'failed'))
           failed.push({ scenario, reason: `${r.contender}: ${String(r.reason)}` });
         log(`${scenario} done in ${((nowMs() - t) / 1000).toFixed(1)} s`);

@@ -228,6 +228,19 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
       ['calls', (r) => r.calls],
     ],
   },
+  'ai-sdk': {
+    title:
+      '15. Model calls through @flight/ai-sdk (the AI SDK 7 and its OpenAI-compatible provider, on Node 22) — uncontended generateText calls to a model answering in ~1 ms (floor: the bare call after one Redis round trip); 3 nodes × 100 callers of one call (50 ms)',
+    cols: [
+      ['contender', (r) => r.contender],
+      ['uncontended call p50 / mean ms', (r) => [r.uncontendedP50Ms, r.uncontendedMeanMs]],
+      ['over the bare call p50 / mean ms', (r) => [r.overheadP50Ms, r.overheadMeanMs]],
+      ['over the floor p50 ms', (r) => r.overFloorP50Ms],
+      ['herd: upstream calls (max/round)', (r) => r.upstreamCalls],
+      ['per round', (r) => r.upstreamCallsPerRound],
+      ['herd callers p50 / p99 ms', (r) => [r.p50Ms, r.p99Ms]],
+    ],
+  },
 };
 
 function table(rows: ResultRow[], cols: Col[], markdown: boolean): string {
@@ -384,6 +397,9 @@ export function renderMarkdown(run: BenchRun, command: string, profiles: readonl
     '  `execute` calls on a new key each (the supplier answers at once), one after another, on each adapter without',
     "  `waitReplicas`, with it (`WAIT 1 1000` after each owner write) and strict (`unacknowledged: 'retry'`), the three",
     '  taking turns call by call; "over no WAIT" is the p50 minus the p50 without `waitReplicas` in the same loop.',
+    '- **Model calls through the AI SDK**: the same loop with `generateText` of the AI SDK 7 (its OpenAI-compatible provider',
+    '  against the fake model), the bare model, the model wrapped with `flightMiddleware` on each adapter and the floor, in a',
+    '  process of its own on Node 22 (the AI SDK 7 needs it); "over the floor" is the p50 minus the floor\'s p50.',
     '',
     ...renderProfileNotes(profiles),
   ];

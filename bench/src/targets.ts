@@ -33,6 +33,8 @@ export const LIMITS = {
   herdOverNaiveMs: 5,
   /** @flight/openai: an uncontended call ≤ the bare SDK call + this (5 % of a 1 ms round trip). */
   openaiOverheadMs: 0.05,
+  /** @flight/ai-sdk: an uncontended call ≤ the floor (the bare call after one Redis round trip) + this (issue 47). */
+  aiSdkOverFloorMs: 0.15,
   /** Streaming herd: a follower's first chunk and every later chunk p99 ≤ this behind the owner's. */
   streamBehindOwnerMs: 5,
   /**
@@ -347,6 +349,18 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
         `upstream ${perRound.join('/')} per round; overhead p50 ${fmt(model.overheadP50Ms)} ms, mean ${fmt(model.overheadMeanMs)} ms`,
         perRound.length > 0 && perRound.every((n) => n === 1) ? le(num(model.overheadP50Ms), LIMITS.openaiOverheadMs) : false,
         `an uncontended call is a flight of its own: it acquires the flight in Redis before it calls the model (one round trip on the caller's path; the answer is stored after the caller has it), plus the request's canonical key; uncontended call p50 ${fmt(model.uncontendedP50Ms)} ms; herd callers p99 ${fmt(model.p99Ms)} ms. The floor — the bare call after a single Redis round trip, in the same loop, what any design that makes a call once across the cluster pays before it may call the model — costs p50 ${fmt(floor?.overheadP50Ms)} ms (mean ${fmt(floor?.overheadMeanMs)} ms) over the bare call by itself.`,
+      );
+    }
+
+    const middleware = pick(all, 'ai-sdk', name);
+    if (middleware) {
+      const perRound = (middleware.upstreamCallsPerRound as number[] | undefined) ?? [];
+      add(
+        `Model calls (@flight/ai-sdk): 1 upstream call per herd of 300; an uncontended call ≤ the floor (the bare call after one Redis round trip) + ${LIMITS.aiSdkOverFloorMs} ms`,
+        name,
+        `upstream ${perRound.join('/')} per round; over the floor p50 ${fmt(middleware.overFloorP50Ms)} ms (over the bare call ${fmt(middleware.overheadP50Ms)} ms)`,
+        perRound.length > 0 && perRound.every((n) => n === 1) ? le(num(middleware.overFloorP50Ms), LIMITS.aiSdkOverFloorMs) : false,
+        `an uncontended call is a flight of its own: the account digest and the canonical key of the call options, the acquire in Redis before the model is called, and the answer encoded for Redis and decoded for the caller; uncontended call p50 ${fmt(middleware.uncontendedP50Ms)} ms; herd callers p99 ${fmt(middleware.p99Ms)} ms.`,
       );
     }
 

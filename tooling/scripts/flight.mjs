@@ -62,6 +62,10 @@ switch (command) {
     pn(['exec', 'prettier', '--check', '.']);
     pn(['exec', 'turbo', 'run', 'build', 'lint']);
     pn(['exec', 'vitest', 'run', ...rest]);
+    // @flight/ai-sdk needs Node >= 22 (vitest.config.ts leaves it out on an older one): run it on Node 22.
+    if (Number(process.versions.node.split('.')[0]) < 22 && rest.length === 0) {
+      run('npx', ['-y', '-p', 'node@22', 'node', 'node_modules/vitest/vitest.mjs', 'run', '--project', 'ai-sdk']);
+    }
     break;
   case 'demo':
     pn(['--filter', '@flight/interview-demo', 'run', 'demo', ...rest]);

@@ -10,12 +10,14 @@
 //      out at 0.1.0 with its changelog), and `publish.mjs --tag latest --dry-run` passes;
 //   4. each tarball: real ranges, shipped exports, resolvable source maps (release/tarball-check.mjs);
 //   5. the tarballs install with npm in a scratch project and load and run (release/install-check.mjs);
-//   6. @flight/openai installs alone with @flight/core, one adapter and `openai` (release/alone-check.mjs);
+//   6. @flight/openai and @flight/ai-sdk install alone with @flight/core, one adapter and their SDK
+//      (release/alone-check.mjs);
 //   7. each README's install line installs as written with today's majors (release/install-check.mjs), and
 //      every README example type-checks as ESM and as CommonJS with TypeScript 5.9 and 7, skipLibCheck
 //      false, without the optional peers, then runs on this Node, Node 22 and Node 24 against Redis and the
 //      fake model and prints what it promises (release/examples-check.mjs); the core README's Prometheus recipe
 //      scrapes the right figures with the OpenTelemetry SDK npm picks on this Node and on Node 24.
+// A package whose `engines` exclude this Node (@flight/ai-sdk needs 22) is checked only with Node 22 and 24.
 // The working tree is never touched: everything happens in temporary folders, removed at the end.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -26,11 +28,11 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { checkInstall, checkPrometheus, checkReadmeInstalls, npmOn } from './release/install-check.mjs';
 import { checkExamples } from './release/examples-check.mjs';
-import { checkOpenAIAlone } from './release/alone-check.mjs';
+import { ALONE_CHECKS, checkAlone } from './release/alone-check.mjs';
 import { checkTarball, readPackedManifest } from './release/tarball-check.mjs';
 import { checkWorkflow, lintWorkflow } from './release/workflow-check.mjs';
 import { untrustedPackages } from './release/trust.mjs';
-import { publicPackages, unlistedPackages } from './release/packages.mjs';
+import { admitsNode, publicPackages, unlistedPackages } from './release/packages.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const scratch = mkdtempSync(join(tmpdir(), 'flight-release-'));
@@ -156,22 +158,33 @@ try {
     say(`${name}@${version}: packed, dry-run published; ${summary}`);
   }
 
-  const install = checkInstall([...tarballs.values()]);
+  const thisMajor = Number(process.versions.node.split('.')[0]);
+  const install = checkInstall([...tarballs.values()].filter((p) => admitsNode(p.manifest, thisMajor)));
   install.problems.forEach(fail);
   if (install.summary) say(`scratch install: ${install.summary}`);
-  const alone = checkOpenAIAlone(tarballs);
-  alone.problems.forEach(fail);
-  if (alone.summary) say(`installed alone: ${alone.summary}`);
+  // npm picks what its Node runs: this Node's npm (openai 6 on Node 20), and Node 24's (today's majors).
+  const nodeOf = (major) => ['npx', '-y', '-p', `node@${major}`, 'node'];
+  const here = [`Node ${process.versions.node}`, ['npm'], thisMajor];
+  // [label, npm, the lowest Node its checks run examples on]
+  const node24 = ['Node 24', npmOn(nodeOf(24)), 22];
+  for (const name of Object.keys(ALONE_CHECKS)) {
+    const manifest = tarballs.get(name)?.manifest;
+    const [label, npm, node] = admitsNode(manifest, thisMajor)
+      ? [here[0], ['npm'], [process.execPath]]
+      : [node24[0], node24[1], nodeOf(24)];
+    const alone = checkAlone(name, tarballs, { npm, node });
+    alone.problems.forEach(fail);
+    if (alone.summary) say(`installed alone, npm on ${label}: ${alone.summary}`);
+  }
   const readmes = [root, ...publicPackages(root).map((p) => p.dir)].map((dir) => ({
     name: relative(root, dir) || '.',
     markdown: readFileSync(join(dir, 'README.md'), 'utf8'),
+    manifest: dir === root ? undefined : JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')),
   }));
-  // npm picks what its Node runs: this Node's npm (openai 6 on Node 20), and Node 24's (today's majors).
-  const nodeOf = (major) => ['npx', '-y', '-p', `node@${major}`, 'node'];
-  const here = [`Node ${process.versions.node}`, ['npm']];
-  const node24 = ['Node 24', npmOn(nodeOf(24))];
-  for (const [label, npm] of [here, node24]) {
-    const installs = checkReadmeInstalls([...tarballs.values()], readmes, npm);
+  /** The READMEs of the packages that run on Node `major` (the lowest Node a check runs them on). */
+  const readmesFor = (major) => readmes.filter((readme) => admitsNode(readme.manifest, major));
+  for (const [label, npm, major] of [here, node24]) {
+    const installs = checkReadmeInstalls([...tarballs.values()], readmesFor(major), npm);
     installs.problems.forEach((problem) => fail(`${label}: ${problem}`));
     say(`install lines, npm on ${label}: ${installs.summary}`);
   }
@@ -192,18 +205,20 @@ try {
       OPENAI_API_KEY: 'sk-release-check',
     };
     const runs = [
-      { label: here[0], npm: here[1], nodes: [[here[0], process.execPath, '--import', 'tsx']] },
+      { label: here[0], npm: here[1], lowest: here[2], nodes: [[here[0], process.execPath, '--import', 'tsx']] },
       {
         label: node24[0],
         npm: node24[1],
+        lowest: node24[2],
         nodes: [
           ['Node 22', ...nodeOf(22)],
           ['Node 24', ...nodeOf(24)],
         ],
       },
     ];
-    for (const { label, npm, nodes } of runs) {
-      const examples = checkExamples([...tarballs.values()], readmes, { npm, nodes, env });
+    for (const { label, npm, lowest, nodes } of runs) {
+      const packages = [...tarballs.values()].filter((p) => admitsNode(p.manifest, lowest));
+      const examples = checkExamples(packages, readmesFor(lowest), { npm, nodes, env });
       examples.problems.forEach((problem) => fail(`npm on ${label}: ${problem}`));
       if (examples.summary) say(`examples, npm on ${label}: ${examples.summary}`);
     }

@@ -22,3 +22,12 @@ export function unlistedPackages(root) {
     .map((p) => p.manifest.name)
     .filter((name) => !doc.includes(`\`${name}\``));
 }
+
+/**
+ * Whether a package's `engines.node` admits Node `major` (the ranges our packages use: `>=N`). npm on an older
+ * Node picks dependency versions for that Node, so a package that does not run there is checked on a newer one.
+ */
+export function admitsNode(manifest, major) {
+  const floor = /^>=\s*(\d+)/.exec(manifest?.engines?.node ?? '');
+  return !floor || major >= Number(floor[1]);
+}
