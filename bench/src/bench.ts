@@ -21,6 +21,7 @@ import { openaiOptions, runOpenAI } from './scenarios/openai.js';
 import { expiryOptions, runExpiry } from './scenarios/expiry.js';
 import { replicaAckOptions, runReplicaAck } from './scenarios/replica-ack.js';
 import { aiSdkOptions, runAiSdk } from './scenarios/ai-sdk.js';
+import { resumableOptions, runResumable } from './scenarios/resumable.js';
 import { nowMs } from './stats.js';
 import { compareRows } from './targets.js';
 
@@ -40,6 +41,7 @@ export const SCENARIOS = [
   'expiry',
   'replica-ack',
   'ai-sdk',
+  'resumable-stream',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -130,6 +132,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchRun> {
         if (scenario === 'expiry') rows.push(...(await runExpiry(ctx, contenders, expiryOptions(quick))));
         if (scenario === 'replica-ack') rows.push(...(await runReplicaAck(ctx, replicaAckOptions(quick))));
         if (scenario === 'ai-sdk') rows.push(...(await runAiSdk(ctx, aiSdkOptions(quick))));
+        if (scenario === 'resumable-stream') rows.push(...(await runResumable(ctx, resumableOptions(quick))));
         for (const r of rows.filter((x) => x.scenario === scenario && x.kind === 'failed'))
           failed.push({ scenario, reason: `${r.contender}: ${String(r.reason)}` });
         log(`${scenario} done in ${((nowMs() - t) / 1000).toFixed(1)} s`);

@@ -241,6 +241,17 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
       ['herd callers p50 / p99 ms', (r) => [r.p50Ms, r.p99Ms]],
     ],
   },
+  'resumable-stream': {
+    title:
+      '16. A drop-in for resumable-stream — one stream made on one server, 1 / 10 / 100 listeners resuming it on another (resumeExistingStream); Redis commands per part and per listener',
+    cols: [
+      ['contender', (r) => r.contender],
+      ['listeners', (r) => r.listeners],
+      ['Redis commands per part', (r) => r.commandsPerPart],
+      ['per listener, once', (r) => r.commandsPerListener],
+      ['commands for a 40-part stream', (r) => r.commandsPer40PartStream],
+    ],
+  },
 };
 
 function table(rows: ResultRow[], cols: Col[], markdown: boolean): string {
@@ -400,6 +411,10 @@ export function renderMarkdown(run: BenchRun, command: string, profiles: readonl
     '- **Model calls through the AI SDK**: the same loop with `generateText` of the AI SDK 7 (its OpenAI-compatible provider',
     '  against the fake model), the bare model, the model wrapped with `flightMiddleware` on each adapter and the floor, in a',
     '  process of its own on Node 22 (the AI SDK 7 needs it); "over the floor" is the p50 minus the floor\'s p50.',
+    '- **resumable-stream**: `resumable-stream` 2.2 and `@flight/resumable-stream`, each as two contexts (two "servers") with',
+    "  their own node-redis clients on the run's Redis; the producer holds its second part until every listener read the first.",
+    '  Commands per part are the slope of `total_commands_processed` between a 40-part and an 80-part stream; per listener,',
+    '  the 40-part figure with the most listeners minus with 1, over the listeners added.',
     '',
     ...renderProfileNotes(profiles),
   ];

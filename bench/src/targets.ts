@@ -35,6 +35,8 @@ export const LIMITS = {
   openaiOverheadMs: 0.05,
   /** @flight/ai-sdk: an uncontended call ≤ the floor (the bare call after one Redis round trip) + this (issue 47). */
   aiSdkOverFloorMs: 0.15,
+  /** @flight/resumable-stream: Redis commands per part may grow by at most this from the fewest to the most listeners. */
+  streamPartCommandsGrowth: 0.5,
   /** Streaming herd: a follower's first chunk and every later chunk p99 ≤ this behind the owner's. */
   streamBehindOwnerMs: 5,
   /**
@@ -469,6 +471,20 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
         skipped.kind === 'failed' ? false : null,
       );
     }
+  }
+
+  const drop = all.filter((r) => r.scenario === 'resumable-stream' && r.contender === '@flight/resumable-stream');
+  if (drop.length > 0) {
+    const fewest = drop.reduce((a, b) => ((a.listeners as number) <= (b.listeners as number) ? a : b));
+    const most = drop.reduce((a, b) => ((a.listeners as number) >= (b.listeners as number) ? a : b));
+    const upstream = all.find((r) => r.scenario === 'resumable-stream' && r.contender !== most.contender && r.listeners === most.listeners);
+    add(
+      `resumable-stream drop-in: Redis commands per part with ${fmt(most.listeners)} listeners ≤ with ${fmt(fewest.listeners)} + ${LIMITS.streamPartCommandsGrowth}`,
+      String(most.contender),
+      `${fmt(most.commandsPerPart)} vs ${fmt(fewest.commandsPerPart)} per part (resumable-stream 2.2: ${fmt(upstream?.commandsPerPart)})`,
+      le(num(most.commandsPerPart), (num(fewest.commandsPerPart) ?? 0) + LIMITS.streamPartCommandsGrowth),
+      'a following server reads a stream once for all its readers; more commands per part with more listeners means each listener is served apart.',
+    );
   }
   return out;
 }

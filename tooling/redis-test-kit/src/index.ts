@@ -17,6 +17,7 @@ export { checkClusterFastAcquire } from './cluster-fast-acquire';
 export { checkClusterBytes } from './cluster-bytes';
 export { patchFlightRecord, type RecordField } from './record';
 export { checkInspector } from './inspect-check';
+export { withoutTerminalNotices } from './lossy-driver';
 export { checkCli, runCli, type CliRun } from './cli-check';
 export { registerOracleSuite } from './oracle/oracle-suite';
 export { randomSchedule, runOracle, type OracleReport } from './oracle/oracle-run';
