@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { createSingleFlight, type SingleFlight } from '@flight/core';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import { createNodeRedisCoordinator } from '@flight/redis-node';
-import { startRedisServer, type RedisServer } from '@flight/test-servers';
+import { replicaInSync, startRedisServer } from '@flight/test-servers';
 import type { BenchContext, ResultRow } from '../context.js';
 import { nowMs, round, summarize } from '../stats.js';
 
@@ -31,12 +31,6 @@ const SETTINGS = {
   'strict (retry)': { replicas: 1, timeoutMs: 1000, unacknowledged: 'retry' },
 } as const;
 type Setting = keyof typeof SETTINGS;
-
-async function inSync(replica: RedisServer): Promise<void> {
-  while (!/^master_link_status:up/m.test(String(await replica.command('INFO', 'replication')))) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** A SingleFlight of `setting` on its own coordinator (closed by `close`). */
 function flightOf(
@@ -65,7 +59,7 @@ export async function runReplicaAck(ctx: BenchContext, opts: ReplicaAckOptions):
   const replica = await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
   const rows: ResultRow[] = [];
   try {
-    await inSync(replica);
+    await replicaInSync(replica.port);
     for (const adapter of ['ioredis', 'node-redis'] as const) {
       const settings = Object.keys(SETTINGS) as Setting[];
       const flights = settings.map((s) => flightOf(adapter, primary.url, s, `bench-ack-${ctx.runId}`));

@@ -9,19 +9,10 @@ import { createSingleFlight, FlightCoordinationError, FlightReplicationError } f
 import type { AcquireInput } from '@flight/core/adapter';
 import type { RedisCoordinator } from '@flight/redis-scripts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisServer, type RedisServer } from '@flight/test-servers';
+import { replicaInSync, startRedisServer, type RedisServer } from '@flight/test-servers';
 import type { RedisAdapterUnderTest } from './adapter-suite';
 
 const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
-
-/** Resolves once `server` replicates from `primary` with its link up. */
-async function inSync(replica: RedisServer): Promise<void> {
-  for (;;) {
-    const info = String(await replica.command('INFO', 'replication'));
-    if (/^master_link_status:up/m.test(info)) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 const input = (key: string, ownerId = 'node-a'): AcquireInput => ({ stage: 'strict', key, ...LEASE, ownerId, ownerToken: randomUUID() });
 
@@ -44,7 +35,7 @@ export function registerStrictAckSuite(adapter: RedisAdapterUnderTest): void {
     beforeAll(async () => {
       primary = await startRedisServer();
       replica = await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
-      await inSync(replica);
+      await replicaInSync(replica.port);
     }, 30_000);
     afterEach(async () => {
       resumeReplica();

@@ -19,3 +19,4 @@ export { systemChromium, HEADLESS_CHROMIUM_ARGS } from './chromium';
 export { startTcpProxy, type TcpProxy, type ProxyMode } from './tcp-proxy';
 export { startSentinelTopology, type SentinelTopology, type StartSentinelOptions } from './sentinel';
 export { seeded } from './seeded';
+export { replicaInSync } from './replication';

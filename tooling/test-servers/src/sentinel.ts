@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { rawCommand } from './resp';
-import { daemonize, freePort, kill, sleep, waitForPing } from './servers';
+import { infoField, replicaInSync, until } from './replication';
+import { daemonize, freePort, kill, waitForPing } from './servers';
 
 const run = promisify(execFile);
 
@@ -48,18 +49,6 @@ export interface StartSentinelOptions {
   downAfterMs?: number;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await probe().catch(() => undefined);
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`sentinel topology: timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-const infoField = (info: unknown, field: string) => new RegExp(`^${field}:(.*)$`, 'm').exec(String(info))?.[1]?.trim();
-
 /** Starts the topology and waits until every Sentinel knows the replica and the other Sentinels. */
 export async function startSentinelTopology(options: StartSentinelOptions = {}): Promise<SentinelTopology> {
   const name = 'flight';
@@ -74,9 +63,7 @@ export async function startSentinelTopology(options: StartSentinelOptions = {}):
     const [primary, replica] = [await freePort(), await freePort()];
     pids.set(primary, await daemonize(dir, primary, 'redis-server', sync));
     pids.set(replica, await daemonize(dir, replica, 'redis-server', [...sync, '--replicaof', '127.0.0.1', String(primary)]));
-    await until('the replica to sync', async () =>
-      infoField(await rawCommand(replica, ['INFO', 'replication']), 'master_link_status') === 'up' ? true : undefined,
-    );
+    await replicaInSync(replica);
     const sentinels: { host: string; port: number }[] = [];
     for (let i = 0; i < 3; i++) {
       const port = await freePort();
@@ -170,9 +157,7 @@ export async function startSentinelTopology(options: StartSentinelOptions = {}):
       async revive(port) {
         const current = await primaryPort();
         pids.set(port, await daemonize(dir, port, 'redis-server', [...sync, '--replicaof', '127.0.0.1', String(current)]));
-        await until('the revived replica to sync', async () =>
-          infoField(await rawCommand(port, ['INFO', 'replication']), 'master_link_status') === 'up' ? true : undefined,
-        );
+        await replicaInSync(port);
       },
       stop,
     };
