@@ -16,6 +16,8 @@ import type { StreamPosition } from '@flight/core';
 import type { LiveSnapshot, LiveTracker } from './live.js';
 import type { DemoMetrics } from './metrics.js';
 import { SseWriter } from './sse.js';
+import { mountResumableRoutes } from './resumable-routes.js';
+import type { ResumableStreamContext } from '@flight/resumable-stream/generic';
 
 export interface AppDeps {
   invoker: InterviewAiInvoker;
@@ -27,6 +29,8 @@ export interface AppDeps {
   peers?: string[];
   /** The `@flight/dashboard` handler, mounted at `/flight`. */
   dashboard?: DashboardHandler;
+  /** Resumable streams (`@flight/resumable-stream`): the evaluation stage's `…/evaluation/resumable/:streamId` routes. */
+  streams?: ResumableStreamContext;
   /** Extra routes mounted before the 404 handler (the coalescing middleware example). */
   extend?: (app: express.Express) => void;
 }
@@ -165,6 +169,13 @@ export function createApp(deps: AppDeps): express.Express {
     '/api/sessions/:sessionId/follow-up/stream',
     streamRoute((sessionId, body, signal, after) => invoker.followUpStream(sessionId, followUpInput(body), { signal, after })),
   );
+  if (deps.streams)
+    mountResumableRoutes(app, {
+      streams: deps.streams,
+      // The stream is made to its end for whoever resumes it: no caller's signal stops it.
+      evaluation: (sessionId, body) => invoker.evaluateStream(sessionId, evaluationInput(body)),
+      sessionOf: (req) => callOf(req, req.res!).sessionId,
+    });
   app.post(
     '/api/sessions/:sessionId/extraction',
     route((sessionId, body, signal) => invoker.extract(sessionId, { fileUrl: text(body, 'fileUrl', 2000) }, { signal })),

@@ -3,16 +3,18 @@
  * when a REDIS_URL is configured, else the embedded in-memory coordinator (one process only).
  */
 import { createMemoryCoordinator, createMemorySessionLock } from '@flight/core';
-import { type FlightCoordinator, type FlightLogger, type SessionLock } from '@flight/core/adapter';
+import { type FlightLogger, type SessionLock } from '@flight/core/adapter';
 import type { FlightLister } from '@flight/dashboard';
 import { createIoredisCoordinator, createIoredisSessionLock } from '@flight/redis-ioredis';
+import type { StreamCoordinator } from '@flight/resumable-stream/generic';
 import { Redis } from 'ioredis';
 
 export interface Coordination {
   kind: 'redis' | 'memory';
   /** Why this kind was chosen, for the startup log and the dashboard. */
   reason: string;
-  coordinator: FlightCoordinator;
+  /** Its flight records are readable (both kinds are): the resumable streams ask whether a stream exists. */
+  coordinator: StreamCoordinator;
   /** Lists the flights shared in Redis, for the mounted dashboard (none in memory). */
   inspector?: FlightLister;
   sessionLock: SessionLock;

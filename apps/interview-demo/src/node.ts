@@ -10,6 +10,7 @@ import { type FlightLogger } from '@flight/core/adapter';
 import pino, { type Logger } from 'pino';
 import { createFlightDashboard } from '@flight/dashboard';
 import { createApp } from './app.js';
+import { createResumableStreamContext } from '@flight/resumable-stream/generic';
 import { createCoordination, type Coordination } from './coordination.js';
 import { InterviewAiInvoker } from './invoker.js';
 import { LiveTracker } from './live.js';
@@ -152,6 +153,7 @@ export async function startNode(
     nodeId: config.nodeId,
     peers: config.peers,
     dashboard: dashboard.handler,
+    streams: createResumableStreamContext({ waitUntil: null, coordinator: coordination.coordinator, flights: flight }),
     extend: reportRoute,
   });
 

@@ -125,3 +125,43 @@ describe('streamed evaluation and follow-up', () => {
     expect(r.error.error.code).toBe('E_BAD_REQUEST');
   });
 });
+
+describe('resumable streams (@flight/resumable-stream, the way resumable-stream apps resume)', () => {
+  it('a client that left after two events resumes on another node with resumeAt: the whole stream once, one model call; 422 once done, 404 for no stream', async () => {
+    await resetModel(cluster.model);
+    const streamId = `s-${Date.now().toString(36)}`;
+    const path = `/api/sessions/${session}/evaluation/resumable/${streamId}`;
+    const body = { questionNumber: 3, question: 'Why resume a stream?', answer: 'Connections drop. [latency:300] [tokens-per-sec:20]' };
+    const leave = new AbortController();
+    const first = await fetch(`${cluster.urls[0]}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: leave.signal,
+    });
+    expect(first.status).toBe(200);
+    const reader = first.body!.getReader();
+    const decoder = new TextDecoder();
+    let got = '';
+    while ((got.match(/\n\n/g) ?? []).length < 2) {
+      const next = await reader.read();
+      if (next.done) break;
+      got += decoder.decode(next.value, { stream: true });
+    }
+    leave.abort();
+    // On another node, after the characters this client has (an event may be cut in two: resumeAt counts characters).
+    const resumed = await fetch(`${cluster.urls[1]}${path}?resumeAt=${got.length}`);
+    expect(resumed.status).toBe(200);
+    const whole = got + (await resumed.text());
+    const events = whole.split('\n\n').filter(Boolean);
+    expect(events.at(-1)).toBe('event: done\ndata: {}');
+    const text = events
+      .slice(0, -1)
+      .map((event) => (JSON.parse(event.replace(/^data: /, '')) as { text: string }).text)
+      .join('');
+    expect(text).toMatch(/^Score \d+\/100/);
+    expect(await modelStats(cluster.model.url)).toMatchObject({ calls: 1 });
+    expect((await fetch(`${cluster.urls[2]}${path}`)).status).toBe(422);
+    expect((await fetch(`${cluster.urls[2]}${path.replace(streamId, 'never-made')}`)).status).toBe(404);
+  });
+});

@@ -94,6 +94,20 @@ export function checkInstall(packages) {
   }
 }
 
+/** Our packages that `names` depend on, directly or through each other, and that `names` does not list. */
+function ourDependencies(names, manifests) {
+  const found = new Set();
+  const visit = (name) => {
+    for (const dep of Object.keys(manifests.get(name)?.dependencies ?? {}))
+      if (manifests.has(dep) && !found.has(dep) && !names.includes(dep)) {
+        found.add(dep);
+        visit(dep);
+      }
+  };
+  names.forEach(visit);
+  return [...found];
+}
+
 /**
  * The npm of this machine run by another Node: `[command, ...args]` to put before npm's own arguments. npm
  * picks the versions that Node runs (`engines`), so today's majors come only with today's Node: openai 7 on
@@ -111,6 +125,7 @@ export function npmOn(node) {
  */
 export function checkReadmeInstalls(packages, readmes, npm = ['npm']) {
   const tarballs = new Map(packages.map((p) => [p.name, p.tarball]));
+  const manifests = new Map(packages.map((p) => [p.name, p.manifest]));
   const problems = [];
   const installed = new Set();
   let checked = 0;
@@ -120,7 +135,11 @@ export function checkReadmeInstalls(packages, readmes, npm = ['npm']) {
     const dir = mkdtempSync(join(tmpdir(), 'flight-readme-install-'));
     try {
       writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch-readme', private: true, type: 'module' }));
-      const specs = line.map((spec) => tarballs.get(spec) ?? spec);
+      // Our packages the named ones depend on are not on the registry yet: their tarballs come along.
+      const specs = [
+        ...line.map((spec) => tarballs.get(spec) ?? spec),
+        ...ourDependencies(line, manifests).map((dep) => tarballs.get(dep)),
+      ];
       const install = run(dir, npm[0], [...npm.slice(1), 'install', '--no-audit', '--no-fund', ...specs]);
       if (!install.ok) problems.push(`${name}/README.md: \`npm i ${line.join(' ')}\` failed:\n${install.output}`);
       else if (/overriding peer dependency|ERESOLVE/i.test(install.output))
