@@ -4,13 +4,10 @@
  * Redis adapter — one upstream call and the same answer everywhere, for `generateText` and `streamText`;
  * sampled calls kept apart; a provider error replayed as `APICallError`; a caller's abort isolated.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { startFakeModel, type FakeModel } from '@flight/fake-model';
-import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from '@flight/test-servers';
+import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl, startLineProcess } from '@flight/test-servers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 interface CallerResult {
@@ -41,33 +38,11 @@ interface AppNode {
 const fixture = fileURLToPath(new URL('./fixtures/ai-node.ts', import.meta.url));
 
 async function startNode(config: Record<string, unknown>): Promise<AppNode> {
-  const child: ChildProcess = spawn(process.execPath, ['--conditions=@flight/source', '--import', 'tsx', fixture], {
-    env: { ...process.env, FLIGHT_NODE: JSON.stringify(config) },
+  const node = await startLineProcess<{ results: CallerResult[] }>(fixture, {
+    env: { FLIGHT_NODE: JSON.stringify(config) },
     cwd: fileURLToPath(new URL('..', import.meta.url)),
-    stdio: ['pipe', 'pipe', 'inherit'],
   });
-  const pending = new Map<number, (results: CallerResult[]) => void>();
-  let ready!: () => void;
-  const started = new Promise<void>((resolve) => (ready = resolve));
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    const message = JSON.parse(line) as { ready?: boolean; id?: number; results?: CallerResult[] };
-    if (message.ready) ready();
-    else pending.get(message.id!)?.(message.results!);
-  });
-  await Promise.race([started, once(child, 'exit').then(() => Promise.reject(new Error('the app node exited early')))]);
-  let seq = 0;
-  return {
-    send: (burst) =>
-      new Promise((resolve) => {
-        const id = ++seq;
-        pending.set(id, resolve);
-        child.stdin!.write(`${JSON.stringify({ id, ...burst })}\n`);
-      }),
-    async stop() {
-      child.stdin!.write(`${JSON.stringify({ exit: true })}\n`);
-      await once(child, 'exit');
-    },
-  };
+  return { send: async (burst) => (await node.request({ ...burst })).results, stop: () => node.stop() };
 }
 
 let model: FakeModel;

@@ -3,13 +3,10 @@
  * model call at once, through each Redis adapter, on the shared server and on a Redis Cluster — one
  * upstream call, the SDK's types and the same answer everywhere, chat JSON and streamed, and Responses.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { startFakeModel, type FakeModel } from '@flight/fake-model';
-import { deleteKeys, sharedRedisUrl, startRedisCluster, type RedisCluster } from '@flight/test-servers';
+import { deleteKeys, sharedRedisUrl, startLineProcess, startRedisCluster, type RedisCluster } from '@flight/test-servers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 interface CallerResult {
@@ -28,34 +25,12 @@ interface AppNode {
 const fixture = fileURLToPath(new URL('./fixtures/openai-node.ts', import.meta.url));
 
 async function startNode(config: Record<string, unknown>): Promise<AppNode> {
-  const child: ChildProcess = spawn(process.execPath, ['--conditions=@flight/source', '--import', 'tsx', fixture], {
-    env: { ...process.env, FLIGHT_NODE: JSON.stringify(config) },
+  const node = await startLineProcess<{ results: CallerResult[] }>(fixture, {
+    env: { FLIGHT_NODE: JSON.stringify(config) },
     // Where tsx and the fixture's imports resolve: this package.
     cwd: fileURLToPath(new URL('..', import.meta.url)),
-    stdio: ['pipe', 'pipe', 'inherit'],
   });
-  const pending = new Map<number, (results: CallerResult[]) => void>();
-  let ready!: () => void;
-  const started = new Promise<void>((resolve) => (ready = resolve));
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    const message = JSON.parse(line) as { ready?: boolean; id?: number; results?: CallerResult[] };
-    if (message.ready) ready();
-    else pending.get(message.id!)?.(message.results!);
-  });
-  await Promise.race([started, once(child, 'exit').then(() => Promise.reject(new Error('the app node exited early')))]);
-  let seq = 0;
-  return {
-    send: (api, body, callers) =>
-      new Promise((resolve) => {
-        const id = ++seq;
-        pending.set(id, resolve);
-        child.stdin!.write(`${JSON.stringify({ id, api, body, callers })}\n`);
-      }),
-    async stop() {
-      child.stdin!.write(`${JSON.stringify({ exit: true })}\n`);
-      await once(child, 'exit');
-    },
-  };
+  return { send: async (api, body, callers) => (await node.request({ api, body, callers })).results, stop: () => node.stop() };
 }
 
 let model: FakeModel;

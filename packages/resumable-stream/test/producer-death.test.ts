@@ -3,12 +3,10 @@
  * SIGKILLed mid-stream. A reader that resumed the stream ends with a typed error, never a hang; a caller of
  * `resumableStream` takes the stream over and makes it again; chunks already made are read from Redis.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { deleteKeys, sharedRedisUrl } from '@flight/test-servers';
+import { deleteKeys, sharedRedisUrl, startLineProcess } from '@flight/test-servers';
 import { afterAll, expect, it } from 'vitest';
 
 interface Reply {
@@ -32,48 +30,28 @@ const prefix = `flight-rs-death-${randomUUID().slice(0, 8)}`;
 const started: ServerProcess[] = [];
 
 async function startServer(nodeId: string): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--conditions=@flight/source', '--import', 'tsx', fixture], {
-    env: { ...process.env, FLIGHT_NODE: JSON.stringify({ url, prefix, nodeId }) },
-    cwd: fileURLToPath(new URL('..', import.meta.url)),
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const pending = new Map<number, (reply: Reply) => void>();
   const waiters = new Set<{ event: string; stream: string; n: number; resolve: () => void }>();
   const seen = new Map<string, number>();
-  let ready!: () => void;
-  const isReady = new Promise<void>((resolve) => (ready = resolve));
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    const message = JSON.parse(line) as Reply & { ready?: boolean; event?: string; stream?: string; n?: number; chars?: number };
-    if (message.ready) return ready();
-    if (message.event) {
-      const count = message.n ?? message.chars ?? 0;
-      seen.set(`${message.event}:${message.stream}`, count);
+  const node = await startLineProcess<Reply>(fixture, {
+    env: { FLIGHT_NODE: JSON.stringify({ url, prefix, nodeId }) },
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
+    onEvent: (message) => {
+      const { event, stream } = message as { event: string; stream: string };
+      const count = Number(message.n ?? message.chars ?? 0);
+      seen.set(`${event}:${stream}`, count);
       for (const waiter of waiters)
-        if (waiter.event === message.event && waiter.stream === message.stream && count >= waiter.n) {
+        if (waiter.event === event && waiter.stream === stream && count >= waiter.n) {
           waiters.delete(waiter);
           waiter.resolve();
         }
-      return;
-    }
-    pending.get(message.id)?.(message);
+    },
   });
-  await Promise.race([isReady, once(child, 'exit').then(() => Promise.reject(new Error('the server exited early')))]);
-  let seq = 0;
   const server: ServerProcess = {
-    child,
-    send: (command) =>
-      new Promise((resolve) => {
-        const id = ++seq;
-        pending.set(id, resolve);
-        child.stdin!.write(`${JSON.stringify({ id, ...command })}\n`);
-      }),
+    child: node.child,
+    send: (command) => node.request(command),
     reached: (event, stream, n) =>
       (seen.get(`${event}:${stream}`) ?? 0) >= n ? Promise.resolve() : new Promise((resolve) => waiters.add({ event, stream, n, resolve })),
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.stdin!.write(`${JSON.stringify({ exit: true })}\n`);
-      await once(child, 'exit');
-    },
+    stop: () => node.stop(),
   };
   started.push(server);
   return server;

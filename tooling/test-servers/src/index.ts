@@ -20,3 +20,4 @@ export { startTcpProxy, type TcpProxy, type ProxyMode } from './tcp-proxy';
 export { startSentinelTopology, type SentinelTopology, type StartSentinelOptions } from './sentinel';
 export { seeded } from './seeded';
 export { replicaInSync } from './replication';
+export { startLineProcess, type LineProcess, type LineProcessOptions } from './line-process';
