@@ -178,10 +178,11 @@ async function stream(call: Call, doStream: () => PromiseLike<LanguageModelV4Str
         sink.close();
       }
     },
-    async cancel() {
+    cancel() {
       release();
       controller.abort();
-      await parts.return?.();
+      // Not awaited: a generator's return waits for its pending read, which the abort ends.
+      void parts.return?.().catch(() => undefined);
     },
   });
   return { stream: body, ...meta };

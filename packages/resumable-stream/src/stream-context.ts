@@ -43,8 +43,9 @@ function readableOf(flight: FlightStream<string>, skip: number): ReadableStream<
         sink.error(error);
       }
     },
-    async cancel() {
-      await chunks.return?.();
+    cancel() {
+      // Not awaited: a generator's return waits for its pending read (the next chunk), which may be far off.
+      void chunks.return?.().catch(() => undefined);
     },
   });
 }
