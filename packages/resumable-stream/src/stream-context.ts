@@ -78,8 +78,11 @@ export function createStreamContext(options: ContextOptions, backend: ContextBac
     });
   const waitUntil = options.waitUntil;
 
+  /** The record of a stream's flight, or null when there is none. */
+  const recordOf = (streamId: string) => coordinator.readMeta({ stage: STREAM_STAGE, key: checkStreamId(streamId) });
+
   const state = async (streamId: string): Promise<null | true | 'DONE'> => {
-    const meta = await coordinator.readMeta({ stage: STREAM_STAGE, key: checkStreamId(streamId) });
+    const meta = await recordOf(streamId);
     if (!meta) return null;
     return meta.status === 'SUCCEEDED' ? 'DONE' : true;
   };
@@ -117,20 +120,19 @@ export function createStreamContext(options: ContextOptions, backend: ContextBac
     return readableOf(flight, skip);
   };
 
+  /** `resumableStream` and `createNewResumableStream`: null once the stream is done, else it is run or joined. */
+  const runUnlessDone = async (streamId: string, makeStream: () => ReadableStream<string>, skipCharacters?: number) => {
+    const skip = checkSkip(skipCharacters);
+    if ((await state(streamId)) === 'DONE') return null;
+    return run(streamId, makeStream, skip);
+  };
+
   return {
-    async resumableStream(streamId, makeStream, skipCharacters) {
-      const skip = checkSkip(skipCharacters);
-      if ((await state(streamId)) === 'DONE') return null;
-      return run(streamId, makeStream, skip);
-    },
-    async createNewResumableStream(streamId, makeStream, skipCharacters) {
-      const skip = checkSkip(skipCharacters);
-      if ((await state(streamId)) === 'DONE') return null;
-      return run(streamId, makeStream, skip);
-    },
+    resumableStream: runUnlessDone,
+    createNewResumableStream: runUnlessDone,
     async resumeExistingStream(streamId, skipCharacters) {
       const skip = checkSkip(skipCharacters);
-      const meta = await coordinator.readMeta({ stage: STREAM_STAGE, key: checkStreamId(streamId) });
+      const meta = await recordOf(streamId);
       if (!meta) return undefined;
       if (meta.status === 'SUCCEEDED') return null;
       // Follow the run in progress from its first chunk; never run anything.
