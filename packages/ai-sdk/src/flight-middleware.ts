@@ -11,7 +11,6 @@ import type {
   LanguageModelV4Middleware,
   LanguageModelV4StreamPart,
   LanguageModelV4StreamResult,
-  LanguageModelV4Usage,
 } from '@ai-sdk/provider';
 import type { ExecuteOptions, StreamJson } from '@flight/core';
 import { accountOf, callKey, type CallKind } from './call-key.js';
@@ -148,17 +147,12 @@ async function stream(call: Call, doStream: () => PromiseLike<LanguageModelV4Str
     throw callerError(error, params);
   }
   const meta = (head.done ? {} : fromWireJson(head.value)) as Pick<LanguageModelV4StreamResult, 'request' | 'response'>;
-  let finish: LanguageModelV4StreamPart | undefined;
-  let usage: LanguageModelV4Usage | undefined;
+  let finish: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
   const end = async (sink: ReadableStreamDefaultController<LanguageModelV4StreamPart>) => {
     release();
     const result = await flight.result();
-    const info = infoOf(result, spent);
-    if (finish?.type === 'finish') {
-      usage = finish.usage;
-      sink.enqueue({ ...finish, providerMetadata: withFlightInfo(finish.providerMetadata, info) } as LanguageModelV4StreamPart);
-    }
-    recordCall(call.labels, result.role, spent, usage);
+    if (finish) sink.enqueue({ ...finish, providerMetadata: withFlightInfo(finish.providerMetadata, infoOf(result, spent)) });
+    recordCall(call.labels, result.role, spent, finish?.usage);
     sink.close();
   };
   const body = new ReadableStream<LanguageModelV4StreamPart>({
