@@ -9,7 +9,7 @@ import { createSingleFlight, FlightCoordinationError, FlightReplicationError } f
 import type { AcquireInput } from '@flight/core/adapter';
 import type { RedisCoordinator } from '@flight/redis-scripts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { replicaInSync, startRedisServer, type RedisServer } from '@flight/test-servers';
+import { rawCommand, replicaInSync, startRedisServer, startTcpProxy, type RedisServer } from '@flight/test-servers';
 import type { RedisAdapterUnderTest } from './adapter-suite';
 
 const LEASE = { takeoverAfterMs: 3000, leaseTtlMs: 6000, maxRunMs: 20_000 };
@@ -89,6 +89,49 @@ export function registerStrictAckSuite(adapter: RedisAdapterUnderTest): void {
       const reply = await owner;
       expect(reply.outcome).toBe('OWNER_NEW');
       expect(reply.meta.epoch).toBe(joined.meta.epoch);
+    });
+
+    it("'retry': a WAIT whose reply never comes (the connection lost after the write) counts as unacknowledged, not as a failed acquire", async () => {
+      const proxy = await startTcpProxy({ port: primary.port });
+      try {
+        const strict = adapter.coordinator(proxy.url, {
+          prefix: 'strict',
+          commandTimeoutMs: 500,
+          waitReplicas: { replicas: 1, timeoutMs: 300, unacknowledged: 'retry', retryForMs: 60_000 },
+        });
+        open.push(strict);
+        const other = coordinator('keep');
+        expect((await strict.acquire(input(randomUUID()))).outcome).toBe('OWNER_NEW'); // connected and checked
+        const key = randomUUID();
+        pauseReplica();
+        const owner = strict.acquire(input(key));
+        // The record lands and its reply comes back; the replies from then on (the WAIT's among them) are lost.
+        const waiting = async () => String(await rawCommand(primary.port, ['CLIENT', 'LIST'])).includes('cmd=wait');
+        while (!(await waiting()));
+        proxy.mode = 'drop-replies';
+        const taken = (await other.readMeta({ stage: 'strict', key }))!;
+        // Past the WAIT's deadline the owner writes its record again (a renewal lands on Redis) instead of failing.
+        const renewed = (async () => {
+          for (;;) {
+            const meta = await other.readMeta({ stage: 'strict', key });
+            if (meta && meta.heartbeatAt > taken.heartbeatAt) return 'renewed';
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        })();
+        const settled = owner.then(
+          () => 'settled',
+          (error: unknown) => `failed: ${String(error)}`,
+        );
+        expect(await Promise.race([renewed, settled])).toBe('renewed');
+        proxy.mode = 'pass';
+        proxy.resetAll();
+        resumeReplica();
+        const reply = await owner;
+        expect(reply.outcome).toBe('OWNER_NEW');
+        expect(reply.meta.epoch).toBe(taken.epoch);
+      } finally {
+        await proxy.close();
+      }
     });
 
     it("'retry' past retryForMs: FlightReplicationError, and the run is given up", async () => {

@@ -2,8 +2,9 @@
  * Strict replica acknowledgement of taking ownership (`waitReplicas.unacknowledged`): an acquire that made
  * the caller the owner, but that fewer replicas acknowledged than asked, does not let the caller run. With
  * 'retry' the record is written again (markRunning renews the lease, so its followers keep waiting) and
- * waited for until a replica has it or `retryForMs` runs out; a record that is gone meanwhile (a failover
- * promoted a replica without it) is asked for again from the start. Unconfirmed, the run is given up as a
+ * waited for until a replica has it or `retryForMs` runs out (a write whose `WAIT` got no answer counts as
+ * unacknowledged: see script-calls.ts); a record that is gone meanwhile (a failover promoted a replica
+ * without it) is asked for again from the start. Unconfirmed, the run is given up as a
  * retryable failure, so that its followers take it over rather than wait for its lease, and the caller gets
  * `FlightReplicationError`.
  */
@@ -62,8 +63,14 @@ export async function confirmReplicatedOwnership(
       continue;
     }
     if (renewed.ok) return { ...taken, meta: renewed.meta, handle: keys };
-    // Not this caller's any more: lost in a failover, or taken over after its lease. Asked again.
-    return acquireAgain();
+    // Not this caller's any more: lost in a failover, or taken over after its lease. Asked again; a
+    // coordinator that does not answer yet (the promoted primary not reached) is asked again in the loop.
+    try {
+      return await acquireAgain();
+    } catch (error) {
+      if (!(error instanceof FlightCoordinationError) || error instanceof FlightReplicationError) throw error;
+      await sleep(clock, RETRY_PAUSE_MS);
+    }
   }
   await giveUp(deps, fence, last);
   throw new FlightReplicationError(

@@ -97,17 +97,37 @@ export function createScriptCalls(driver: RedisDriver, opts: ResolvedRedisOption
         },
       );
     }
+    const waitsForReplicas = ownerWrite && waitReplicas !== undefined && driver.waitReplicas !== undefined;
+    if (waitsForReplicas && waitReplicas.strict) return strictWrite(name, ref, args, keys, via, decode);
     return call(name, ref, async () => {
       const reply = decode(await runScript(via, name, scriptKeys(name, keys, args), args), ref);
-      if (ownerWrite && waitReplicas && driver.waitReplicas) {
-        const acknowledged = await driver.waitReplicas(keys.meta, waitReplicas.replicas, waitReplicas.timeoutMs);
-        if (acknowledged < waitReplicas.replicas && waitReplicas.strict) {
-          const error = unacknowledged(name, ref, reply, acknowledged, waitReplicas.replicas);
-          if (error) throw error;
-        }
-      }
+      if (waitsForReplicas) await driver.waitReplicas!(keys.meta, waitReplicas!.replicas, waitReplicas!.timeoutMs);
       return reply;
     });
+  }
+
+  /**
+   * An owner write in strict mode: the script under its deadline, then `WAIT` under one of its own. Once the
+   * script answered, the write is known to have landed; a `WAIT` that fails or does not answer (the primary
+   * died or the connection dropped meanwhile) tells nothing of replicas, so it counts as no acknowledgement:
+   * `UnacknowledgedWrite`, whose caller asks again, rather than an outcome-unknown error for a known write.
+   */
+  async function strictWrite<R>(
+    name: LuaScriptName,
+    ref: FlightRef,
+    args: readonly ScriptArg[],
+    keys: RunKeys,
+    via: ScriptRunner,
+    decode: (raw: unknown, ref: FlightRef) => R,
+  ): Promise<R> {
+    const wait = waitReplicas!;
+    const reply = await call(name, ref, async () => decode(await runScript(via, name, scriptKeys(name, keys, args), args), ref));
+    const acknowledged = await withDeadline(driver.waitReplicas!(keys.meta, wait.replicas, wait.timeoutMs), commandTimeoutMs).catch(
+      () => 0,
+    );
+    const error = acknowledged < wait.replicas ? unacknowledged(name, ref, reply, acknowledged, wait.replicas) : undefined;
+    if (error) throw error;
+    return reply;
   }
 
   return {
