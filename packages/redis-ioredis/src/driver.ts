@@ -2,6 +2,7 @@
 import { closeWithin, clusterKeySlot, type RedisDriver, type RedisSubscriber } from '@flight/redis-scripts';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { ClusterShape, CorkableStream, IoredisClient } from './client';
+import { watchPrimarySwitch } from './primary-switch';
 import { createIoredisSubscriber } from './subscriber';
 
 /** Where to connect: the user's own client (kept open on close), or options to create one (closed on close). */
@@ -39,6 +40,8 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
   if (owned) client.on('error', () => undefined);
   const isCluster = client.isCluster === true;
   const corkForThisTurn = turnCorker(client, isCluster);
+  // Through Sentinels: connections still on a replaced primary are moved to the promoted one.
+  const primarySwitch = watchPrimarySwitch(client);
   let subscriber: RedisSubscriber | undefined;
 
   /** On a cluster, the `host:port` of the master holding `key`'s slot (`slots` lists each slot's master first). */
@@ -67,7 +70,7 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
     // A cluster: each master's own clock (see RedisDriver.clockOf).
     ...(isCluster ? { clockOf: masterOf } : {}),
     createSubscriber(handlers) {
-      const handle: RedisSubscriber = createIoredisSubscriber(client, isCluster, handlers, () => {
+      const handle: RedisSubscriber = createIoredisSubscriber(client, isCluster, handlers, primarySwitch?.connections, () => {
         if (subscriber === handle) subscriber = undefined;
       });
       subscriber = handle;
@@ -94,7 +97,7 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
       return Number(await node.call('WAIT', replicas, timeoutMs));
     },
     async close() {
-      await subscriber?.close();
+      await Promise.all([subscriber?.close(), primarySwitch?.close()]);
       if (owned)
         await closeWithin(
           1000,

@@ -19,11 +19,15 @@ function bySlot(channels: readonly string[], isCluster: boolean): string[][] {
   return [...groups.values()];
 }
 
-/** Opens the subscriber connection of `client`; `onClose` runs when it is closed. */
+/**
+ * Opens the subscriber connection of `client`; `onClose` runs when it is closed. `tracked`: where the
+ * connection is listed while open (the connections a primary switch moves, through Sentinels).
+ */
 export function createIoredisSubscriber(
   client: IoredisClient,
   isCluster: boolean,
   handlers: RedisSubscriberHandlers,
+  tracked: Set<IoredisClient> | undefined,
   onClose: () => void,
 ): RedisSubscriber {
   // Standalone: it queues commands while it connects, and does not re-subscribe by itself (ioredis would
@@ -37,6 +41,7 @@ export function createIoredisSubscriber(
   const sub = isCluster
     ? client.duplicate([], { shardedSubscribers: true })
     : client.duplicate({ enableOfflineQueue: true, autoResubscribe: false, enableReadyCheck: false });
+  tracked?.add(sub);
   // Every 'ready' but the first re-subscribes, and so does the first when a connection closed before
   // it: that connection may have confirmed subscriptions that are gone now.
   let readyOnce = false;
@@ -62,6 +67,7 @@ export function createIoredisSubscriber(
     // Standalone: PING is allowed on a subscribed connection and answered after every message before it.
     ...(isCluster ? {} : { ping: () => sub.call('PING') }),
     async close() {
+      tracked?.delete(sub);
       onClose();
       await closeWithin(
         1000,

@@ -44,29 +44,31 @@ export function registerSentinelSuite(adapter: SentinelAdapter): void {
   describe(`${adapter.name}: a Redis failover through Sentinel`, () => {
     // Each test starts from a topology of its own: the clients and Sentinels of one fault never meet the next.
     let running: Cluster | undefined;
+    /** An application process connected through `topology`'s Sentinels. */
+    const connect = (topology: SentinelTopology, prefix: string, nodeId: string, waitReplicas?: typeof STRICT) =>
+      startWorker({
+        adapter: adapter.kind,
+        module: adapter.module,
+        url: '',
+        sentinel: { name: topology.name, sentinels: topology.sentinels },
+        prefix,
+        nodeId,
+        stages: { failover: STAGE },
+        ...(waitReplicas ? { waitReplicas } : {}),
+      });
+    /** Processes started by a test besides its cluster's three. */
+    const extra: Worker[] = [];
     async function cluster(waitReplicas?: typeof STRICT): Promise<Cluster> {
       const topology = await startSentinelTopology({ downAfterMs: 3000 });
       const prefix = `sentinel-${randomUUID().slice(0, 8)}`;
       running = { topology, workers: [] as unknown as Cluster['workers'], prefix };
-      const sentinel = { name: topology.name, sentinels: topology.sentinels };
       running.workers = (await Promise.all(
-        ['a', 'b', 'c'].map((nodeId) =>
-          startWorker({
-            adapter: adapter.kind,
-            module: adapter.module,
-            url: '',
-            sentinel,
-            prefix,
-            nodeId,
-            stages: { failover: STAGE },
-            ...(waitReplicas ? { waitReplicas } : {}),
-          }),
-        ),
+        ['a', 'b', 'c'].map((nodeId) => connect(topology, prefix, nodeId, waitReplicas)),
       )) as Cluster['workers'];
       return running;
     }
     afterEach(async () => {
-      await Promise.all((running?.workers ?? []).map((w) => w.stop()));
+      await Promise.all([...(running?.workers ?? []), ...extra.splice(0)].map((w) => w.stop()));
       await running?.topology.stop();
       running = undefined;
     });
@@ -135,6 +137,31 @@ export function registerSentinelSuite(adapter: SentinelAdapter): void {
         expect(runs).toBe(1);
       }, 150_000);
     }
+
+    it('after a SENTINEL FAILOVER, a process connected before and one that connects afresh share one run (the old primary, not yet a replica, takes no flight)', async () => {
+      const { topology, workers, prefix } = await cluster();
+      const [a, b] = workers;
+      const before = await topology.primaryPort();
+      expect(await topology.failover()).not.toBe(before);
+      // The Sentinels turn the old primary into a replica only when they next look at it (up to 10 s): until
+      // then it still takes writes, from any client that stayed on it.
+      const fresh = await connect(topology, prefix, 'd');
+      extra.push(fresh);
+      const runsBefore = await runsOf([a, b, fresh]);
+      const key = `fresh-${randomUUID()}`;
+      const started = [a, b, fresh].map((w) => Promise.race([w.nextRunning(), w.followed(key)]));
+      const calls = [a, b, fresh].map((w) =>
+        w.burst({ stage: 'failover', key, callers: 3, behavior: 'value', delayMs: 0, value: 'v', hold: true }),
+      );
+      await Promise.all(started);
+      for (const w of [a, b, fresh]) w.release(key);
+      const outcomes = (await Promise.all(calls)).flatMap((r) => r.outcomes);
+      const runs = (await runsOf([a, b, fresh])) - runsBefore - 3;
+      console.log(`[sentinel] ${JSON.stringify({ adapter: adapter.name, fault: 'graceful-then-fresh-process', runs })}`);
+      expect(outcomes.filter((o) => !o.ok)).toEqual([]);
+      expect(new Set(outcomes.map((o) => o.value)).size).toBe(1);
+      expect(runs).toBe(1);
+    }, 150_000);
 
     for (const strict of [true, false]) {
       const rounds = strict ? STRICT_ROUNDS : PLAIN_ROUNDS;
