@@ -1,9 +1,9 @@
 // Installs a package as its README says — with @flight/core, one adapter and its SDK, nothing else of ours —
 // in a scratch project, and uses it from its ESM and its CommonJS build (no model call is made).
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runCommand } from './run-command.mjs';
 
 /** What each package is checked with alone: our tarballs to install, and a smoke test printing `alone ok`. */
 export const ALONE_CHECKS = {
@@ -48,11 +48,6 @@ console.log('alone ok');
   },
 };
 
-function run(cwd, cmd, args) {
-  const result = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout: 300_000 });
-  return { ok: result.status === 0, output: `${result.stdout ?? ''}${result.stderr ?? ''}`.trim() };
-}
-
 /**
  * `{ problems, summary }` after installing `name`'s tarballs of `tarballs` (by name) and their peers alone, with
  * `npm` (`[command, …args]`) and running its smoke test with `node` (`[command, …args]`).
@@ -68,7 +63,7 @@ export function checkAlone(name, tarballs, { npm = ['npm'], node = [process.exec
   const dir = mkdtempSync(join(tmpdir(), 'flight-alone-'));
   try {
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch-alone', private: true, type: 'module' }));
-    const install = run(dir, npm[0], [
+    const install = runCommand(dir, npm[0], [
       ...npm.slice(1),
       'install',
       '--no-audit',
@@ -79,7 +74,7 @@ export function checkAlone(name, tarballs, { npm = ['npm'], node = [process.exec
     ]);
     if (!install.ok) return { problems: [`npm install of ${ours.join(', ')} alone failed:\n${install.output}`], summary: '' };
     writeFileSync(join(dir, 'smoke.mjs'), smoke);
-    const result = run(dir, node[0], [...node.slice(1), 'smoke.mjs']);
+    const result = runCommand(dir, node[0], [...node.slice(1), 'smoke.mjs']);
     if (!result.ok || !result.output.includes('alone ok')) return { problems: [`${name} alone failed:\n${result.output}`], summary: '' };
     return { problems: [], summary: `${ours.join(' + ')} with ${[...peers.keys()].join(', ')} only: used from ESM and CJS` };
   } finally {

@@ -6,10 +6,10 @@
 //   body inside an async function), with `skipLibCheck: false`, by TypeScript 5.9 and by TypeScript 7;
 // - run on each Node given (Node >= 22.18 runs TypeScript itself; older ones through tsx), printing what its
 //   `// prints:` comments promise.
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runCommand } from './run-command.mjs';
 
 /** The compilers every example must satisfy: the alias installed in the scratch project → its npm range. */
 export const TYPESCRIPTS = { 'typescript-5.9': '~5.9.3', 'typescript-7': '^7.0.0' };
@@ -88,11 +88,6 @@ export function firstUnkept(prints, output) {
   return undefined;
 }
 
-function run(cwd, cmd, args, env = process.env, timeout = 600_000) {
-  const result = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout, env });
-  return { ok: result.status === 0, output: `${result.stdout ?? ''}${result.stderr ?? ''}`.trim() };
-}
-
 /** Installs the scratch project and writes each example as `src/<readme>-<line>.mts` and `.cts`. */
 function prepare(dir, packages, readmes, npm) {
   const problems = [];
@@ -110,16 +105,12 @@ function prepare(dir, packages, readmes, npm) {
   for (const name of required) if (!ours.has(name)) theirs.add(name);
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch-examples', private: true, type: 'module' }));
   const compilers = Object.entries(TYPESCRIPTS).map(([alias, range]) => `${alias}@npm:typescript@${range}`);
-  const install = run(dir, npm[0], [
-    ...npm.slice(1),
-    'install',
-    '--no-audit',
-    '--no-fund',
-    '--loglevel=error',
-    ...packages.map((p) => p.tarball),
-    ...theirs,
-    ...compilers,
-  ]);
+  const install = runCommand(
+    dir,
+    npm[0],
+    [...npm.slice(1), 'install', '--no-audit', '--no-fund', '--loglevel=error', ...packages.map((p) => p.tarball), ...theirs, ...compilers],
+    { timeoutMs: 600_000 },
+  );
   if (!install.ok)
     return {
       problems: [`npm install of the README examples' project failed:\n${install.output}`],
@@ -127,7 +118,7 @@ function prepare(dir, packages, readmes, npm) {
       optional,
       majors: new Set(),
     };
-  const tree = run(dir, npm[0], [...npm.slice(1), 'ls', '--all']);
+  const tree = runCommand(dir, npm[0], [...npm.slice(1), 'ls', '--all'], { timeoutMs: 600_000 });
   if (!tree.ok) problems.push(`npm ls reports an invalid tree:\n${tree.output}`);
   const majors = new Set();
   for (const name of theirs) {
@@ -166,7 +157,7 @@ function typeCheck(dir) {
   for (const alias of Object.keys(TYPESCRIPTS)) {
     const { version } = JSON.parse(readFileSync(join(dir, 'node_modules', alias, 'package.json'), 'utf8'));
     versions.push(`TypeScript ${version}`);
-    const tsc = run(dir, process.execPath, [join(dir, 'node_modules', alias, 'bin', 'tsc'), '-p', dir]);
+    const tsc = runCommand(dir, process.execPath, [join(dir, 'node_modules', alias, 'bin', 'tsc'), '-p', dir], { timeoutMs: 600_000 });
     const { ours, theirs } = errorsByOwner(tsc.output);
     theirs.forEach((error) => elsewhere.add(error.split('(')[0]));
     if (ours.length > 0 || (!tsc.ok && theirs.length === 0))
@@ -180,7 +171,10 @@ function runAll(dir, examples, nodes, env) {
   const problems = [];
   for (const [label, ...command] of nodes) {
     for (const { file, where, prints } of examples) {
-      const result = run(dir, command[0], [...command.slice(1), join('src', `${file}.mts`)], { ...process.env, ...env }, 60_000);
+      const result = runCommand(dir, command[0], [...command.slice(1), join('src', `${file}.mts`)], {
+        env: { ...process.env, ...env },
+        timeoutMs: 60_000,
+      });
       const unkept = firstUnkept(prints, result.output);
       if (!result.ok) problems.push(`${where} failed on ${label}:\n${result.output}`);
       else if (unkept !== undefined) problems.push(`${where} on ${label} did not print "${unkept}":\n${result.output}`);

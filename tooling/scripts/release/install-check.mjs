@@ -2,11 +2,11 @@
 // else), and uses them: every export loads through `import` and through `require`, a local single-flight
 // runs three calls once, the dashboard serves its page from the ESM and the CommonJS build, and the
 // adapters' `flight` command starts.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installLine } from './examples-check.mjs';
+import { runCommand } from './run-command.mjs';
 
 /** Entries that need test tooling of the user's (vitest, fast-check) to load. */
 const NEEDS_TEST_TOOLS = new Set(['@flight/core/testing']);
@@ -38,11 +38,6 @@ for (const create of [createFlightDashboard, cjs.createFlightDashboard]) {
 console.log('smoke ok');
 `;
 
-function run(cwd, cmd, args) {
-  const result = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout: 300_000 });
-  return { ok: result.status === 0, output: `${result.stdout ?? ''}${result.stderr ?? ''}`.trim() };
-}
-
 /** `{ problems, summary }` after installing `packages` ({ name, tarball, manifest }) in a scratch project. */
 export function checkInstall(packages) {
   const dir = mkdtempSync(join(tmpdir(), 'flight-install-'));
@@ -54,7 +49,7 @@ export function checkInstall(packages) {
       for (const [name, range] of Object.entries(manifest.peerDependencies ?? {}))
         if (!ours.has(name) && !['vitest', 'fast-check'].includes(name)) peers.set(name, range);
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module' }));
-    const install = run(dir, 'npm', [
+    const install = runCommand(dir, 'npm', [
       'install',
       '--no-audit',
       '--no-fund',
@@ -82,10 +77,10 @@ export function checkInstall(packages) {
     writeFileSync(join(dir, 'load.cjs'), load('cjs'));
     writeFileSync(join(dir, 'smoke.mjs'), SMOKE);
     for (const file of ['load.mjs', 'load.cjs', 'smoke.mjs']) {
-      const result = run(dir, process.execPath, [file]);
+      const result = runCommand(dir, process.execPath, [file]);
       if (!result.ok) problems.push(`${file} failed in the scratch project:\n${result.output}`);
     }
-    const bin = run(dir, join(dir, 'node_modules', '.bin', 'flight'), ['--help']);
+    const bin = runCommand(dir, join(dir, 'node_modules', '.bin', 'flight'), ['--help']);
     if (!bin.ok || !bin.output.includes('usage: flight')) problems.push(`npx flight --help failed:\n${bin.output}`);
     const summary = `${packages.length} tarballs and their peers (${[...peers.keys()].join(', ')}) installed with npm; ${entries.length} entries load by import and by require; a local flight ran once for 3 calls; the dashboard page served from ESM and CJS; \`flight --help\` runs`;
     return { problems, summary };
@@ -114,7 +109,7 @@ function ourDependencies(names, manifests) {
  * Node 22+, while the Node 20 npm installs openai 6.
  */
 export function npmOn(node) {
-  const cli = join(run(tmpdir(), 'npm', ['root', '-g']).output.split('\n').at(-1), 'npm', 'bin', 'npm-cli.js');
+  const cli = join(runCommand(tmpdir(), 'npm', ['root', '-g']).output.split('\n').at(-1), 'npm', 'bin', 'npm-cli.js');
   return [...node, cli];
 }
 
@@ -140,14 +135,14 @@ export function checkReadmeInstalls(packages, readmes, npm = ['npm']) {
         ...line.map((spec) => tarballs.get(spec) ?? spec),
         ...ourDependencies(line, manifests).map((dep) => tarballs.get(dep)),
       ];
-      const install = run(dir, npm[0], [...npm.slice(1), 'install', '--no-audit', '--no-fund', ...specs]);
+      const install = runCommand(dir, npm[0], [...npm.slice(1), 'install', '--no-audit', '--no-fund', ...specs]);
       if (!install.ok) problems.push(`${name}/README.md: \`npm i ${line.join(' ')}\` failed:\n${install.output}`);
       else if (/overriding peer dependency|ERESOLVE/i.test(install.output))
         problems.push(`${name}/README.md: \`npm i ${line.join(' ')}\` overrode a peer dependency:\n${install.output}`);
       else {
-        const tree = run(dir, npm[0], [...npm.slice(1), 'ls', '--all']);
+        const tree = runCommand(dir, npm[0], [...npm.slice(1), 'ls', '--all']);
         if (!tree.ok) problems.push(`${name}/README.md: npm ls is invalid after its install line:\n${tree.output}`);
-        const versions = run(dir, npm[0], [...npm.slice(1), 'ls', '--depth=0', '--json']);
+        const versions = runCommand(dir, npm[0], [...npm.slice(1), 'ls', '--depth=0', '--json']);
         if (versions.ok)
           for (const [dep, { version }] of Object.entries(JSON.parse(versions.output).dependencies ?? {}))
             if (!dep.startsWith('@flight/')) installed.add(`${dep}@${version.split('.')[0]}`);
@@ -201,13 +196,21 @@ export function checkPrometheus(packages, nodes) {
       writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch-prometheus', private: true, type: 'module' }));
       const otel = ['@opentelemetry/api', '@opentelemetry/sdk-metrics', '@opentelemetry/exporter-prometheus'];
       const npm = npmOn(node);
-      const install = run(dir, npm[0], [...npm.slice(1), 'install', '--no-audit', '--no-fund', '--loglevel=error', core.tarball, ...otel]);
+      const install = runCommand(dir, npm[0], [
+        ...npm.slice(1),
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        core.tarball,
+        ...otel,
+      ]);
       if (!install.ok) {
         problems.push(`the Prometheus recipe did not install on ${label}:\n${install.output}`);
         continue;
       }
       writeFileSync(join(dir, 'smoke.mjs'), PROMETHEUS_SMOKE);
-      const smoke = run(dir, node[0], [...node.slice(1), 'smoke.mjs']);
+      const smoke = runCommand(dir, node[0], [...node.slice(1), 'smoke.mjs']);
       if (!smoke.ok || !smoke.output.includes('prometheus ok')) problems.push(`the Prometheus recipe failed on ${label}:\n${smoke.output}`);
       else seen.push(`${label}: ${smoke.output.split('\n').at(-1).replace('prometheus ok: ', '')}`);
     } finally {
