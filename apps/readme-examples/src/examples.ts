@@ -5,6 +5,9 @@
  * `// prints: <text>`; the runner checks that the lines it prints contain each promise, in order.
  */
 import { builtinModules } from 'node:module';
+import { firstUnkept, fragmentCount, installLine, readmeExamples } from '../../../tooling/scripts/release/readme-parts.mjs';
+
+export { firstUnkept };
 
 export interface ReadmeExample {
   /** 1-based line of the opening fence. */
@@ -22,8 +25,6 @@ export interface Readme {
   examples: ReadmeExample[];
   fragments: number;
 }
-
-const FENCE = /^```(\S*)(?:[ \t]+(\S+))?\s*$/;
 
 /** The package part of an import specifier: `@scope/name/sub` → `@scope/name`, `name/sub` → `name`. */
 export function packageOf(specifier: string): string {
@@ -47,53 +48,18 @@ export function importsOf(code: string): string[] {
 }
 
 export function parseReadme(markdown: string): Readme {
-  const lines = markdown.split('\n');
-  let install: string[] | null = null;
-  const examples: ReadmeExample[] = [];
-  let fragments = 0;
-  for (let i = 0; i < lines.length; i++) {
-    const open = FENCE.exec(lines[i]!);
-    if (!open || !open[1]) continue;
-    const start = i;
-    const body: string[] = [];
-    for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!);
-    const [lang, flag] = [open[1], open[2]];
-    const code = body.join('\n');
-    if ((lang === 'sh' || lang === 'bash') && install === null) {
-      const command = body.find((l) => /^\s*npm\s+(i|install)\s/.test(l));
-      if (command)
-        install = command
-          .trim()
-          .split(/\s+/)
-          .slice(2)
-          .filter((word) => !word.startsWith('-'));
-    } else if (lang === 'ts' || lang === 'typescript') {
-      if (flag === 'fragment') {
-        fragments++;
-        continue;
-      }
-      const prints = [...code.matchAll(/\/\/\s*prints:\s*(.+?)\s*$/gm)].map((m) => m[1]!);
-      examples.push({ line: start + 1, code, prints, imports: importsOf(code) });
-    }
-  }
-  return { install, examples, fragments };
+  const install = installLine(markdown);
+  return {
+    install: install.length > 0 ? install : null,
+    examples: readmeExamples(markdown).map((example) => ({ ...example, imports: importsOf(example.code) })),
+    fragments: fragmentCount(markdown),
+  };
 }
 
 /** The examples' imports that the install line does not name (a pasted example would fail on them). */
 export function missingFromInstall(readme: Readme): string[] {
   const installed = new Set((readme.install ?? []).map((spec) => packageOf(spec.replace(/(.)@[^/]*$/, '$1'))));
   return [...new Set(readme.examples.flatMap((e) => e.imports))].filter((name) => !installed.has(name));
-}
-
-/** Checks that `output` contains each promised text in order; returns the first one it does not find. */
-export function firstUnkept(prints: readonly string[], output: string): string | undefined {
-  let from = 0;
-  for (const promise of prints) {
-    const at = output.indexOf(promise, from);
-    if (at < 0) return promise;
-    from = at + promise.length;
-  }
-  return undefined;
 }
 
 /** Routes an example declares (`app.get('/path', …)`, `router.post(…)`, typed or not), in order. */

@@ -9,45 +9,16 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { firstUnkept, installLine, readmeExamples } from './readme-parts.mjs';
 import { runCommand } from './run-command.mjs';
+
+export { firstUnkept, installLine, readmeExamples } from './readme-parts.mjs';
 
 /** The compilers every example must satisfy: the alias installed in the scratch project → its npm range. */
 export const TYPESCRIPTS = { 'typescript-5.9': '~5.9.3', 'typescript-7': '^7.0.0' };
 /** Typings a TypeScript user of the examples' frameworks installs beside the README's install line. */
 const TYPINGS = ['@types/node', '@types/express', '@types/koa', 'tsx'];
 const OURS = /^@flight\//;
-
-/**
- * The runnable TypeScript examples of a README (```ts blocks; ```ts fragment blocks are variations), with the
- * texts their `// prints: …` comments promise, in order.
- */
-export function readmeExamples(markdown) {
-  const examples = [];
-  const lines = markdown.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^```(ts|typescript)(?:[ \t]+(\S+))?\s*$/.exec(lines[i]);
-    if (!open) continue;
-    const start = i + 1;
-    const body = [];
-    for (i++; i < lines.length && !/^```\s*$/.test(lines[i]); i++) body.push(lines[i]);
-    const code = body.join('\n');
-    const prints = [...code.matchAll(/\/\/\s*prints:\s*(.+?)\s*$/gm)].map((m) => m[1]);
-    if (open[2] !== 'fragment') examples.push({ line: start, code, prints });
-  }
-  return examples;
-}
-
-/** The packages a README's install line names (the first `npm i`/`npm install` of a sh block). */
-export function installLine(markdown) {
-  const line = markdown.split('\n').find((l) => /^\s*npm\s+(i|install)\s/.test(l));
-  return line
-    ? line
-        .trim()
-        .split(/\s+/)
-        .slice(2)
-        .filter((word) => !word.startsWith('-'))
-    : [];
-}
 
 /**
  * The example as a CommonJS program: its import declarations first (TypeScript turns them into `require`
@@ -75,17 +46,6 @@ export function errorsByOwner(output) {
   const errors = output.split('\n').filter((line) => /\(\d+,\d+\): error TS\d+/.test(line));
   const theirs = errors.filter((line) => /^node_modules\//.test(line) && !/^node_modules\/@flight\//.test(line));
   return { ours: errors.filter((line) => !theirs.includes(line)), theirs };
-}
-
-/** The first promised text `output` does not print (in order), or undefined when it keeps every one. */
-export function firstUnkept(prints, output) {
-  let from = 0;
-  for (const promise of prints) {
-    const at = output.indexOf(promise, from);
-    if (at < 0) return promise;
-    from = at + promise.length;
-  }
-  return undefined;
 }
 
 /** Installs the scratch project and writes each example as `src/<readme>-<line>.mts` and `.cts`. */

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { installLine } from './examples-check.mjs';
+import { installLine } from './readme-parts.mjs';
 import { runCommand } from './run-command.mjs';
 
 /** Entries that need test tooling of the user's (vitest, fast-check) to load. */
