@@ -23,19 +23,28 @@ const distinct = (flight: Record<string, unknown>) => [
   row('distinct-keys', 'local', { opsPerSec: 200_000 }),
   row('distinct-keys', 'redlock', { opsPerSec: 20_000, redisCpuUsPerFlight: 30 }),
   row('distinct-keys', 'bentocache', { opsPerSec: 25_000, redisCpuUsPerFlight: 15 }),
-  row('distinct-keys', 'cache-manager', { opsPerSec: 30_000, redisCpuUsPerFlight: 5 }),
+  row('distinct-keys', 'cache-manager', { opsPerSec: 30_000, redisCpuUsPerFlight: 20, clientCpuUsPerFlight: 50 }),
   row('distinct-keys', FLIGHT, { roundTrips: 2, followerRoundTrips: 1, followerSubscriptionCommands: 2, ...flight }),
 ];
 
 describe('targets: distinct keys', () => {
   it('compares each flight adapter with the best of cache-manager, bentocache and redlock in the same run', () => {
-    const rows = compareRows(distinct({ opsPerSec: 30_000, redisCpuUsPerFlight: 30 }));
+    const rows = compareRows(distinct({ opsPerSec: 30_000, redisCpuUsPerFlight: 30, clientCpuUsPerFlight: 50 }));
     const ours = rows.find((r) => r.contender === FLIGHT)!;
-    expect(ours).toMatchObject({ bestPeer: 'cache-manager', bestPeerOpsPerSec: 30_000, vsBestPeer: 1, redisCpuVsBentocache: 2 });
+    expect(ours).toMatchObject({
+      bestPeer: 'cache-manager',
+      bestPeerOpsPerSec: 30_000,
+      vsBestPeer: 1,
+      redisCpuVsCacheManager: 1.5,
+      clientCpuVsCacheManager: 1,
+    });
     expect(met(rows, 'Distinct keys')).toBe(true);
     expect(met(rows, 'Redis CPU per owner flight')).toBe(true);
-    expect(met(distinct({ opsPerSec: 29_999, redisCpuUsPerFlight: 30.1 }), 'Distinct keys')).toBe(false);
-    expect(met(distinct({ opsPerSec: 29_999, redisCpuUsPerFlight: 30.1 }), 'Redis CPU per owner flight')).toBe(false);
+    expect(met(rows, 'client CPU per owner flight')).toBe(true);
+    const slower = distinct({ opsPerSec: 29_999, redisCpuUsPerFlight: 30.1, clientCpuUsPerFlight: 50.1 });
+    expect(met(slower, 'Distinct keys')).toBe(false);
+    expect(met(slower, 'Redis CPU per owner flight ≤ 1.5×')).toBe(false);
+    expect(met(slower, 'client CPU per owner flight ≤ 1×')).toBe(false);
   });
 
   it('is not measured (n/a) when no peer ran', () => {
@@ -63,10 +72,13 @@ describe('targets: distinct keys', () => {
     const vs = verdicts(rows, [FLIGHT]);
     expect(find(vs, 'Distinct keys:')?.met).toBe(false);
     expect(find(vs, 'Distinct keys on valkey 8.1.1 (`SET … IFEQ`): ops/s')).toMatchObject({ met: true });
-    expect(find(vs, 'Distinct keys on valkey 8.1.1 (`SET … IFEQ`): Redis CPU')).toMatchObject({
+    // Where `SET … IFEQ` exists the owner path needs no script: Redis CPU ≤ 1× cache-manager's (20 µs here).
+    expect(find(vs, 'Distinct keys on valkey 8.1.1 (`SET … IFEQ`): Redis CPU per owner flight ≤ 1×')).toMatchObject({
       met: true,
-      figure: '8 µs vs 15 µs (0.53×)',
+      figure: '8 µs vs 20 µs (0.4×)',
     });
+    const heavier = verdicts([...valkey(distinct({ opsPerSec: 31_000, redisCpuUsPerFlight: 21 }))], [FLIGHT]);
+    expect(find(heavier, 'Distinct keys on valkey 8.1.1 (`SET … IFEQ`): Redis CPU')?.met).toBe(false);
     const compared = compareRows(rows).find((r) => r.scenario === 'distinct-keys-valkey' && r.contender === FLIGHT)!;
     expect(compared).toMatchObject({ bestPeer: 'cache-manager', bestPeerOpsPerSec: 30_000, vsBestPeer: 1.033 });
 
@@ -144,28 +156,44 @@ describe('targets: HTTP (rows of the http scenario)', () => {
     http('same', 'flight-distributed', same, { handlerRunsPerBurst: runs }),
   ];
 
-  it('distinct URLs: distributed ≥ 0.7× and local ≥ 0.9× plain; one URL: ≥ 1× plain with 1 handler run per burst', () => {
-    const ok = verdicts(rows(700, 900, 1000, 1), []);
+  it('distinct URLs: distributed ≥ 0.8× and local ≥ 0.95× plain; one URL: ≥ 1× plain with 1 handler run per burst', () => {
+    const ok = verdicts(rows(800, 950, 1000, 1), []);
     expect(ok.map((v) => [v.contender, v.met])).toEqual([
       ['flight-distributed', true],
       ['flight-local', true],
       ['flight-distributed', true],
     ]);
-    expect(verdicts(rows(699, 899, 1000, 2), []).map((v) => v.met)).toEqual([false, false, false]);
-    expect(verdicts(rows(700, 900, 999, 1), []).map((v) => v.met)).toEqual([true, true, false]);
+    expect(verdicts(rows(799, 949, 1000, 2), []).map((v) => v.met)).toEqual([false, false, false]);
+    expect(verdicts(rows(800, 950, 999, 1), []).map((v) => v.met)).toEqual([true, true, false]);
   });
 
   it("judges by the row's median of per-round ratios to plain when it has one, not by the ratio of the medians", () => {
-    // Medians alone say 0.75× (750 / 1000), but in each round the route ran at ≥ 0.9× the plain route beside it.
+    // Medians alone say 0.75× (750 / 1000), but in each round the route ran at ≥ 0.95× the plain route beside it.
     const judged = [
       http('distinct', 'plain', 1000),
-      http('distinct', 'flight-local', 750, { vsPlain: 0.92, roundReqPerSec: [700, 750, 900] }),
+      http('distinct', 'flight-local', 750, { vsPlain: 0.96, roundReqPerSec: [700, 750, 900] }),
     ];
     const [local] = verdicts(judged, []);
     expect(local).toMatchObject({ contender: 'flight-local', met: true });
-    expect(local!.figure).toContain('0.92×; rounds 700 / 750 / 900');
+    expect(local!.figure).toContain('0.96×; rounds 700 / 750 / 900');
     const below = [http('distinct', 'plain', 1000), http('distinct', 'flight-local', 950, { vsPlain: 0.85 })];
     expect(verdicts(below, [])[0]!.met).toBe(false);
+  });
+});
+
+describe('targets: model calls (rows of the openai and ai-sdk scenarios)', () => {
+  const model = (scenario: string, overFloorP50Ms: number, perRound = [1, 1]) => [
+    row(scenario, FLIGHT, { upstreamCallsPerRound: perRound, overFloorP50Ms, overheadP50Ms: overFloorP50Ms + 0.2 }),
+  ];
+  it('each wrapper: 1 upstream call per herd, and an uncontended call ≤ the floor + 0.15 ms', () => {
+    for (const [scenario, wrapper] of [
+      ['openai', '@flight/openai'],
+      ['ai-sdk', '@flight/ai-sdk'],
+    ] as const) {
+      expect(met(model(scenario, 0.15), `Model calls (${wrapper})`)).toBe(true);
+      expect(met(model(scenario, 0.16), `Model calls (${wrapper})`)).toBe(false);
+      expect(met(model(scenario, 0.1, [1, 2]), `Model calls (${wrapper})`)).toBe(false);
+    }
   });
 });
 
