@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 // The servers module alone: the rest of the testing entry imports vitest, which this CLI does not run under.
 import {
   rawCommand,
+  replicaInSync,
   seeded,
   startRedisServer,
   startSentinelTopology,
@@ -399,6 +400,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       case 'failover':
       case 'kill-primary': {
         // Writes the primary acknowledged but its replica had not received yet may be lost, as in a restart.
+        // The next failover waits until the old primary is back as a replica in sync (the Sentinels convert
+        // it after a graceful failover, up to 10 s later): one failover at a time, never a second fault on a
+        // topology that has no replica to promote yet.
         if (failingOver) return;
         failingOver = true;
         try {
@@ -406,7 +410,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
           const old = await topology!.primaryPort();
           await (kind === 'failover' ? topology!.failover() : topology!.killPrimary());
           redisLostAt = Date.now();
-          if (kind === 'kill-primary') await topology!.revive(old);
+          await (kind === 'kill-primary' ? topology!.revive(old) : replicaInSync(old));
         } finally {
           failingOver = false;
         }
