@@ -150,8 +150,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   let seq = 0;
   /** When Redis was last restarted (empty), or failed over. */
   let redisLostAt = 0;
-  /** A failover is under way (the next waits for it). */
-  let failingOver = false;
+  /** Settles when the last failover fault is over (the next waits for it). */
+  let failovers = Promise.resolve();
+  /** The window of requests and faults is over: a fault still waiting for its turn does not happen. */
+  let windowOver = false;
   /** The last run of each idempotent key: when it started and on which node. */
   const idempotentRuns = new Map<string, { at: number; node: string }>();
   const proxies = new Map<string, TcpProxy>();
@@ -351,14 +353,22 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     const kind = faultKinds[(summary.faults + faultOffset) % faultKinds.length]!;
     summary.faults++;
     summary.faultsByKind[kind] = (summary.faultsByKind[kind] ?? 0) + 1;
-    const index = Math.floor(random() * nodes.length);
+    /** A fault that could not happen now (its node down or paused, a failover under way): counted apart. */
+    const skipped = () => {
+      summary.faultsByKind[kind]! -= 1;
+      summary.faultsByKind[`${kind} skipped`] = (summary.faultsByKind[`${kind} skipped`] ?? 0) + 1;
+    };
+    // A node fault hits a random node that can take it now (up, not paused, not cut off already).
+    const usable = (n: Node) => n.alive && !n.paused && (kind !== 'cut-node' || n.proxy?.mode === 'pass');
+    let index = Math.floor(random() * nodes.length);
+    for (let i = 0; i < nodes.length && !usable(nodes[index]!); i++) index = (index + 1) % nodes.length;
     const node = nodes[index]!;
     const fault = `${kind}${kind.endsWith('node') ? ` ${node.name}` : ''} at ${Date.now() - started} ms`;
     recentFaults.push(fault);
     log(`fault ${fault}`);
     switch (kind) {
       case 'kill-node': {
-        if (!node.alive || node.paused) return;
+        if (!node.alive || node.paused) return skipped();
         node.alive = false;
         node.lostAt = Date.now();
         node.child.kill('SIGKILL');
@@ -367,7 +377,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
         return;
       }
       case 'pause-node': {
-        if (!node.alive || node.paused) return;
+        if (!node.alive || node.paused) return skipped();
         node.paused = true;
         node.lostAt = Date.now();
         process.kill(node.child.pid!, 'SIGSTOP');
@@ -380,7 +390,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       }
       case 'cut-node': {
         // The node stays up and keeps taking requests; every byte to and from Redis is swallowed.
-        if (!node.alive || !node.proxy || node.proxy.mode !== 'pass') return;
+        if (!node.alive || !node.proxy || node.proxy.mode !== 'pass') return skipped();
         node.lostAt = Date.now();
         const cut: { from: number; to?: number } = { from: node.lostAt };
         cuts.set(node.name, [...(cuts.get(node.name) ?? []), cut]);
@@ -400,19 +410,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       case 'failover':
       case 'kill-primary': {
         // Writes the primary acknowledged but its replica had not received yet may be lost, as in a restart.
-        // The next failover waits until the old primary is back as a replica in sync (the Sentinels convert
-        // it after a graceful failover, up to 10 s later): one failover at a time, never a second fault on a
-        // topology that has no replica to promote yet.
-        if (failingOver) return;
-        failingOver = true;
+        // One failover at a time: the next waits until the last is over and its old primary is back as a
+        // replica in sync (the Sentinels convert it after a graceful failover, up to 10 s later), so no
+        // failover meets a topology that has no replica to promote yet.
+        const previous = failovers;
+        let done!: () => void;
+        failovers = new Promise<void>((resolve) => (done = resolve));
         try {
+          await previous;
+          if (windowOver) return skipped();
+          recentFaults.push(`${kind} starts at ${Date.now() - started} ms`);
           redisLostAt = Date.now();
           const old = await topology!.primaryPort();
           await (kind === 'failover' ? topology!.failover() : topology!.killPrimary());
           redisLostAt = Date.now();
           await (kind === 'kill-primary' ? topology!.revive(old) : replicaInSync(old));
         } finally {
-          failingOver = false;
+          done();
         }
         return;
       }
@@ -443,6 +457,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       }
       await sleep(options.tickMs);
     }
+    windowOver = true;
     await Promise.all(faultTasks);
     // Drain: every live node answers its pending requests (wait timeout 8 s + margin).
     const drainUntil = Date.now() + 20_000;
