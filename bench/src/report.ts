@@ -305,7 +305,7 @@ export function renderMarkdown(run: BenchRun, command: string, profiles: readonl
       : []),
     '## Targets',
     '',
-    "Each target compares figures of this one run (issue 10's acceptance list; the limits are in `bench/src/targets.ts`).",
+    "Each target compares figures of this one run (issue 10's acceptance list, with issue 47's goals for the unshared path; the limits are in `bench/src/targets.ts`).",
     'n/a = a figure it needs was not measured in this run.',
     '',
     '| target | contender | figure | verdict |',

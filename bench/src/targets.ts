@@ -1,5 +1,5 @@
 /**
- * The targets of `pnpm bench` (issue 10's acceptance list), evaluated from the rows of one run.
+ * The targets of `pnpm bench` (issue 10's acceptance list, with issue 47's goals for the unshared path), evaluated from the rows of one run.
  *
  * Pure functions: `compareRows` adds the same-run comparison figures to the rows (they land in
  * bench/results/latest.json), `verdicts` turns the rows into PASS / MISS lines. A target whose
