@@ -186,13 +186,16 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
       d.contender,
       `${fmt(d.redisCpuUsPerFlight)} µs vs ${fmt(cacheManager?.redisCpuUsPerFlight)} µs (${fmt(d.redisCpuVsCacheManager)}×)`,
       within(d.redisCpuUsPerFlight, redisLimit, cacheManager?.redisCpuUsPerFlight),
-      `the owner path sends ${fmt(d.ownerCommands)} per flight.`,
+      `the owner path sends ${fmt(d.ownerCommands)} per flight (cache-manager a GET and a SET): the fenced store of the result is a ` +
+        'compare-and-set, a Lua script on Redis 7 and `SET … IFEQ` where the server has it (bench/profiles/redis.md).',
     );
     add(
       `${prefix}client CPU per owner flight ≤ ${LIMITS.clientCpuVsCacheManager}× cache-manager's`,
       d.contender,
       `${fmt(d.clientCpuUsPerFlight)} µs vs ${fmt(cacheManager?.clientCpuUsPerFlight)} µs (${fmt(d.clientCpuVsCacheManager)}×)`,
       within(d.clientCpuUsPerFlight, LIMITS.clientCpuVsCacheManager, cacheManager?.clientCpuUsPerFlight),
+      "on top of the two commands: the flight record encoded, the result enveloped and checked, the core's bookkeeping of the " +
+        'flight (bench/profiles/core.md, bench/profiles/redis.md).',
     );
   };
 
