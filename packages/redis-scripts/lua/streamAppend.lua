@@ -15,9 +15,11 @@
   ARGV[3] ownerId   ARGV[4] ownerToken   ARGV[5] epoch
   ARGV[6] ttlMs of the stream   ARGV[7] maxChunks   ARGV[8] maxBytes
   ARGV[9] the most chunk bytes a progress notice carries (0: ids only)
-  ARGV[10..] the chunks, in order
+  ARGV[10] how many entries the stream holds before these ('' : wherever it ends); another number writes
+          nothing and answers POSITION (a command a client sent again after a reconnect appends nothing twice)
+  ARGV[11..] the chunks, in order
 
-  Returns { 'OK' | 'FENCED' | 'FORGOTTEN' | 'LIMIT', the record as stored ('' when none), last id or false }.
+  Returns { 'OK' | 'FENCED' | 'FORGOTTEN' | 'LIMIT' | 'POSITION', the record as stored ('' when none), last id or false }.
 ]]
 --@include common
 --@include record
@@ -26,8 +28,10 @@
 local now = clock_now(ARGV[1])
 local epoch, ttl, max_chunks, max_bytes = int_arg(ARGV[5]), int_arg(ARGV[6]), int_arg(ARGV[7]), int_arg(ARGV[8])
 local inline_max = int_arg(ARGV[9])
-local FIRST = 10
-if now == nil or epoch == nil or ttl == nil or ttl < 1 or max_chunks == nil or max_bytes == nil or inline_max == nil or #ARGV < FIRST then
+local from = nil
+if ARGV[10] ~= '' then from = int_arg(ARGV[10]) end
+local FIRST = 11
+if (ARGV[10] ~= '' and from == nil) or now == nil or epoch == nil or ttl == nil or ttl < 1 or max_chunks == nil or max_bytes == nil or inline_max == nil or #ARGV < FIRST then
   return bad_input('streamAppend arguments')
 end
 local rec = load_live(KEYS[1], now)
@@ -35,6 +39,7 @@ if rec ~= nil and forgotten_epoch(rec, epoch) then return reply('FORGOTTEN', rec
 if rec == nil or not fence_matches(rec, ARGV[3], ARGV[4], epoch) or not is_active(rec) then return reply('FENCED', rec) end
 
 local count = redis.call('XLEN', KEYS[2])
+if from ~= nil and count ~= from then return reply('POSITION', rec) end
 local total = 0
 local before = '-'
 if count > 0 then

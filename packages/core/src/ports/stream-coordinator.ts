@@ -22,13 +22,21 @@ export interface StreamAppendInput {
   maxChunks: number;
   /** … or more bytes (UTF-8) of chunks than this. */
   maxBytes: number;
+  /**
+   * How many entries the run's stream holds before these (the index of the first). An append whose stream
+   * holds another number writes nothing and answers `POSITION`: a client that sends a command again after a
+   * reconnect (ioredis does) cannot append the same chunks twice. Omitted: appended wherever the stream ends.
+   */
+  from?: number;
 }
 
 /**
  * `FENCED`: the writer no longer owns an active run of the flight. `FORGOTTEN`: its run was forgotten
- * (nothing of it is shared any more). `LIMIT`: the caps would be passed; nothing was written.
+ * (nothing of it is shared any more). `LIMIT`: the caps would be passed; nothing was written. `POSITION`:
+ * the stream does not hold `from` entries (these were appended already, or entries were lost); nothing was
+ * written.
  */
-export type StreamAppendReply = { ok: true } | { ok: false; code: 'FENCED' | 'FORGOTTEN' | 'LIMIT' };
+export type StreamAppendReply = { ok: true } | { ok: false; code: 'FENCED' | 'FORGOTTEN' | 'LIMIT' | 'POSITION' };
 
 export interface StreamReadInput {
   /** The run whose stream is read. */

@@ -60,6 +60,7 @@ export function createMemoryStreams({ clock, read }: MemoryStreamsDeps): MemoryS
         return Promise.resolve({ ok: false, code: 'FENCED' });
       const id = streamId(fence, fence.epoch);
       const stream = live(id) ?? { entries: [], bytes: 0, expireAt: 0 };
+      if (input.from !== undefined && stream.entries.length !== input.from) return Promise.resolve({ ok: false, code: 'POSITION' });
       const bytes = input.chunks.reduce((sum, chunk) => sum + Buffer.byteLength(chunk, 'utf8'), stream.bytes);
       if (stream.entries.length + input.chunks.length > input.maxChunks || bytes > input.maxBytes) {
         return Promise.resolve({ ok: false, code: 'LIMIT' });

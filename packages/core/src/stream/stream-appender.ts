@@ -33,6 +33,8 @@ export class StreamAppender {
   private failure: Error | undefined = undefined;
   /** The run was forgotten (or, in hybrid mode, the coordinator is unreachable): it goes on for this node's callers, nothing more is shared. */
   private forgotten = false;
+  /** Chunks the coordinator took so far: where the next append must start (`StreamAppendInput.from`). */
+  private appended = 0;
 
   constructor(private readonly spec: AppenderSpec) {}
 
@@ -80,10 +82,14 @@ export class StreamAppender {
     const ref = { stage: fence.stage, key: fence.key };
     let sent: Promise<void>;
     try {
-      sent = coordinator.appendStream(fence, { chunks, ttlMs, maxChunks, maxBytes }).then((reply) => {
-        if (reply.ok) return;
-        if (reply.code === 'FORGOTTEN') {
-          this.spec.logger.info({ ...ref, epoch: fence.epoch }, "streamed run forgotten; its chunks go to this node's callers only");
+      sent = coordinator.appendStream(fence, { chunks, ttlMs, maxChunks, maxBytes, from: this.appended }).then((reply) => {
+        if (reply.ok) {
+          this.appended += chunks.length;
+          return;
+        }
+        if (reply.code === 'FORGOTTEN' || reply.code === 'POSITION') {
+          const why = reply.code === 'FORGOTTEN' ? 'streamed run forgotten' : 'the stream does not hold what this run appended';
+          this.spec.logger.info({ ...ref, epoch: fence.epoch }, `${why}; its chunks go to this node's callers only`);
           this.stop();
           return;
         }

@@ -74,6 +74,16 @@ export function registerStreamConformance(ctx: StreamConformanceContext): void {
     expect(await append(c, fresh, ['"late"'])).toEqual({ ok: false, code: 'FENCED' });
   });
 
+  streamCase('an append sent again (a client repeating it after a reconnect) writes nothing twice (POSITION)', async (c, r, fence) => {
+    expect(await append(c, fence, ['"a"', '"b"'], { from: 0 })).toEqual({ ok: true });
+    expect(await append(c, fence, ['"c"'], { from: 2 })).toEqual({ ok: true });
+    // The same append again, and one that skips entries: nothing written.
+    expect(await append(c, fence, ['"c"'], { from: 2 })).toEqual({ ok: false, code: 'POSITION' });
+    expect(await append(c, fence, ['"e"'], { from: 4 })).toEqual({ ok: false, code: 'POSITION' });
+    expect(await append(c, fence, ['"d"'], { from: 3 })).toEqual({ ok: true });
+    expect(await chunksOf(c, r, fence.epoch)).toEqual(['"a"', '"b"', '"c"', '"d"']);
+  });
+
   streamCase('an append past the caps on chunks or bytes is refused (LIMIT) and writes nothing', async (c, r, fence) => {
     expect(await append(c, fence, ['"1"', '"2"'], { maxChunks: 3 })).toEqual({ ok: true });
     expect(await append(c, fence, ['"3"', '"4"'], { maxChunks: 3 })).toEqual({ ok: false, code: 'LIMIT' });

@@ -74,12 +74,13 @@ export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator
         ms('maxChunks', input.maxChunks),
         ms('maxBytes', input.maxBytes),
         String(inlineBytes),
+        input.from === undefined ? '' : String(input.from),
         ...input.chunks,
       ];
       const raw = (await call('streamAppend', fence, () => runScript(driver, 'streamAppend', list, args))) as unknown[];
       const code = text(raw[0]);
       if (code === 'OK') return { ok: true };
-      return { ok: false, code: code === 'FORGOTTEN' ? 'FORGOTTEN' : code === 'LIMIT' ? 'LIMIT' : 'FENCED' };
+      return { ok: false, code: code === 'FORGOTTEN' || code === 'LIMIT' || code === 'POSITION' ? code : 'FENCED' };
     },
 
     readStream(ref, { epoch, afterId, count }) {
