@@ -8,6 +8,7 @@
  * arguments). One small subscriber connection per Sentinel, so that any Sentinel that is up brings the news.
  */
 import { isIP } from 'node:net';
+import { closeWithin } from '@flight/redis-scripts';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { IoredisClient } from './client';
 
@@ -60,7 +61,15 @@ export function watchPrimarySwitch(client: IoredisClient): PrimarySwitchWatch | 
     connections,
     async close() {
       connections.clear();
-      await Promise.all(watchers.map((watcher) => watcher.quit().catch(() => watcher.disconnect())));
+      await Promise.all(
+        watchers.map((watcher) =>
+          closeWithin(
+            1000,
+            () => watcher.quit(),
+            () => watcher.disconnect(),
+          ),
+        ),
+      );
     },
   };
 }
