@@ -3,7 +3,8 @@ import { cpus, totalmem, release, platform } from 'node:os';
 import type { ResultRow } from './context.js';
 import type { BenchRun } from './bench.js';
 import { renderProfileNotes, type ProfileNote } from './profiles.js';
-import { fmt, verdictLabel, verdicts } from './targets.js';
+import { verdictBefore, type RecordedRun } from './run-history.js';
+import { fmt, verdictLabel, verdicts, type Verdict } from './targets.js';
 
 export { verdicts, type Verdict } from './targets.js';
 
@@ -128,12 +129,13 @@ const TABLES: Record<string, { title: string; cols: Col[] }> = {
     ],
   },
   http: {
-    title: '7. HTTP — an Express route returning 1 KB of JSON, with and without `@flight/express` (autocannon)',
+    title: '7. HTTP — an Express route returning 1 KB of JSON: plain, behind `@flight/express`, behind a Redis response cache (autocannon)',
     cols: [
       ['URLs', (r) => r.urls],
       ['contender', (r) => r.contender],
       ['req/s', (r) => r.reqPerSec],
       ['× plain', (r) => r.vsPlain],
+      ['× redis-cache', (r) => r.vsRedisCache],
       ['server CPU µs / req', (r) => r.serverCpuUsPerReq],
       ['handler runs', (r) => r.upstreamCalls],
       ['handler runs / burst', (r) => r.handlerRunsPerBurst],
@@ -281,10 +283,31 @@ function machine(): string {
   return `${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ${platform()} ${release()}, Node ${process.version}`;
 }
 
-export function renderMarkdown(run: BenchRun, command: string, profiles: readonly ProfileNote[] = []): string {
+/**
+ * BENCHMARKS.md for `run`. With `previous` (the last full run recorded before it, run-history.ts) the targets
+ * table shows each target's verdict and figure in that run too, and counts the targets both runs met.
+ */
+export function renderMarkdown(run: BenchRun, command: string, profiles: readonly ProfileNote[] = [], previous?: RecordedRun): string {
   const v = verdicts(run.rows);
   const mark = (m: boolean | null) => (m === false ? '**MISS**' : verdictLabel(m));
   const missed = v.filter((x) => x.met === false);
+  const before = (x: Verdict) => {
+    const was = verdictBefore(previous, x);
+    return was ? `${mark(was.met)} — ${was.figure}` : 'not measured';
+  };
+  const metTwice = v.filter((x) => x.met === true && verdictBefore(previous, x)?.met === true).length;
+  const targetsTable = [
+    ...(previous
+      ? [
+          `Beside each verdict, the one of the full run before this one (${previous.startedAt}, \`${previous.command}\`): a goal counts as met`,
+          `when two full runs meet it. Met in both runs: ${metTwice} of ${v.length} targets.`,
+          '',
+        ]
+      : []),
+    `| target | contender | figure | verdict |${previous ? ' previous full run |' : ''}`,
+    `|---|---|---|---|${previous ? '---|' : ''}`,
+    ...v.map((x) => `| ${x.target} | ${x.contender} | ${x.figure} | ${mark(x.met)} |${previous ? ` ${before(x)} |` : ''}`),
+  ];
   const lines = [
     '# Benchmarks',
     '',
@@ -308,9 +331,7 @@ export function renderMarkdown(run: BenchRun, command: string, profiles: readonl
     "Each target compares figures of this one run (issue 10's acceptance list, with issue 47's goals for the unshared path; the limits are in `bench/src/targets.ts`).",
     'n/a = a figure it needs was not measured in this run.',
     '',
-    '| target | contender | figure | verdict |',
-    '|---|---|---|---|',
-    ...v.map((x) => `| ${x.target} | ${x.contender} | ${x.figure} | ${mark(x.met)} |`),
+    ...targetsTable,
     '',
     ...(missed.length
       ? [
@@ -366,7 +387,9 @@ export function renderMarkdown(run: BenchRun, command: string, profiles: readonl
     '- **HTTP**: each server in its own process, autocannon (64 connections) in the bench process, a warm-up then a window per',
     '  server: 3 interleaved rounds (1 with `--quick`) in a rotated order; req/s and the other figures are the median of the',
     '  rounds (`roundReqPerSec` in latest.json), and `× plain` is the median of the per-round ratios to the plain route of the',
-    '  same round, which the target reads.',
+    '  same round, which the target reads (`× redis-cache` the same to the `redis-cache` route). `redis-cache` is the route behind',
+    '  the least a Redis response cache does: a GET of the URL, and on a miss the route and a SET of its body with a TTL (no',
+    '  coordination; apicache or express-redis-cache over Redis without their extras).',
     '- **Many waiters**: a worker holds 1,000 owners open (their upstream waits for a gate); another worker parks 10 callers',
     '  on each key. Connections = peak `connected_clients` during the wait minus before the waiting worker set up its',
     '  contender (sampled every 20 ms); memory = `process.memoryUsage()` after a forced GC, while everyone waits, minus before',

@@ -63,6 +63,11 @@ export const LIMITS = {
     distinct: { 'flight-distributed': 0.8, 'flight-local': 0.95 },
     same: { 'flight-distributed': 1, 'flight-local': 1 },
   },
+  /**
+   * HTTP, distinct URLs: req/s ≥ this × the `redis-cache` route's (a GET, and a SET on a miss, per request):
+   * the unshared path of the distributed middleware against the plain cache it is held to.
+   */
+  httpVsRedisCache: 1,
 } as const;
 
 /** The scenarios whose rows compare with the best peer of the same scenario: distinct keys, on the run's Redis and on Valkey. */
@@ -153,6 +158,23 @@ export function subscriberBytesOf(row: ResultRow): number | null {
   return num(row.subscriberBytes) ?? num(row.observedSubscriberBytes);
 }
 
+/**
+ * What an uncontended call of each model wrapper does beyond the floor, and where that time went on an idle
+ * node in the profile (bench/profiles/openai-overhead.md).
+ */
+const MODEL_WRAPPERS = [
+  [
+    'openai',
+    '@flight/openai',
+    'the canonical key of the request, the acquire in Redis before the model is called, and the answer encoded for Redis after the caller has it',
+  ],
+  [
+    'ai-sdk',
+    '@flight/ai-sdk',
+    'the account digest and the canonical key of the call options, the acquire in Redis before the model is called, and the answer encoded for Redis and decoded for the caller',
+  ],
+] as const;
+
 export function verdicts(rows: readonly ResultRow[], flightNames: readonly string[] = FLIGHT_CONTENDERS): Verdict[] {
   const all = compareRows(rows.map((r) => ({ ...r })));
   const out: Verdict[] = [];
@@ -186,8 +208,10 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
       d.contender,
       `${fmt(d.redisCpuUsPerFlight)} µs vs ${fmt(cacheManager?.redisCpuUsPerFlight)} µs (${fmt(d.redisCpuVsCacheManager)}×)`,
       within(d.redisCpuUsPerFlight, redisLimit, cacheManager?.redisCpuUsPerFlight),
-      `the owner path sends ${fmt(d.ownerCommands)} per flight (cache-manager a GET and a SET): the fenced store of the result is a ` +
-        'compare-and-set, a Lua script on Redis 7 and `SET … IFEQ` where the server has it (bench/profiles/redis.md).',
+      `the owner path sends ${fmt(d.ownerCommands)} per flight (cache-manager a GET and a SET). The fenced store of the result is a ` +
+        'compare-and-set: where the server has `SET … IFEQ` two plain SETs, each carrying the ~200 B record besides the value; on ' +
+        'Redis 7 a Lua script, whose GET and SET of a 1 KB value take 8–9 µs inside Redis against a plain SET’s 1.3 µs, and ' +
+        'batching it or keeping the value out of Lua saves nothing measurable (bench/profiles/redis.md, Wave 12).',
     );
     add(
       `${prefix}client CPU per owner flight ≤ ${LIMITS.clientCpuVsCacheManager}× cache-manager's`,
@@ -235,6 +259,20 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
         `server CPU ${fmt(h.serverCpuUsPerReq)} µs per request against plain's ${fmt(plain?.serverCpuUsPerReq)} µs.`,
       );
     }
+  }
+  const cached = pick(all, 'http', 'redis-cache', (r) => r.urls === 'distinct');
+  const distributed = pick(all, 'http', 'flight-distributed', (r) => r.urls === 'distinct');
+  if (cached && distributed) {
+    const times = num(distributed.vsRedisCache) ?? ratio(distributed.reqPerSec, cached.reqPerSec);
+    add(
+      `HTTP, distinct URLs: req/s ≥ ${LIMITS.httpVsRedisCache}× a Redis response cache (a GET, and a SET on a miss, per request)`,
+      'flight-distributed',
+      `${fmt(distributed.reqPerSec)} vs redis-cache ${fmt(cached.reqPerSec)} req/s (${fmt(times)}×)`,
+      times === null ? null : times >= LIMITS.httpVsRedisCache,
+      `server CPU ${fmt(distributed.serverCpuUsPerReq)} µs per request against the cache's ${fmt(cached.serverCpuUsPerReq)} µs: ` +
+        'both send two commands per request; the rest is the flight (the record, the envelope and the owner’s copy of the ' +
+        'response, the fenced complete) and the garbage it leaves across the two round trips (bench/profiles/http.md, Wave 10).',
+    );
   }
 
   for (const name of flightNames) {
@@ -359,19 +397,6 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
       );
     }
 
-    // What an uncontended call does beyond the floor, per wrapper.
-    const MODEL_WRAPPERS = [
-      [
-        'openai',
-        '@flight/openai',
-        'the canonical key of the request, the acquire in Redis before the model is called, and the answer encoded for Redis after the caller has it',
-      ],
-      [
-        'ai-sdk',
-        '@flight/ai-sdk',
-        'the account digest and the canonical key of the call options, the acquire in Redis before the model is called, and the answer encoded for Redis and decoded for the caller',
-      ],
-    ] as const;
     for (const [scenario, wrapper, work] of MODEL_WRAPPERS) {
       const model = pick(all, scenario, name);
       if (!model) continue;
@@ -381,7 +406,9 @@ export function verdicts(rows: readonly ResultRow[], flightNames: readonly strin
         name,
         `upstream ${perRound.join('/')} per round; over the floor p50 ${fmt(model.overFloorP50Ms)} ms (over the bare call ${fmt(model.overheadP50Ms)} ms)`,
         perRound.length > 0 && perRound.every((n) => n === 1) ? le(num(model.overFloorP50Ms), LIMITS.modelOverFloorMs) : false,
-        `an uncontended call is a flight of its own: ${work}; uncontended call p50 ${fmt(model.uncontendedP50Ms)} ms; herd callers p99 ${fmt(model.p99Ms)} ms.`,
+        `an uncontended call is a flight of its own: ${work}; uncontended call p50 ${fmt(model.uncontendedP50Ms)} ms; herd callers p99 ${fmt(model.p99Ms)} ms. ` +
+          'On an idle node the profile puts ~0.2 ms before the acquire (the key, the span and `execute`, run cold), ~0.15 ms in the ' +
+          'acquire over the floor’s bare SET and ~0.1 ms after the answer (bench/profiles/openai-overhead.md).',
       );
     }
 

@@ -37,6 +37,20 @@ describe('http scenario rounds', () => {
     expect(local).not.toHaveProperty('handlerRunsPerBurst');
   });
 
+  it("gives the middleware's rows the median of their per-round ratios to the Redis response cache", () => {
+    const samples = new Map<HttpContender, Sample[]>([
+      ['plain', [sample(1000), sample(1000), sample(1000)]],
+      ['redis-cache', [sample(800), sample(400), sample(1000)]],
+      ['flight-distributed', [sample(600), sample(360), sample(900)]],
+    ]);
+    const [plain, cache, distributed] = httpRows('distinct', samples, 64);
+    // Ratios to the cache 0.75, 0.9, 0.9: median 0.9; the ratio of the medians would be 0.75.
+    expect(distributed).toMatchObject({ contender: 'flight-distributed', vsPlain: 0.6, vsRedisCache: 0.9 });
+    expect(cache).toMatchObject({ contender: 'redis-cache', vsPlain: 0.8 });
+    expect(cache).not.toHaveProperty('vsRedisCache');
+    expect(plain).not.toHaveProperty('vsRedisCache');
+  });
+
   it('counts handler runs per burst on one URL', () => {
     const samples = new Map<HttpContender, Sample[]>([
       ['plain', [sample(1000, { handlerRuns: 5000 })]],

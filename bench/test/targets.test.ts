@@ -179,6 +179,20 @@ describe('targets: HTTP (rows of the http scenario)', () => {
     const below = [http('distinct', 'plain', 1000), http('distinct', 'flight-local', 950, { vsPlain: 0.85 })];
     expect(verdicts(below, [])[0]!.met).toBe(false);
   });
+
+  it('distinct URLs: distributed ≥ 1× the Redis response cache, by the median of per-round ratios when the row has it', () => {
+    const beside = (distributed: number, extra: Record<string, unknown> = {}) =>
+      verdicts([http('distinct', 'redis-cache', 1000), http('distinct', 'flight-distributed', distributed, extra)], []).filter((v) =>
+        v.target.includes('Redis response cache'),
+      );
+    expect(beside(1000).map((v) => [v.contender, v.met])).toEqual([['flight-distributed', true]]);
+    expect(beside(999)[0]!.met).toBe(false);
+    expect(beside(700, { vsRedisCache: 1.02 })[0]).toMatchObject({ met: true, figure: expect.stringContaining('(1.02×)') });
+    // No cache row in the run: no verdict.
+    expect(verdicts([http('distinct', 'flight-distributed', 900)], []).filter((v) => v.target.includes('Redis response cache'))).toEqual(
+      [],
+    );
+  });
 });
 
 describe('targets: model calls (rows of the openai and ai-sdk scenarios)', () => {

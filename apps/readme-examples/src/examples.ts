@@ -5,7 +5,7 @@
  * `// prints: <text>`; the runner checks that the lines it prints contain each promise, in order.
  */
 import { builtinModules } from 'node:module';
-import { firstUnkept, fragmentCount, installLine, readmeExamples } from '../../../tooling/scripts/release/readme-parts.mjs';
+import { firstUnkept, readmeParts } from '../../../tooling/scripts/release/readme-parts.mjs';
 
 export { firstUnkept };
 
@@ -48,11 +48,11 @@ export function importsOf(code: string): string[] {
 }
 
 export function parseReadme(markdown: string): Readme {
-  const install = installLine(markdown);
+  const { install, examples, fragments } = readmeParts(markdown);
   return {
     install: install.length > 0 ? install : null,
-    examples: readmeExamples(markdown).map((example) => ({ ...example, imports: importsOf(example.code) })),
-    fragments: fragmentCount(markdown),
+    examples: examples.map((example) => ({ ...example, imports: importsOf(example.code) })),
+    fragments,
   };
 }
 

@@ -5,8 +5,9 @@
  * (SIGSTOP/SIGCONT), cut a node off from Redis (its proxy swallows everything), restart Redis (empty),
  * pause Redis (CLIENT PAUSE) — for a fixed time, on a Redis of its own. Ends by itself and returns one
  * summary; `wrong` and `unhandled` must be 0. An idempotent POST run twice is wrong, unless the node of
- * its earlier run was killed, paused or cut off since that run started, or Redis was restarted (empty) or
- * paused long enough to cost the run its lease: those reruns are counted apart (`idempotentRerunsAfterOwnerLoss`).
+ * its earlier run was killed, paused or cut off since that run started, or Redis was restarted (empty),
+ * paused long enough to cost the run its lease, or failed over before the nodes heard of it (the old primary
+ * granted the lease): those reruns are counted apart (`idempotentRerunsAfterOwnerLoss`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -35,6 +36,14 @@ const here = dirname(fileURLToPath(import.meta.url));
  */
 const FORGET_FAULT_MARGIN_MS = 1500;
 
+/**
+ * How long after a failover is seen as over (every Sentinel names the promoted primary) a run may still
+ * have been granted its lease by the old one: from the promotion until a node hears of the switch, and the
+ * line saying so on its way. Without strict acknowledgement such a lease is lost with the old primary, as
+ * the library documents, and the next caller runs again.
+ */
+const FAILOVER_NEWS_MARGIN_MS = 250;
+
 export interface ChaosOptions {
   /** How long faults and requests run. */
   durationMs: number;
@@ -55,7 +64,8 @@ export interface ChaosOptions {
    * Run on a Sentinel topology (a primary, a replica, three Sentinels) that the nodes reach through the
    * Sentinels, with failovers among the faults: a graceful `SENTINEL FAILOVER`, and the primary SIGKILLed (it
    * comes back as a replica once the replica is promoted). A node cannot be cut off from Redis there (it
-   * finds the primary itself). @default false
+   * finds the primary itself). The nodes mix the two clients there: n2 reaches the Sentinels through
+   * node-redis (`createSentinel`), n1 and n3 through ioredis. @default false
    */
   sentinel?: boolean;
   log?: (line: string) => void;
@@ -150,6 +160,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   let seq = 0;
   /** When Redis was last restarted (empty), or failed over. */
   let redisLostAt = 0;
+  /** When the last failover was seen as over (every Sentinel names the promoted primary). */
+  let failoverOverAt = 0;
   /** Settles when the last failover fault is over (the next waits for it). */
   let failovers = Promise.resolve();
   /** The window of requests and faults is over: a fault still waiting for its turn does not happen. */
@@ -199,19 +211,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   };
   const nodesByName = new Map<string, Node>();
 
-  const idempotentRun = (node: Node, key: string) => {
-    const now = Date.now();
+  /** A run of an idempotent POST began on `node` at `now` (by the node's clock, this machine's). */
+  const idempotentRun = (node: Node, key: string, now: number) => {
     const earlier = idempotentRuns.get(key);
     idempotentRuns.set(key, { at: now, node: node.name });
     if (!earlier) return;
-    const lost = Math.max(nodesByName.get(earlier.node)?.lostAt ?? 0, redisLostAt);
+    // A run begun just after a failover was seen as over may hold a lease the old primary granted before the
+    // nodes heard of the switch (FAILOVER_NEWS_MARGIN_MS); the forget judgement does not stretch that far.
+    const lost = Math.max(nodesByName.get(earlier.node)?.lostAt ?? 0, redisLostAt, failoverOverAt + FAILOVER_NEWS_MARGIN_MS);
     // A run whose start is read while its node is cut off acquired its lease before the cut (an idempotent
     // request never runs without Redis, and nothing passes a cut): the node lost Redis during that run, even
     // though the line saying it started came in a few ms after the cut began.
     const cutDuringRun = (cuts.get(earlier.node) ?? []).some((cut) => earlier.at >= cut.from && earlier.at <= (cut.to ?? Infinity));
     // A Redis pause during the run that, with the time since the owner's last renewal, outlasts the takeover
     // time costs the owner its lease: it gives the run up and the next caller takes it over, by the lease rules.
-    const pausedDuringRun = redisPauses.some((p) => p.at >= earlier.at && p.at <= now && pauseCostsLease(p.ms));
+    // A run whose start is read while Redis is paused acquired its lease before the pause (no command runs
+    // during one): the line saying so came in after the pause began, but the pause fell in the run.
+    const pausedDuringRun = redisPauses.some((p) => p.at <= now && p.at + p.ms >= earlier.at && pauseCostsLease(p.ms));
     if (lost >= earlier.at || cutDuringRun || pausedDuringRun) summary.idempotentRerunsAfterOwnerLoss++;
     else {
       wrongAnswer('post', `idempotent POST ${key} ran again on ${node.name} (earlier on ${earlier.node}, ${now - earlier.at} ms before)`);
@@ -228,7 +244,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
 
   const startWorker = (name: string, proxy: TcpProxy | undefined): Promise<Node> =>
     new Promise((resolve, reject) => {
-      const connection = proxy ? { url: proxy.url } : { sentinel: { name: topology!.name, sentinels: topology!.sentinels } };
+      const connection = proxy
+        ? { url: proxy.url }
+        : { sentinel: { name: topology!.name, sentinels: topology!.sentinels }, client: name === 'n2' ? 'node-redis' : 'ioredis' };
       const child = spawn(process.execPath, ['--conditions=@flight/source', '--import', 'tsx', join(here, 'chaos-worker.ts')], {
         env: { ...process.env, FLIGHT_CHAOS_NODE: JSON.stringify({ ...connection, nodeId: name, prefix }) },
         cwd: join(here, '..'),
@@ -254,6 +272,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
           key?: string;
           error?: string;
           forgot?: boolean;
+          at?: number;
         };
         try {
           m = JSON.parse(line);
@@ -261,7 +280,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
           return;
         }
         if (m.event === 'ready') resolve(node);
-        else if (m.event === 'idempotent-run') idempotentRun(node, m.key!);
+        else if (m.event === 'idempotent-run') idempotentRun(node, m.key!, m.at ?? Date.now());
         else if (m.event === 'upstream') {
           summary.upstreamCalls++;
           upstreamKeys.set(m.key!, (upstreamKeys.get(m.key!) ?? 0) + 1);
@@ -424,6 +443,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
           const old = await topology!.primaryPort();
           await (kind === 'failover' ? topology!.failover() : topology!.killPrimary());
           redisLostAt = Date.now();
+          failoverOverAt = redisLostAt;
+          recentFaults.push(`${kind} promoted at ${Date.now() - started} ms`);
           await (kind === 'kill-primary' ? topology!.revive(old) : replicaInSync(old));
         } finally {
           done();
@@ -432,9 +453,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       }
       case 'pause-redis': {
         const ms = 1000 + Math.floor(random() * 1000);
+        const port = topology ? await topology.primaryPort() : redis!.port;
         redisPauses.push({ at: Date.now(), ms });
         redisPausedAt = Date.now() + 2000;
-        const port = topology ? await topology.primaryPort() : redis!.port;
         await rawCommand(port, ['CLIENT', 'PAUSE', String(ms), 'ALL']).catch(() => '');
         return;
       }

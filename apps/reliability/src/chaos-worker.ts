@@ -1,5 +1,6 @@
 /**
- * One node of the chaos run: createSingleFlight (hybrid) over the ioredis coordinator, with an upstream
+ * One node of the chaos run: createSingleFlight (hybrid) over the ioredis coordinator (or the node-redis one,
+ * when the run says so), with an upstream
  * whose only right answer is `v:<key>`, called directly (`call`) and through two Express routes behind
  * `@flight/express`: a slow route whose stage times out before the handler answers (`slow`), and an
  * idempotent POST under `Idempotency-Key` (`post`), each attempt with a freshly refreshed bearer token (the
@@ -18,8 +19,10 @@ import { randomUUID } from 'node:crypto';
 import { createFlightMiddleware } from '@flight/express';
 import { createFlightMiddleware as createKoaFlightMiddleware } from '@flight/koa';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
+import { createNodeRedisCoordinator } from '@flight/redis-node';
 import express from 'express';
 import Koa from 'koa';
+import { createSentinel } from 'redis';
 import { CHAOS_HEARTBEAT_INTERVAL_MS, CHAOS_TAKEOVER_AFTER_MS } from './chaos-policy.js';
 
 const SLOW_STAGE = 'chaos-slow';
@@ -33,7 +36,11 @@ const config = JSON.parse(process.env.FLIGHT_CHAOS_NODE ?? '{}') as {
   sentinel?: { name: string; sentinels: { host: string; port: number }[] };
   nodeId: string;
   prefix: string;
+  /** The Redis client library of this node. @default 'ioredis' */
+  client?: 'ioredis' | 'node-redis';
 };
+/** Closes what the coordinator does not (a client given to it). */
+let closeLast: () => Promise<unknown> = async () => undefined;
 const send = (message: object) => process.stdout.write(`${JSON.stringify(message)}\n`);
 
 process.on('unhandledRejection', (reason) => send({ event: 'unhandled', error: String(reason) }));
@@ -41,11 +48,7 @@ process.on('uncaughtException', (error) => {
   send({ event: 'unhandled', error: `uncaught: ${String(error)}` });
 });
 
-const coordinator = createIoredisCoordinator({
-  redis: { ...(config.sentinel ?? parse(config.url!)), maxRetriesPerRequest: 1 },
-  prefix: config.prefix,
-  commandTimeoutMs: 500,
-});
+const coordinator = await createCoordinator();
 const flight = createSingleFlight({
   coordinator,
   mode: 'hybrid',
@@ -65,6 +68,20 @@ const flight = createSingleFlight({
     [SLOW_STAGE]: { guard: { retry: false, timeoutMs: SLOW_GUARD_MS, circuitBreaker: false, bulkhead: false }, l1: { enabled: false } },
   },
 });
+
+/** The node's coordinator, over the client the run gave it (through the Sentinels, or its proxy's URL). */
+async function createCoordinator() {
+  const common = { prefix: config.prefix, commandTimeoutMs: 500 };
+  if (config.client !== 'node-redis') {
+    return createIoredisCoordinator({ redis: { ...(config.sentinel ?? parse(config.url!)), maxRetriesPerRequest: 1 }, ...common });
+  }
+  if (!config.sentinel) return createNodeRedisCoordinator({ redis: { url: config.url! }, ...common });
+  const client = createSentinel({ name: config.sentinel.name, sentinelRootNodes: config.sentinel.sentinels });
+  client.on('error', () => undefined);
+  await client.connect();
+  closeLast = () => client.close();
+  return createNodeRedisCoordinator({ client, ...common });
+}
 
 function parse(url: string) {
   const u = new URL(url);
@@ -111,7 +128,8 @@ app.post(
     key: (req) => ({ identity: String(req.headers.authorization).split(':')[0] }),
   }),
   async (req, res) => {
-    send({ event: 'idempotent-run', key: req.params.key });
+    // When the run began, stamped here: the runner reads the line later, by as much as it is busy.
+    send({ event: 'idempotent-run', key: req.params.key, at: Date.now() });
     await sleep(Number(req.query.workMs ?? 0));
     res.type('text').send(`v:${req.params.key}`);
   },
@@ -226,4 +244,5 @@ h2Session?.destroy();
 h2Server.close();
 await flight.close();
 await coordinator.close();
+await closeLast();
 process.exit(0);

@@ -1,8 +1,9 @@
 /**
- * The server process of the `http` scenario: an Express route returning 1 KB of JSON, plain or behind
- * `@flight/express` (distributed over Redis, or local). Runs in its own process (`node --import tsx`) so
- * the load generator and the server never share an event loop. Configured by environment:
- * HTTP_BENCH_CONTENDER (`plain` | `flight-distributed` | `flight-local`), HTTP_BENCH_REDIS_URL,
+ * The server process of the `http` scenario: an Express route returning 1 KB of JSON, plain, behind
+ * `@flight/express` (distributed over Redis, or local), or behind a Redis response cache (`redis-cache`).
+ * Runs in its own process (`node --import tsx`) so the load generator and the server never share an event
+ * loop. Configured by environment:
+ * HTTP_BENCH_CONTENDER (`plain` | `flight-distributed` | `flight-local` | `redis-cache`), HTTP_BENCH_REDIS_URL,
  * HTTP_BENCH_PREFIX. Sends `{ port }` over IPC once listening; answers `{ cmd: 'stats' }` with the
  * handler's run count and the process's CPU time so far, and exits on `{ cmd: 'exit' }`.
  */
@@ -11,6 +12,7 @@ import { createSingleFlight, type SingleFlight } from '@flight/core';
 import { createFlightMiddleware } from '@flight/express';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import express, { type RequestHandler } from 'express';
+import { Redis } from 'ioredis';
 
 const contender = process.env.HTTP_BENCH_CONTENDER ?? 'plain';
 const redisUrl = process.env.HTTP_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -36,9 +38,40 @@ const passthroughFlight = {
   close: async () => {},
 } as unknown as SingleFlight;
 
+/**
+ * Contender `redis-cache`: what any Redis-backed response cache does for a request, and no more — a GET of
+ * the URL's entry, and on a miss the route runs and its body is SET with a TTL (what apicache or
+ * express-redis-cache do over Redis, without their extras). No coordination: concurrent misses each run
+ * the route. The plain cache the unshared path is held against.
+ */
+function redisResponseCache(redis: Redis): RequestHandler {
+  return (req, res, next) => {
+    const key = `${prefix}${req.originalUrl}`;
+    redis.getBuffer(key).then(
+      (hit) => {
+        if (hit) {
+          res.type('application/json').send(hit);
+          return;
+        }
+        const send = res.send.bind(res);
+        res.send = (body: unknown) => {
+          if (res.statusCode === 200 && typeof body === 'string') redis.set(key, body, 'PX', 30_000).catch(() => undefined);
+          return send(body);
+        };
+        next();
+      },
+      (error: unknown) => next(error),
+    );
+  };
+}
+
 let singleFlight: SingleFlight | undefined;
+let cacheClient: Redis | undefined;
 const middleware: RequestHandler[] = [];
-if (contender !== 'plain') {
+if (contender === 'redis-cache') {
+  cacheClient = new Redis(redisUrl);
+  middleware.push(redisResponseCache(cacheClient));
+} else if (contender !== 'plain') {
   singleFlight =
     contender === 'flight-local'
       ? createSingleFlight({ mode: 'local' })
@@ -70,6 +103,7 @@ process.on('message', (message: { cmd?: string }) => {
   if (message.cmd === 'exit') {
     server.closeAllConnections();
     server.close();
+    cacheClient?.disconnect();
     void (singleFlight?.close() ?? Promise.resolve()).finally(() => process.exit(0));
   }
 });

@@ -1,7 +1,9 @@
 /**
  * Scenario `http` — an Express route returning 1 KB of JSON, driven by autocannon (64 connections), side by
  * side in one run: without the middleware (`plain`), behind `@flight/express` in distributed mode over the
- * bench's Redis (`flight-distributed`) and in local mode (`flight-local`). Two URL patterns:
+ * bench's Redis (`flight-distributed`) and in local mode (`flight-local`), and behind the least a Redis response
+ * cache does, a GET and on a miss a SET per request (`redis-cache`: the plain cache the unshared path is held
+ * against). Two URL patterns:
  * `distinct` — a new URL per request (every request is an owner flight: the middleware's pure overhead);
  * `same` — every connection hammers one URL (the handler should run once for the whole burst).
  * Each server runs in its own process, the load generator in this one, so they never share an event loop.
@@ -16,7 +18,7 @@ import { prefixOf, type BenchContext, type ResultRow } from '../context.js';
 import { libraryExecArgv } from '../library.js';
 import { median, round, roundOrder } from '../stats.js';
 
-export const HTTP_CONTENDERS = ['plain', 'flight-distributed', 'flight-local'] as const;
+export const HTTP_CONTENDERS = ['plain', 'flight-distributed', 'flight-local', 'redis-cache'] as const;
 /** `http-layer-only` (diagnostic, HTTP_BENCH_LAYER_ONLY=1): the middleware over a stand-in that just runs the handler. */
 export type HttpContender = (typeof HTTP_CONTENDERS)[number] | 'http-layer-only';
 export type UrlPattern = 'distinct' | 'same';
@@ -157,20 +159,25 @@ async function measure(ctx: BenchContext, contender: HttpContender, urls: UrlPat
 /**
  * One row per contender from its rounds (`samples`, round by round, `plain` among them): req/s and the
  * other figures are the median of the rounds, `vsPlain` the median of the per-round ratios to plain (both
- * measured within seconds of each other), counts summed, max the largest.
+ * measured within seconds of each other), `vsRedisCache` the same to `redis-cache` for the middleware's rows,
+ * counts summed, max the largest.
  */
 export function httpRows(urls: UrlPattern, samples: ReadonlyMap<HttpContender, readonly Sample[]>, connections: number): ResultRow[] {
-  const plain = samples.get('plain') ?? [];
+  /** The median of `these` rounds' req/s over the same rounds of `reference`; null without a round of both. */
+  const vs = (these: readonly Sample[], reference: readonly Sample[] | undefined) => {
+    const ratios = these.map((s, r) => s.reqPerSec / Math.max(1e-9, reference?.[r]?.reqPerSec ?? Number.NaN)).filter(Number.isFinite);
+    return ratios.length ? round(median(ratios), 2) : null;
+  };
   const rows: ResultRow[] = [];
   for (const [contender, these] of samples) {
-    const ratios = these.map((s, r) => s.reqPerSec / Math.max(1e-9, plain[r]?.reqPerSec ?? Number.NaN)).filter(Number.isFinite);
     const handlerRuns = Math.round(median(these.map((s) => s.handlerRuns)));
     rows.push({
       scenario: 'http',
       urls,
       contender,
       reqPerSec: Math.round(median(these.map((s) => s.reqPerSec))),
-      vsPlain: ratios.length ? round(median(ratios), 2) : null,
+      vsPlain: vs(these, samples.get('plain')),
+      ...(contender.startsWith('flight-') ? { vsRedisCache: vs(these, samples.get('redis-cache')) } : {}),
       roundReqPerSec: these.map((s) => Math.round(s.reqPerSec)),
       upstreamCalls: handlerRuns,
       // `same`: the measured window is one burst on one URL.
@@ -187,7 +194,7 @@ export function httpRows(urls: UrlPattern, samples: ReadonlyMap<HttpContender, r
   return rows;
 }
 
-/** Runs every URL pattern against the three contenders, interleaved by round; one row per pattern and contender. */
+/** Runs every URL pattern against the contenders, interleaved by round; one row per pattern and contender. */
 export async function runHttp(ctx: BenchContext, opts: HttpOptions): Promise<ResultRow[]> {
   const rows: ResultRow[] = [];
   const contenders: HttpContender[] = [...HTTP_CONTENDERS, ...(process.env.HTTP_BENCH_LAYER_ONLY ? (['http-layer-only'] as const) : [])];

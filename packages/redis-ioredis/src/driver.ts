@@ -70,7 +70,7 @@ export function createIoredisDriver(connection: IoredisConnection): RedisDriver 
     // A cluster: each master's own clock (see RedisDriver.clockOf).
     ...(isCluster ? { clockOf: masterOf } : {}),
     createSubscriber(handlers) {
-      const handle: RedisSubscriber = createIoredisSubscriber(client, isCluster, handlers, primarySwitch?.connections, () => {
+      const handle: RedisSubscriber = createIoredisSubscriber(client, isCluster, handlers, primarySwitch, () => {
         if (subscriber === handle) subscriber = undefined;
       });
       subscriber = handle;

@@ -5,6 +5,7 @@
  */
 import { closeWithin, clusterKeySlot, type RedisSubscriber, type RedisSubscriberHandlers } from '@flight/redis-scripts';
 import type { IoredisClient } from './client';
+import type { PrimarySwitchWatch } from './primary-switch';
 
 /** On a cluster, one SSUBSCRIBE per slot (ioredis routes each command by its channels' slot). */
 function bySlot(channels: readonly string[], isCluster: boolean): string[][] {
@@ -20,14 +21,14 @@ function bySlot(channels: readonly string[], isCluster: boolean): string[][] {
 }
 
 /**
- * Opens the subscriber connection of `client`; `onClose` runs when it is closed. `tracked`: where the
- * connection is listed while open (the connections a primary switch moves, through Sentinels).
+ * Opens the subscriber connection of `client`; `onClose` runs when it is closed. `primarySwitch`: the watch
+ * that moves the connection while open when its primary is replaced (through Sentinels).
  */
 export function createIoredisSubscriber(
   client: IoredisClient,
   isCluster: boolean,
   handlers: RedisSubscriberHandlers,
-  tracked: Set<IoredisClient> | undefined,
+  primarySwitch: Pick<PrimarySwitchWatch, 'track' | 'untrack'> | undefined,
   onClose: () => void,
 ): RedisSubscriber {
   // Standalone: it queues commands while it connects, and does not re-subscribe by itself (ioredis would
@@ -41,7 +42,7 @@ export function createIoredisSubscriber(
   const sub = isCluster
     ? client.duplicate([], { shardedSubscribers: true })
     : client.duplicate({ enableOfflineQueue: true, autoResubscribe: false, enableReadyCheck: false });
-  tracked?.add(sub);
+  primarySwitch?.track(sub);
   // Every 'ready' but the first re-subscribes, and so does the first when a connection closed before
   // it: that connection may have confirmed subscriptions that are gone now.
   let readyOnce = false;
@@ -67,7 +68,7 @@ export function createIoredisSubscriber(
     // Standalone: PING is allowed on a subscribed connection and answered after every message before it.
     ...(isCluster ? {} : { ping: () => sub.call('PING') }),
     async close() {
-      tracked?.delete(sub);
+      primarySwitch?.untrack(sub);
       onClose();
       await closeWithin(
         1000,

@@ -7,4 +7,4 @@ const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
 
 it('ioredis: the flight command lists, shows, forgets and watches flights on a standalone server, with meaningful exit codes', async () => {
   await checkCli(cli, { redis: sharedRedisUrl(), cluster: false }, (prefix) => adapter.coordinator(sharedRedisUrl(), { prefix }), true);
-}, 120_000);
+}, 300_000);

@@ -36,6 +36,8 @@ export interface NodeRedisSentinel extends Closable {
   sendCommand(isReadonly: boolean | undefined, args: (string | Buffer)[], options?: object): Promise<unknown>;
   /** The primary's address as the client knows it (what tells a Sentinel client from the others). */
   getMasterNode(): { host: string; port: number } | undefined;
+  /** The Sentinel the client follows. */
+  getSentinelNode?(): { host: string; port: number } | undefined;
   off(event: string, listener: (...args: any[]) => void): unknown;
 }
 

@@ -1,8 +1,10 @@
 /**
  * How the driver sends a command: once the client it created is connected (a given client is), routed by
- * its first key on a cluster, and retried while a slot mid-migration answers `TRYAGAIN`.
+ * its first key on a cluster, retried while a slot mid-migration answers `TRYAGAIN`, and held through
+ * Sentinels while the client is on a replaced primary.
  */
 import { isCluster, isSentinel, type AnyNodeRedisClient, type NodeRedisCluster } from './client';
+import type { PrimarySwitchGate } from './primary-switch';
 
 /** Delay between retries of a `TRYAGAIN` reply (a slot mid-migration). */
 const TRYAGAIN_RETRY_DELAY_MS = 50;
@@ -43,12 +45,21 @@ async function sendToCluster(
  * The sender of `client`. `ready` is the connection of a client the driver created (commands wait for it
  * until it settles, then go out at once); a given client is connected already.
  */
-export function createSender(client: AnyNodeRedisClient, ready: Promise<unknown> | undefined, tryAgainWindowMs: number): Send {
+export function createSender(
+  client: AnyNodeRedisClient,
+  ready: Promise<unknown> | undefined,
+  tryAgainWindowMs: number,
+  /** Through Sentinels: holds commands while the client is on a replaced primary. */
+  primarySwitch?: PrimarySwitchGate,
+): Send {
   const sendNow: Send = (routingKey, args, options) => {
     if (isCluster(client)) return sendToCluster(client, tryAgainWindowMs, routingKey, args, options);
     try {
-      // Sentinel: every command is a write as far as it knows, so it goes to the primary.
-      if (isSentinel(client)) return client.sendCommand(false, args, options);
+      if (isSentinel(client)) {
+        // Every command is a write as far as it knows, so it goes to the primary.
+        const held = primarySwitch?.whenClear();
+        return held ? held.then(() => client.sendCommand(false, args, options)) : client.sendCommand(false, args, options);
+      }
       return client.sendCommand(args, options);
     } catch (error) {
       return Promise.reject(error);

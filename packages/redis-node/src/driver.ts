@@ -3,6 +3,7 @@ import { clusterKeySlot, DEFAULT_COMMAND_TIMEOUT_MS, type RedisDriver, type Redi
 import { createClient, RESP_TYPES, type RedisClientOptions } from 'redis';
 import { closeQuietly, isCluster, isSentinel, type AnyNodeRedisClient, type NodeRedisClient, type NodeRedisCluster } from './client';
 import { createSender, scriptCommand } from './commands';
+import { watchPrimarySwitch } from './primary-switch';
 import { createSentinelSubscriber } from './sentinel-subscriber';
 import { createNodeRedisSubscriber } from './subscriber';
 
@@ -38,7 +39,9 @@ export function createNodeRedisDriver(
   const owned = ready !== undefined;
   const cluster = isCluster(client);
   const sentinel = isSentinel(client);
-  const send = createSender(client, ready, tryAgainWindowMs);
+  // Through Sentinels: no command goes to a primary another Sentinel announced replaced.
+  const primarySwitch = sentinel ? watchPrimarySwitch(client) : undefined;
+  const send = createSender(client, ready, tryAgainWindowMs, primarySwitch);
   let subscriber: RedisSubscriber | undefined;
 
   return {
@@ -87,7 +90,7 @@ export function createNodeRedisDriver(
     // On a cluster, the routing key sends WAIT to the master that serves the flight's slot.
     waitReplicas: async (key, replicas, timeoutMs) => Number(await send(key, ['WAIT', String(replicas), String(timeoutMs)])),
     async close() {
-      await subscriber?.close();
+      await Promise.all([subscriber?.close(), primarySwitch?.close()]);
       if (owned) await closeQuietly(client);
     },
   };

@@ -17,6 +17,7 @@ export {
 export { flightKeys, noticeChannel, lockKey, digest, parseFlightKey, stageKeyPattern, RECORD_LAYOUT, type FlightKeys } from './keys';
 export { MAX_LIST_LIMIT, type FlightInspection, type Inspector, type ListFlightsOptions } from './inspect/inspector';
 export { toFlightRedisError, withDeadline, closeWithin, DeadlineExceeded, FlightRedisVersionError } from './errors';
+export { ReplacedPrimaries, parseSwitchMaster, REPLACED_PRIMARY_FOR_MS, type PrimaryAddress } from './replaced-primaries';
 export { runScript } from './spine/scripts';
 export { LUA_SCRIPTS, type LuaScript, type LuaScriptName } from './spine/lua.generated';
 export { clusterKeySlot } from './slot';

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Driver, Reply } from './middleware-suite.js';
+import { countedEvents } from './counted-events.js';
 import { publicGet as get } from './public-get.js';
 import { requestedPath, startTwoNodes } from './two-nodes.js';
 
@@ -32,33 +33,43 @@ export function registerFreshnessCases(driver: Driver): void {
       for (const close of closing.splice(0).reverse()) await close();
     });
 
-    /** Two nodes serving the cases; each run of a path answers `<path> #<n>`, n counting its runs. */
+    /**
+     * Two nodes serving the cases; each run of a path answers `<path> #<n>`, n counting its runs.
+     * `joinedBy(n)`: the runs that start from now on wait (at most 5 s) until the nodes have seen `n` more
+     * follower waits, so a request sent to the other node joins the run however slow the machine.
+     */
     async function twoNodes(delayMs = 0) {
       const runs = new Map<string, number>();
+      const followers = countedEvents();
+      let awaited = 0;
       const nodes = await startTwoNodes(driver, closing, {
         prefix: `t:freshness:${randomBytes(4).toString('hex')}:`,
         stage: 'fresh',
         defaults: { l1: { enabled: true } },
+        onFollower: () => followers.add(),
         handler: async (req): Promise<Reply> => {
           const path = requestedPath(req.path);
           const n = (runs.get(path) ?? 0) + 1;
           runs.set(path, n);
+          await followers.reach(awaited, 5000);
           if (delayMs) await sleep(delayMs);
           const name = path.split('/')[2]!;
           return { kind: 'text', headers: { 'content-type': 'text/plain', ...CASES[name] }, body: `${path} #${n}` };
         },
       });
-      return { nodes, runs: (path: string) => runs.get(path) ?? 0 };
+      const joinedBy = (n: number) => void (awaited = followers.count + n);
+      return { nodes, runs: (path: string) => runs.get(path) ?? 0, joinedBy };
     }
 
     const stale = ['no-cache', 'max-age-0', 's-maxage-0', 'must-revalidate', 'expired', 'aged-out'];
 
     it('never replays, on either node, a response that is no longer fresh: the next request runs the handler', async () => {
-      const { nodes, runs } = await twoNodes(100);
+      const { nodes, runs, joinedBy } = await twoNodes(100);
       const paths = stale.map((name) => `/r/${name}/${randomBytes(3).toString('hex')}`);
       for (const path of paths) expect((await get(`${nodes[0]}${path}`)).role).toBe('owner');
       await sleep(1200);
       for (const path of paths) {
+        joinedBy(1);
         const again = await Promise.all(nodes.map((node) => get(`${node}${path}`)));
         expect({ path, roles: again.map((answer) => answer.role).sort() }).toEqual({ path, roles: ['follower', 'owner'] });
         expect(again.map((answer) => answer.body)).toEqual([`${path} #2`, `${path} #2`]);

@@ -20,8 +20,10 @@ import {
 import { type FlightCoordinator } from '@flight/core/adapter';
 import { createIoredisCoordinator } from '@flight/redis-ioredis';
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { WAIT_FOR_EFFECT } from '@flight/test-servers';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FlightKeySpec, HttpFlightOptions } from '@flight/http-shared';
+import { countedEvents } from './counted-events.js';
 import { registerFreshnessCases } from './freshness-cases.js';
 import { registerStaleCases } from './stale-cases.js';
 import { registerUnshareableCases } from './unshareable-cases.js';
@@ -209,13 +211,15 @@ export function registerMiddlewareSuite(driver: Driver): void {
       const gated = gatedCompletion(coordinator);
       const singleFlight = createSingleFlight({ mode: 'distributed', coordinator: gated.coordinator });
       let calls = 0;
+      const arrivals = countedEvents();
       const server = await driver.start({
         singleFlight,
         stage: 'owner-release',
+        onArrive: () => arrivals.add(),
         handler: () => ({ kind: 'json', body: { report: ++calls } }),
       });
       // Without the early answer the owner's response would wait for the gate; open it late so the test ends.
-      const fallback = setTimeout(() => gated.open(), 3000);
+      const fallback = setTimeout(() => gated.open(), 15_000);
       try {
         const owner = await send(`${server.url}/r/report`);
         expect({ opened: gated.state.opened, completing: gated.state.completing }).toEqual({ opened: false, completing: 1 });
@@ -227,7 +231,8 @@ export function registerMiddlewareSuite(driver: Driver): void {
 
         // The flight is still running (its result not stored): a second caller joins it and gets the same response.
         const follower = send(`${server.url}/r/report`);
-        await sleep(100);
+        await arrivals.reach(2);
+        await sleep(100); // past its arrival, into the flight it joins (the gate holds the run however long this takes)
         gated.open();
         const joined = await follower;
         expect({ status: joined.status, role: joined.role, body: joined.body.toString() }).toEqual({
@@ -824,8 +829,7 @@ export function registerMiddlewareSuite(driver: Driver): void {
           defaults: { maxRunMs: 700, heartbeatIntervalMs: 500, takeoverAfterMs: 1500, l1: { enabled: false } },
         });
         await readOneAndLeave(`${url}/r/endless`);
-        await sleep(1500);
-        expect(state.stopped).toBe(true);
+        await vi.waitFor(() => expect(state.stopped).toBe(true), WAIT_FOR_EFFECT);
         const produced = state.produced;
         await sleep(200);
         expect(state.produced).toBe(produced);
@@ -845,8 +849,7 @@ export function registerMiddlewareSuite(driver: Driver): void {
         await sleep(100);
         expect(state.stopped).toBe(false);
         await server.close();
-        await sleep(100);
-        expect(state.stopped).toBe(true);
+        await vi.waitFor(() => expect(state.stopped).toBe(true), WAIT_FOR_EFFECT);
       });
     }
 

@@ -8,7 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createMemoryCoordinator, createSingleFlight, FlightConfigurationError } from '@flight/core';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { WAIT_FOR_EFFECT } from '@flight/test-servers';
 import type { Driver, Reply } from './middleware-suite.js';
 import { publicGet as get } from './public-get.js';
 import { requestedPath, startTwoNodes } from './two-nodes.js';
@@ -73,7 +74,8 @@ export function registerStaleCases(driver: Driver): void {
       state.hold = undefined;
       expect(await first).toMatchObject({ status: 200, body: `${path} #2`, role: 'owner' });
       expect(runs(path)).toBe(2);
-      await sleep(100); // the refresher's client is answered before its response is stored
+      // The refresher's client is answered before its response is stored: stale answers (no run) until it is.
+      await vi.waitFor(async () => expect((await get(`${nodes[0]}${path}`)).body).toBe(`${path} #2`), WAIT_FOR_EFFECT);
       const after = await Promise.all(nodes.map((node) => get(`${node}${path}`)));
       for (const answer of after) expect(answer.body).toBe(`${path} #2`);
       expect(after.map((answer) => answer.role)).not.toContain('stale');

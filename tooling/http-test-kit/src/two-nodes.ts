@@ -13,6 +13,8 @@ export interface TwoNodesSetup {
   options?: MiddlewareOptions;
   defaults?: StagePolicyInput;
   handler: ServerSetup['handler'];
+  /** Called whenever a node starts waiting for the other node's run (its `follower` event). */
+  onFollower?: () => void;
 }
 
 /** Starts nodes `a` and `b`; their URLs. Each is closed (server, single-flight, coordinator) by a function pushed on `closing`. */
@@ -21,6 +23,8 @@ export async function startTwoNodes(driver: Driver, closing: Array<() => Promise
   for (const nodeId of ['a', 'b']) {
     const coordinator = createIoredisCoordinator({ redis: 'redis://127.0.0.1:6379', prefix: setup.prefix });
     const singleFlight = createSingleFlight({ mode: 'distributed', coordinator, nodeId, defaults: setup.defaults ?? {} });
+    const { onFollower } = setup;
+    if (onFollower) singleFlight.on('follower', () => onFollower());
     const server = await driver.start({ singleFlight, stage: setup.stage, options: setup.options ?? {}, handler: setup.handler });
     closing.push(async () => {
       await server.close();

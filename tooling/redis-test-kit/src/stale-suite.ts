@@ -128,21 +128,29 @@ export function registerStaleSuite(
       const workers = await start(['a', 'b', 'c']);
       try {
         const key = 'failing';
-        const storedAt = Date.now();
+        // The value is stored during this burst: its windows are counted from a moment between these two.
+        const storedAfter = Date.now();
         await workers[0].burst({ stage: 'sie', key, callers: 1, behavior: 'value', delayMs: 10, value: 'v1' });
+        const storedBefore = Date.now();
         await sleep(1100);
         const seen: CallOutcome[] = [];
         // Fresh until 1 s, errors answered stale until 4 s.
-        while (Date.now() < storedAt + 3700) {
+        while (Date.now() < storedAfter + 3700) {
           const round = await Promise.all(
             workers.map((w) => w.burst({ stage: 'sie', key, callers: 10, behavior: 'fail-soft', delayMs: 50, value: 'x' })),
           );
           seen.push(...outcomesOf(round));
           await sleep(50);
         }
-        for (const o of seen) expect(o).toMatchObject({ ok: true, value: 'v1@a', role: 'stale' });
-        expect(seen.length).toBeGreaterThan(100);
-        await sleep(storedAt + 5300 - Date.now()); // past the error window and the last failure's retry interval
+        // A call that ended within 4 s of the earliest store is inside the window; one that a loaded machine
+        // held past it may get the failure, and nothing else.
+        const inWindow = seen.filter((o) => o.startedAt! + o.tookMs! <= storedAfter + 4000);
+        for (const o of inWindow) expect(o).toMatchObject({ ok: true, value: 'v1@a', role: 'stale' });
+        const answer = (o: CallOutcome) => (o.ok ? `${o.value} ${o.role}` : o.errorType);
+        expect(seen.map(answer).filter((a) => a !== 'v1@a stale' && a !== 'PROVIDER')).toEqual([]);
+        expect(inWindow.length).toBeGreaterThanOrEqual(60);
+        const lateFailures = seen.some((o) => !o.ok);
+        await sleep(storedBefore + 5300 - Date.now()); // past the error window and the last failure's retry interval
         const failed = outcomesOf(
           await Promise.all(workers.map((w) => w.burst({ stage: 'sie', key, callers: 5, behavior: 'fail-soft', delayMs: 50, value: 'x' }))),
         );
@@ -151,9 +159,10 @@ export function registerStaleSuite(
           await Promise.all(workers.map((w) => w.burst({ stage: 'other', key, callers: 1, behavior: 'value', delayMs: 1, value: 'x' })))
         ).map((r) => r.runs - 1);
         const refreshes = runs.reduce((sum, n) => sum + n, 0) - 1; // less the first run (v1) and the last failure
-        // One refresh about every second while errors were answered stale (2.7 s): 3, at most 4.
+        // One refresh about every second while errors were answered stale (2.7 s): 3, at most 4 (one more for
+        // calls a loaded machine held past the window, which ran and failed).
         expect(refreshes).toBeGreaterThanOrEqual(2);
-        expect(refreshes).toBeLessThanOrEqual(4);
+        expect(refreshes).toBeLessThanOrEqual(lateFailures ? 5 : 4);
       } finally {
         await Promise.all(workers.map((w) => w.stop()));
       }

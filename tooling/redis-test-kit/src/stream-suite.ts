@@ -103,7 +103,13 @@ export function registerStreamSuite(
       await b.read(watched, 2);
       a.release(watched);
       expect((await leaving).outcomes[0]!.items).toHaveLength(8);
-      expect((await reader).outcomes[0]).toMatchObject({ ok: true, role: 'follower', items: runOf('a', epoch, 16) });
+      const read = (await reader).outcomes[0];
+      // On a failure, say whether the run was cancelled (A's supplier saw its signal abort) or B failed on its own.
+      expect(read, `A's aborted runs: ${JSON.stringify(a.abortedRuns(watched))}`).toMatchObject({
+        ok: true,
+        role: 'follower',
+        items: runOf('a', epoch, 16),
+      });
       expect(a.abortedRuns(watched)).toEqual([]);
     }, 30_000);
 

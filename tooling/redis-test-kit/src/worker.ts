@@ -134,6 +134,8 @@ export interface CallOutcome {
   ageMs?: number;
   /** How long the call took (ms). */
   tookMs?: number;
+  /** When the call began (epoch ms, this machine's clock). */
+  startedAt?: number;
 }
 
 const config = JSON.parse(process.env.FLIGHT_WORKER ?? '{}') as WorkerConfig;
@@ -178,6 +180,8 @@ async function sentinelClient({ name, sentinels }: NonNullable<WorkerConfig['sen
     return client;
   }
   const client = library.createSentinel({ name, sentinelRootNodes: sentinels });
+  // As for ioredis above: node-redis reports a broken connection as an 'error', which ends a process that has no listener.
+  client.on('error', () => undefined);
   await client.connect();
   return client;
 }
@@ -240,6 +244,7 @@ async function burst(command: BurstCommand): Promise<void> {
           role: result.role,
           epoch: result.epoch,
           tookMs: Date.now() - startedAt,
+          startedAt,
         };
         if (result.ageMs !== undefined) outcome.ageMs = result.ageMs;
         return outcome;
@@ -252,6 +257,7 @@ async function burst(command: BurstCommand): Promise<void> {
           retryable: e.retryable,
           message: e.message,
           tookMs: Date.now() - startedAt,
+          startedAt,
         };
       }
     }),

@@ -5,6 +5,6 @@ export interface ReadmeExampleBlock {
   prints: string[];
 }
 export function readmeExamples(markdown: string): ReadmeExampleBlock[];
-export function fragmentCount(markdown: string): number;
 export function installLine(markdown: string): string[];
+export function readmeParts(markdown: string): { install: string[]; examples: ReadmeExampleBlock[]; fragments: number };
 export function firstUnkept(prints: readonly string[], output: string): string | undefined;

@@ -24,8 +24,12 @@ function blocks(markdown) {
  * in `fragments`), with the texts their `// prints: …` comments promise, in order.
  */
 export function readmeExamples(markdown) {
+  return examplesOf(blocks(markdown));
+}
+
+function examplesOf(found) {
   const examples = [];
-  for (const block of blocks(markdown)) {
+  for (const block of found) {
     if (block.lang !== 'ts' && block.lang !== 'typescript') continue;
     if (block.flag === 'fragment') continue;
     const code = block.body.join('\n');
@@ -35,14 +39,18 @@ export function readmeExamples(markdown) {
   return examples;
 }
 
-/** How many ```ts fragment blocks a README has. */
-export function fragmentCount(markdown) {
-  return blocks(markdown).filter((b) => (b.lang === 'ts' || b.lang === 'typescript') && b.flag === 'fragment').length;
+/** How many ```ts fragment blocks are among `found`. */
+function fragmentsOf(found) {
+  return found.filter((b) => (b.lang === 'ts' || b.lang === 'typescript') && b.flag === 'fragment').length;
 }
 
 /** The packages a README's install line names (the first `npm i` / `npm install` of its first `sh` block that has one). */
 export function installLine(markdown) {
-  for (const block of blocks(markdown)) {
+  return installOf(blocks(markdown));
+}
+
+function installOf(found) {
+  for (const block of found) {
     if (block.lang !== 'sh' && block.lang !== 'bash') continue;
     const command = block.body.find((l) => /^\s*npm\s+(i|install)\s/.test(l));
     if (command)
@@ -53,6 +61,12 @@ export function installLine(markdown) {
         .filter((word) => !word.startsWith('-'));
   }
   return [];
+}
+
+/** The install line, the runnable examples and the number of fragments of a README, from one reading of it. */
+export function readmeParts(markdown) {
+  const found = blocks(markdown);
+  return { install: installOf(found), examples: examplesOf(found), fragments: fragmentsOf(found) };
 }
 
 /** The first promised text `output` does not print (in order), or undefined when it keeps every one. */

@@ -19,5 +19,6 @@ export { systemChromium, HEADLESS_CHROMIUM_ARGS } from './chromium';
 export { startTcpProxy, type TcpProxy, type ProxyMode } from './tcp-proxy';
 export { startSentinelTopology, type SentinelTopology, type StartSentinelOptions } from './sentinel';
 export { seeded } from './seeded';
-export { replicaInSync } from './replication';
+export { WAIT_FOR_EFFECT } from './wait';
+export { replicaInSync, infoField } from './replication';
 export { startLineProcess, type LineProcess, type LineProcessOptions } from './line-process';

@@ -40,7 +40,8 @@ function isFree(port: number): Promise<boolean> {
   });
 }
 
-export async function waitForPing(port: number, binary: string, timeoutMs = 10_000): Promise<void> {
+/** Resolves once the server on `port` answers PING; the bound only catches one that never will (a loaded machine starts them slowly). */
+export async function waitForPing(port: number, binary: string, timeoutMs = 30_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     try {

@@ -1,11 +1,12 @@
 /**
  * A small TCP proxy for fault tests: sits between one client and Redis and can pass traffic, delay it,
- * blackhole it (accept and swallow bytes, never answer), or reset every connection. Also counts bytes
+ * hold it (keep every byte, both ways, and deliver it in order once the mode changes), blackhole it (accept
+ * and swallow bytes, never answer), or reset every connection. Also counts bytes
  * so a test can tell whether a command reached the server.
  */
 import net from 'node:net';
 
-export type ProxyMode = 'pass' | 'delay' | 'blackhole' | 'reset' | 'drop-replies';
+export type ProxyMode = 'pass' | 'delay' | 'hold' | 'blackhole' | 'reset' | 'drop-replies';
 
 export interface TcpProxy {
   readonly port: number;
@@ -24,11 +25,20 @@ export async function startTcpProxy(target: { host?: string; port: number }): Pr
   const host = target.host ?? '127.0.0.1';
   const pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
   const state = { mode: 'pass' as ProxyMode, delayMs: 0 };
+  /** What `hold` kept, in the order it came. */
+  const held: { to: net.Socket; chunk: Buffer }[] = [];
+  const release = () => {
+    for (const { to, chunk } of held.splice(0)) if (!to.destroyed) to.write(chunk);
+  };
 
   const forward = (from: net.Socket, to: net.Socket, isReply: boolean) => {
     from.on('data', (chunk) => {
       const mode = state.mode;
       if (mode === 'blackhole') return;
+      if (mode === 'hold') {
+        held.push({ to, chunk });
+        return;
+      }
       if (mode === 'drop-replies' && isReply) return;
       if (mode === 'reset') {
         from.destroy();
@@ -91,6 +101,7 @@ export async function startTcpProxy(target: { host?: string; port: number }): Pr
     },
     set mode(value: ProxyMode) {
       state.mode = value;
+      if (value !== 'hold') release();
     },
     get delayMs() {
       return state.delayMs;
