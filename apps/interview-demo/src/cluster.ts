@@ -9,9 +9,10 @@ import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { PORT_TAKEN_EXIT_CODE } from './port-taken.js';
 
-/** A port free on loopback now (the OS picks it). */
-function freePort(): Promise<number> {
+/** A port free on loopback now (the OS picks it); another process may take it before a child listens on it. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.on('error', reject);
@@ -62,9 +63,45 @@ export function redisAnswers(url: string, timeoutMs = 700): Promise<boolean> {
   });
 }
 
+/** A child could not listen: its port was taken between the parent choosing it and the child starting. */
+export class PortTakenError extends Error {
+  readonly code = 'E_DEMO_PORT_TAKEN';
+  constructor(readonly url: string) {
+    super(`${url}: the port was taken before the process could listen on it`);
+    this.name = 'PortTakenError';
+  }
+}
+
+/** Attempts of {@link onFreePorts} before a taken port is the caller's error. */
+const PORT_ATTEMPTS = 5;
+
+/**
+ * Runs `start` on `count` distinct free ports and, when it fails with {@link PortTakenError}, again on
+ * fresh ones (up to 5 attempts): `start` must leave nothing running when it fails.
+ */
+export async function onFreePorts<T>(
+  count: number,
+  start: (ports: number[]) => Promise<T>,
+  pick: () => Promise<number> = freePort,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const ports: number[] = [];
+    while (ports.length < count) {
+      const port = await pick();
+      if (!ports.includes(port)) ports.push(port);
+    }
+    try {
+      return await start(ports);
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || attempt === PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
 export async function waitForHttp(url: string, timeoutMs = 20_000, child?: ChildProcess): Promise<void> {
   const giveUpAt = Date.now() + timeoutMs;
   for (;;) {
+    if (child?.exitCode === PORT_TAKEN_EXIT_CODE) throw new PortTakenError(url);
     if (child && child.exitCode !== null) throw new Error(`${url}: process exited with code ${child.exitCode} before answering`);
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
@@ -135,19 +172,22 @@ function spawnTs(entry: string, env: Record<string, string>, logFile: string | u
   return child;
 }
 
+/** Starts the fake model on `options.port`, or on a free port (a fresh one if that is taken before it listens). */
 export async function startModelProcess(
   options: { port?: number; latencyMs?: number; tokensPerSecond?: number; logFile?: string } = {},
 ): Promise<Proc & { baseUrl: string }> {
-  const port = options.port ?? (await freePort());
-  const env = {
-    MODEL_PORT: String(port),
-    MODEL_LATENCY_MS: String(options.latencyMs ?? 300),
-    MODEL_TOKENS_PER_SEC: String(options.tokensPerSecond ?? 40),
+  const startOn = async (port: number) => {
+    const env = {
+      MODEL_PORT: String(port),
+      MODEL_LATENCY_MS: String(options.latencyMs ?? 300),
+      MODEL_TOKENS_PER_SEC: String(options.tokensPerSecond ?? 40),
+    };
+    const child = spawnTs('main-model.ts', env, options.logFile);
+    const url = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${url}/healthz`, 20_000, child);
+    return { ...proc('model', url, port, child), baseUrl: `${url}/v1` };
   };
-  const child = spawnTs('main-model.ts', env, options.logFile);
-  const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${url}/healthz`, 20_000, child);
-  return { ...proc('model', url, port, child), baseUrl: `${url}/v1` };
+  return options.port === undefined ? onFreePorts(1, ([port]) => startOn(port!)) : startOn(options.port);
 }
 
 export interface NodeProcessOptions {
@@ -165,8 +205,10 @@ export interface NodeProcessOptions {
   peers?: string[];
 }
 
+/** Starts one node on `options.port`, or on a free port (a fresh one if that is taken before it listens). */
 export async function startNodeProcess(options: NodeProcessOptions): Promise<Proc> {
-  const port = options.port ?? (await freePort());
+  if (options.port === undefined) return onFreePorts(1, ([port]) => startNodeProcess({ ...options, port }));
+  const { port } = options;
   const child = spawnTs(
     'main-node.ts',
     {
@@ -188,28 +230,25 @@ export async function startNodeProcess(options: NodeProcessOptions): Promise<Pro
   return proc(options.nodeId, url, port, child);
 }
 
-/** Starts `count` nodes on free ports, each told the others' URLs. */
+/** Starts `count` nodes on free ports, each told the others' URLs; all again on fresh ports if one finds its port taken. */
 export async function startNodeProcesses(
   count: number,
   options: (index: number) => Omit<NodeProcessOptions, 'port' | 'peers'>,
 ): Promise<Proc[]> {
-  const ports: number[] = [];
-  while (ports.length < count) {
-    const port = await freePort();
-    if (!ports.includes(port)) ports.push(port);
-  }
-  const urls = ports.map((port) => `http://127.0.0.1:${port}`);
-  const started = await Promise.allSettled(
-    ports.map((port, i) => startNodeProcess({ ...options(i), port, peers: urls.filter((_, j) => j !== i) })),
-  );
-  const nodes = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-  const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (failed) {
-    // One node failed to start: stop the ones that did, so nothing outlives the caller's error.
-    await Promise.all(nodes.map((n) => n.stop()));
-    throw failed.reason;
-  }
-  return nodes;
+  return onFreePorts(count, async (ports) => {
+    const urls = ports.map((port) => `http://127.0.0.1:${port}`);
+    const started = await Promise.allSettled(
+      ports.map((port, i) => startNodeProcess({ ...options(i), port, peers: urls.filter((_, j) => j !== i) })),
+    );
+    const nodes = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) {
+      // One node failed to start: stop the ones that did, so nothing outlives the caller's error.
+      await Promise.all(nodes.map((n) => n.stop()));
+      throw failed.reason;
+    }
+    return nodes;
+  });
 }
 
 /**

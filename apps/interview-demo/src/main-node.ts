@@ -1,8 +1,9 @@
 /** Entry point of one demo node: `pnpm --filter @flight/interview-demo start:node`. */
 import { exitWithParent } from './exit-with-parent.js';
 import { configFromEnv, startNode } from './node.js';
+import { exitIfPortTaken } from './port-taken.js';
 
-const node = await startNode(configFromEnv());
+const node = await startNode(configFromEnv()).catch(exitIfPortTaken);
 let stopping = false;
 const stop = (signal: string) => {
   if (stopping) return;
