@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Fence, FlightRef } from '@flight/core/adapter';
-import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl } from '@flight/redis-test-kit';
+import { deleteKeys, scanKeysWithoutTtl, sharedRedisUrl, startTcpProxy } from '@flight/redis-test-kit';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createIoredisCoordinator } from '../src/index.js';
@@ -45,6 +45,38 @@ describe('ioredis: progress notices carry small appends', () => {
     await coordinator.appendStream(fence, { ...CAPS, chunks: ['"d"'] });
     expect((await next).entries.map((e) => e.chunk)).toEqual(['"d"']);
   });
+
+  it('an append whose notice came before the subscription took effect: the read that follows it fills the window, so a later wait after an id it holds ends at once', async () => {
+    // The waiting process reaches Redis through a proxy that can hold its bytes (a loaded machine or network
+    // delaying its SUBSCRIBE), the owner directly.
+    const proxy = await startTcpProxy({ port: Number(new URL(url).port) });
+    const client = new Redis(proxy.url);
+    client.on('error', () => undefined);
+    const waiter = createIoredisCoordinator({ client, prefix, inlineResultBytes: 64 });
+    try {
+      const { ref, fence } = await followedRun();
+      const { epoch } = fence;
+      expect(await client.ping()).toBe('PONG');
+      proxy.mode = 'hold';
+      // A first wait ends by its timeout before its subscription is confirmed; the channel stays listened to.
+      expect(await waiter.waitForStream(ref, { epoch, afterId: '', timeoutMs: 50 })).toEqual({ entries: [] });
+      const woken = waiter.waitForStream(ref, { epoch, afterId: '', timeoutMs: 30_000 });
+      const chunks = ['"a"', '"b"', '"c"'];
+      // Published while the waiter's subscription is still held: the waiter never hears this notice.
+      expect(await coordinator.appendStream(fence, { ...CAPS, chunks })).toEqual({ ok: true });
+      proxy.mode = 'pass';
+      // The subscription takes effect; the read that follows finds the entries.
+      const { entries } = await woken;
+      expect(entries.map((e) => e.chunk)).toEqual(chunks);
+      // Another wait after an id that read returned: the entries after it, at once (not at the wait's timeout).
+      const again = await waiter.waitForStream(ref, { epoch, afterId: entries[0]!.id, timeoutMs: 30_000 });
+      expect(again.entries).toEqual(entries.slice(1));
+    } finally {
+      await waiter.close();
+      client.disconnect();
+      await proxy.close();
+    }
+  }, 60_000);
 
   it('an append past inlineResultBytes wakes the reader without its entries (the reader reads them)', async () => {
     const { ref, fence } = await followedRun();

@@ -3,7 +3,7 @@
  * listened to and the newest progress notice (epoch, last entry id, the entries small appends carry) is
  * kept; the listening lingers a moment after the last wait, so a reader's read-then-wait loses no notice.
  */
-import { isActive } from '@flight/core/adapter';
+import { isActive, type StreamEntry } from '@flight/core/adapter';
 import type { Notice, Notifications } from '../wake-up/notifications';
 import { parseProgress, RecentEntries } from './stream-notice';
 
@@ -29,6 +29,25 @@ export interface Watch {
   recent: RecentEntries;
   waiters: Set<(notice: Notice | undefined) => void>;
   linger: ReturnType<typeof setTimeout> | undefined;
+}
+
+/**
+ * What a read after a confirmed subscription found (`entries`, contiguous right after `afterId`, of run
+ * `epoch`) teaches the watch: notices published before the subscription took effect were missed, so without
+ * this a later wait after an id the read returned would see no news and wait for the next append.
+ */
+export function learnFromRead(watch: Watch, epoch: number, afterId: string, entries: readonly StreamEntry[]): void {
+  const last = entries[entries.length - 1];
+  if (!last || epoch < watch.epoch) return;
+  if (epoch > watch.epoch) {
+    watch.epoch = epoch;
+    watch.lastId = '';
+    watch.ended = false;
+    watch.recent.clear();
+  }
+  if (watch.ended || !streamIdAfter(last.id, watch.lastId)) return;
+  watch.lastId = last.id;
+  watch.recent.add(afterId, entries);
 }
 
 export interface StreamWatches {

@@ -19,7 +19,7 @@ import { streamKey, type FlightKeys } from '../keys';
 import type { Notifications, Notice } from '../wake-up/notifications';
 import { decodeMeta } from '../spine/reply';
 import { runScript } from '../spine/scripts';
-import { createStreamWatches, streamIdAfter, type Watch } from './stream-watches';
+import { createStreamWatches, learnFromRead, streamIdAfter, type Watch } from './stream-watches';
 
 /** Entries the read that follows a confirmed subscription returns with the wake-up. */
 const READ_ON_SUBSCRIBE = 256;
@@ -114,6 +114,7 @@ export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator
         const check = () => {
           read(ref, epoch, afterId, READ_ON_SUBSCRIBE, true).then(
             ({ entries, meta }) => {
+              if (meta?.epoch === epoch && isActive(meta.status)) learnFromRead(watch, epoch, afterId, entries);
               // A full read may have left entries unread: the reader reads on instead of taking these.
               if (entries.length > 0 || !meta || meta.epoch !== epoch || !isActive(meta.status))
                 finish(entries.length < READ_ON_SUBSCRIBE ? entries : []);
