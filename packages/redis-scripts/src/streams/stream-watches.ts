@@ -31,6 +31,15 @@ export interface Watch {
   linger: ReturnType<typeof setTimeout> | undefined;
 }
 
+/** Moves the watch on to run `epoch` when it is newer: nothing it knew of the run before holds for it. */
+function startRun(watch: Watch, epoch: number): void {
+  if (epoch <= watch.epoch) return;
+  watch.epoch = epoch;
+  watch.lastId = '';
+  watch.ended = false;
+  watch.recent.clear();
+}
+
 /**
  * What a read after a confirmed subscription found (`entries`, contiguous right after `afterId`, of run
  * `epoch`) teaches the watch: notices published before the subscription took effect were missed, so without
@@ -39,12 +48,7 @@ export interface Watch {
 export function learnFromRead(watch: Watch, epoch: number, afterId: string, entries: readonly StreamEntry[]): void {
   const last = entries[entries.length - 1];
   if (!last || epoch < watch.epoch) return;
-  if (epoch > watch.epoch) {
-    watch.epoch = epoch;
-    watch.lastId = '';
-    watch.ended = false;
-    watch.recent.clear();
-  }
+  startRun(watch, epoch);
   if (watch.ended || !streamIdAfter(last.id, watch.lastId)) return;
   watch.lastId = last.id;
   watch.recent.add(afterId, entries);
@@ -82,12 +86,7 @@ export function createStreamWatches(notifications: Pick<Notifications, 'listen'>
     created.stop = notifications.listen(
       channel,
       (notice) => {
-        if (notice.epoch > created.epoch) {
-          created.epoch = notice.epoch;
-          created.lastId = '';
-          created.ended = false;
-          created.recent.clear();
-        }
+        startRun(created, notice.epoch);
         if (notice.epoch === created.epoch) {
           if (isActive(notice.status)) {
             const progress = notice.result === undefined ? undefined : parseProgress(notice.result);

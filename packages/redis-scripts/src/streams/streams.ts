@@ -114,10 +114,10 @@ export function createRedisStreams(ctx: StreamsContext): FlightStreamCoordinator
         const check = () => {
           read(ref, epoch, afterId, READ_ON_SUBSCRIBE, true).then(
             ({ entries, meta }) => {
-              if (meta?.epoch === epoch && isActive(meta.status)) learnFromRead(watch, epoch, afterId, entries);
+              const current = meta?.epoch === epoch && isActive(meta.status);
+              if (current) learnFromRead(watch, epoch, afterId, entries);
               // A full read may have left entries unread: the reader reads on instead of taking these.
-              if (entries.length > 0 || !meta || meta.epoch !== epoch || !isActive(meta.status))
-                finish(entries.length < READ_ON_SUBSCRIBE ? entries : []);
+              if (entries.length > 0 || !current) finish(entries.length < READ_ON_SUBSCRIBE ? entries : []);
             },
             () => undefined, // the reader polls by its timeout
           );
