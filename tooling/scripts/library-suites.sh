@@ -39,7 +39,11 @@ for i in "${!pids[@]}"; do
   else
     status=1
     echo "== Node $major: FAILED"
-    sed 's/\x1b\[[0-9;]*m//g' "$logs/node$major.log" | grep -a -E -B2 -A30 'FAIL|×|Error' | head -200
+    # The failing tests by name, then vitest's own account of each failure (its "Failed Tests" and
+    # "Unhandled Errors" sections run to the summary at the end of the log).
+    plain=$(sed 's/\x1b\[[0-9;]*m//g' "$logs/node$major.log")
+    grep -a -E '^ +× | FAIL ' <<<"$plain" | head -40
+    sed -n '/⎯ \(Failed Tests\|Unhandled Error\)/,$p' <<<"$plain" | head -250
   fi
 done
 exit $status
