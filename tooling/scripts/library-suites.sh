@@ -34,16 +34,21 @@ done
 status=0
 for i in "${!pids[@]}"; do
   major=${*:i+1:1}
-  if wait "${pids[$i]}"; then
-    echo "== Node $major: $(grep -a -E 'Test Files|Tests ' "$logs/node$major.log" | sed 's/\x1b\[[0-9;]*m//g' | tr -s ' ' | paste -sd ';')"
+  code=0
+  wait "${pids[$i]}" || code=$?
+  # The finished log without its colour codes, for the summary line or the account of a failure.
+  plain=$(sed 's/\x1b\[[0-9;]*m//g' "$logs/node$major.log")
+  if [ "$code" -eq 0 ]; then
+    echo "== Node $major: $(grep -a -E 'Test Files|Tests ' <<<"$plain" | tr -s ' ' | paste -sd ';')"
   else
     status=1
     echo "== Node $major: FAILED"
     # The failing tests by name, then vitest's own account of each failure (its "Failed Tests" and
-    # "Unhandled Errors" sections run to the summary at the end of the log).
-    plain=$(sed 's/\x1b\[[0-9;]*m//g' "$logs/node$major.log")
+    # "Unhandled Errors" sections run to the summary at the end of the log); a run that never got to report
+    # (Node or vitest failed to start) shows the end of its log instead.
     grep -a -E '^ +× | FAIL ' <<<"$plain" | head -40
-    sed -n '/⎯ \(Failed Tests\|Unhandled Error\)/,$p' <<<"$plain" | head -250
+    report=$(sed -n '/⎯ \(Failed Tests\|Unhandled Error\)/,$p' <<<"$plain")
+    if [ -n "$report" ]; then head -250 <<<"$report"; else tail -60 <<<"$plain"; fi
   fi
 done
 exit $status

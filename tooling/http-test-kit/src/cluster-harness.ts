@@ -53,7 +53,8 @@ export function burst(servers: readonly ServerProcess[], path: string, count: nu
       { length: count },
       (_, i) =>
         new Promise<{ node: number; status: number; body: string; role: string | null; cookie: string | null }>((resolve, reject) => {
-          const req = httpGet(`${servers[i % servers.length]!.url}${path}`, { headers: { host: 'app.example', ...headers } }, (res) => {
+          const node = i % servers.length;
+          const req = httpGet(`${servers[node]!.url}${path}`, { headers: { host: 'app.example', ...headers } }, (res) => {
             let body = '';
             res.setEncoding('utf8');
             res.on('data', (chunk: string) => (body += chunk));
@@ -61,7 +62,7 @@ export function burst(servers: readonly ServerProcess[], path: string, count: nu
               const role = res.headers['x-flight-role'];
               const cookie = res.headers['set-cookie'];
               resolve({
-                node: i % servers.length,
+                node,
                 status: res.statusCode!,
                 body,
                 role: typeof role === 'string' ? role : null,
