@@ -13,7 +13,7 @@ import {
   type SingleFlight,
   type SingleFlightOptions,
 } from '@flight/core';
-import { type FlightCoordinator } from '@flight/core/adapter';
+import { systemClock, type AcquireInput, type FlightCoordinator } from '@flight/core/adapter';
 import { createManualClock } from '@flight/core/testing';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -99,5 +99,61 @@ describe('owner edges', () => {
     const lost = record(sf, 'lease-lost');
     expect(await sf.execute('eval', randomUUID(), async () => 'v')).toMatchObject({ value: 'v', role: 'owner' });
     expect(lost).toEqual([]);
+  });
+
+  it('an owner that reads its acquire reply after its lease lapsed (its process stalled) confirms the lease before its supplier runs', async () => {
+    // One clock for both nodes and the coordinator: a stall of A's process is time passing for everyone.
+    let stalledFor = 0;
+    const clock = { ...systemClock, now: () => Date.now() + stalledFor };
+    const memory = createMemoryCoordinator({ clock });
+    let acquired!: () => void;
+    const acquireRan = new Promise<void>((resolve) => (acquired = resolve));
+    let wake!: () => void;
+    const awake = new Promise<void>((resolve) => (wake = resolve));
+    // What A does first once awake: confirm its lease, or run its supplier.
+    let acted!: () => void;
+    const aActed = new Promise<void>((resolve) => (acted = resolve));
+    // A's acquire runs on the coordinator at once; A reads its reply only when it wakes.
+    const stalled = new Proxy(memory, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop === 'markRunning') acted();
+        if (prop !== 'acquire') return typeof value === 'function' ? value.bind(target) : value;
+        return async (input: AcquireInput) => {
+          const reply = await target.acquire(input);
+          acquired();
+          await awake;
+          return reply;
+        };
+      },
+    }) as FlightCoordinator;
+    const a = make({ coordinator: stalled, nodeId: 'a', clock });
+    const b = make({ coordinator: memory, nodeId: 'b', clock });
+    const key = randomUUID();
+    const runs: string[] = [];
+    const first = a.execute('eval', key, async () => {
+      runs.push('a');
+      acted();
+      return 'from a';
+    });
+    await acquireRan;
+    stalledFor = LEASE.leaseTtlMs + 1000; // A's lease lapsed while its process stood still
+    let finish!: () => void;
+    const finishing = new Promise<void>((resolve) => (finish = resolve));
+    let started!: () => void;
+    const bStarted = new Promise<void>((resolve) => (started = resolve));
+    const second = b.execute('eval', key, async () => {
+      runs.push('b');
+      started();
+      await finishing;
+      return 'from b';
+    });
+    await bStarted;
+    wake(); // A reads its reply while B's run goes on
+    await aActed;
+    finish();
+    expect(await second).toMatchObject({ value: 'from b', role: 'owner' });
+    expect(await first).toMatchObject({ value: 'from b', role: 'follower' });
+    expect(runs).toEqual(['b']);
   });
 });

@@ -68,7 +68,10 @@ export async function runDistributed(runtime: FlightRuntime, call: FlightCall): 
  * once, and so does a hybrid call that may fall back to its node's in-process single-flight.
  */
 function acquireRound(runtime: FlightRuntime, call: FlightCall, input: AcquireInput): Promise<AcquireReply> {
-  const acquire = () => runtime.callIdempotent('acquire', () => runtime.options.coordinator.acquire(input), call.ref);
+  const acquire = () => {
+    call.acquireSentAt = runtime.options.clock.now();
+    return runtime.callIdempotent('acquire', () => runtime.options.coordinator.acquire(input), call.ref);
+  };
   const ridesOut = call.joinEpoch !== undefined && (runtime.mode === 'distributed' || call.options.localFallback === false);
   // The first acquire of a call (the common path) is the coordinator's promise itself.
   return ridesOut ? acquire().catch((error: unknown) => rideOut(runtime, call, acquire, error)) : acquire();

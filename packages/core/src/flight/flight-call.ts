@@ -29,6 +29,8 @@ export class FlightCall implements CopyTaker {
   waitStartedAt: number | undefined = undefined;
   /** What woke the last wait. */
   woken: 'event' | 'poll' = 'poll';
+  /** When this call's latest acquire was sent (this node's clock): a lease it gave dates from then at the latest. */
+  acquireSentAt: number | undefined = undefined;
   /** How many times this call was given the lease. */
   ownerAttempts = 0;
   /** Why the last owner attempt gave up (a fenced write). */

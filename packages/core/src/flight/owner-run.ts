@@ -69,6 +69,36 @@ function fenceOf({ meta, handle }: AcquireReply): Fence {
   return { stage: meta.stage, key: meta.requestKey, ownerId: meta.ownerId, ownerToken: meta.ownerToken, epoch: meta.epoch, handle };
 }
 
+/** How many times an owner confirms its lease while each confirmation's reply comes back late. */
+const LEASE_CONFIRMATIONS = 3;
+
+/**
+ * Whether the lease a request sent at `sentAt` gave or renewed may have lapsed by now: more than a heartbeat
+ * interval went by before this node read its reply (its process stalled, or the reply was held up), and
+ * the interval is what keeps an owner's renewals within `takeoverAfterMs`.
+ */
+function leaseInDoubt(runtime: FlightRuntime, call: FlightCall, sentAt: number | undefined): boolean {
+  return sentAt !== undefined && runtime.options.clock.now() - sentAt > call.policy.heartbeatIntervalMs;
+}
+
+/**
+ * Moves the run to RUNNING and renews its lease (`markRunning`) before the supplier runs: the run's record
+ * may be PENDING, or the lease in doubt (`leaseInDoubt`). A confirmation whose reply comes back late is
+ * itself in doubt and is sent again, up to `LEASE_CONFIRMATIONS` times. False when the lease is another
+ * run's by now: the supplier must not run (another owner may be running it already).
+ */
+async function confirmLease(runtime: FlightRuntime, call: FlightCall, fence: Fence): Promise<boolean> {
+  const ref = { stage: fence.stage, key: fence.key };
+  const lease = leaseTerms(call.policy);
+  const { coordinator, clock } = runtime.options;
+  for (let confirmation = 1; ; confirmation++) {
+    const sentAt = clock.now();
+    const running = await runtime.callIdempotent('markRunning', () => coordinator.markRunning(fence, lease), ref);
+    if (!running.ok) return false;
+    if (confirmation === LEASE_CONFIRMATIONS || !leaseInDoubt(runtime, call, sentAt)) return true;
+  }
+}
+
 /** An owner write refused because a newer owner holds the flight. */
 function fencedResult(runtime: FlightRuntime, ref: { stage: string; key: string }, epoch: number, operation: string): OwnerResult {
   runtime.events.emit('fenced', { ...ref, epoch, operation });
@@ -90,9 +120,8 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
   const fence = fenceOf(reply);
   const lease = leaseTerms(policy);
   if (events.wants('owner')) events.emit('owner', { ...ref, epoch: meta.epoch, takeover });
-  if (meta.status !== 'RUNNING') {
-    const running = await runtime.callIdempotent('markRunning', () => coordinator.markRunning(fence, lease), ref);
-    if (!running.ok) return fencedResult(runtime, ref, meta.epoch, 'markRunning');
+  if (meta.status !== 'RUNNING' || leaseInDoubt(runtime, call, call.acquireSentAt)) {
+    if (!(await confirmLease(runtime, call, fence))) return fencedResult(runtime, ref, meta.epoch, 'markRunning');
   }
 
   const id = flightId(ref);

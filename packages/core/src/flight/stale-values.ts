@@ -57,6 +57,7 @@ export function staleOutcome(runtime: FlightRuntime, call: FlightCall, reason: '
 export function refreshDetached(runtime: FlightRuntime, call: FlightCall, reply: AcquireReply): void {
   const refresh = call.detached();
   refresh.offer = call.offer;
+  refresh.acquireSentAt = call.acquireSentAt;
   refresh.refreshing = (call.offer?.offer.errorForMs ?? 0) > 0;
   takeOwnership(runtime, refresh, reply).catch((error: unknown) => {
     runtime.options.logger.debug({ ...call.ref, err: error }, 'refresh of a stale value failed');

@@ -20,6 +20,10 @@ export interface RunRecord extends Span {
   /** The supplier context's role: `local` runs hold no lease. */
   role: 'owner' | 'local';
   takeover: boolean;
+  /** The run's epoch (owner runs; undefined for a run without a lease). */
+  epoch: number | undefined;
+  /** The step whose supplier ran it (`call <index>` or `stream <index>`), for reports. */
+  step: string;
   failed: boolean;
 }
 
@@ -63,6 +67,20 @@ export interface History {
   forgets: ForgetRecord[];
   /** Outages per hybrid node: its connection to Redis reset and refused. */
   outages: Record<string, Span[]>;
+  /** Spans in which the process (every node of the run) ran no timer: a busy machine, a long GC. */
+  stalls: Span[];
+  /** The lifecycle events the nodes emitted, for reports only (the rules read none of them). */
+  events: EventRecord[];
+}
+
+/** A lifecycle event a node emitted (`SingleFlight.on`), when, and what else it carried. */
+export interface EventRecord {
+  node: string;
+  at: number;
+  name: string;
+  stage: string;
+  key: string;
+  detail: string;
 }
 
 /** What the stages promise (the windows the checks hold values to). */
@@ -81,6 +99,11 @@ export interface Allowances {
   heartbeatMs: number;
   /** Clock slack between an owner's completion and what a reader computes from it. */
   slackMs: number;
+  /**
+   * A stall of the process this long (the stages' `takeoverAfterMs`) may cost a running owner its lease: it
+   * renewed nothing meanwhile (at-least-once under owner loss, documented).
+   */
+  stallMs: number;
 }
 
 export interface Violation {
@@ -98,7 +121,7 @@ export function checkHistory(history: History, windows: Record<string, Windows>,
     ...nothingFromBeforeAForget(history, allow),
     ...agesWithinWindows(history, windows, allow),
     ...freshIsNeverStale(history),
-    ...oneRunAtATime(history),
+    ...oneRunAtATime(history, allow),
     ...everyCallSettled(history),
     ...streamsNeverSplice(history),
   ];
@@ -234,9 +257,10 @@ function freshIsNeverStale(history: History): Violation[] {
 
 /**
  * While Redis is healthy, two leased runs of one key never overlap — unless a forget of the key came between
- * them (the forgotten run goes on) or the later one took the earlier over. Outages of hybrid nodes are exempt.
+ * them (the forgotten run goes on) or the later one took the earlier over. Outages of hybrid nodes are exempt,
+ * and so is a stall of the process past `allow.stallMs` while the earlier run went on (its lease could lapse).
  */
-function oneRunAtATime(history: History): Violation[] {
+function oneRunAtATime(history: History, allow: Allowances): Violation[] {
   const out: Violation[] = [];
   const outages = Object.values(history.outages).flat();
   const byKey = new Map<string, RunRecord[]>();
@@ -254,13 +278,39 @@ function oneRunAtATime(history: History): Violation[] {
       const between = { start: earlier.start, end: later.start };
       if (history.forgets.some((f) => ref(f) === ref(later) && f.start <= later.start && f.end >= earlier.start)) continue;
       if (outages.some((outage) => overlaps(outage, { start: earlier.start, end: later.end }))) continue;
+      if (longestStall(history, between) >= allow.stallMs) continue;
+      const sinceOutage = Math.min(...outages.filter((o) => o.end <= earlier.start).map((o) => earlier.start - o.end));
+      const stalled = longestStall(history, { start: earlier.start - LEASE_LOOKBACK_MS, end: later.start });
       out.push({
         rule: 'one run per key at a time',
-        detail: `${ref(later)}: run ${later.id} on ${later.node} started while run ${earlier.id} on ${earlier.node} ran (${(between.end - between.start).toFixed(0)} ms in)`,
+        detail: `${ref(later)}: ${describeRun(history, later)} started while ${describeRun(history, earlier)} ran (${(between.end - between.start).toFixed(0)} ms in; the last outage ended ${sinceOutage.toFixed(0)} ms before; the longest stall of the process from ${LEASE_LOOKBACK_MS} ms before the earlier run: ${stalled.toFixed(0)} ms); events of the key from ${LEASE_LOOKBACK_MS} ms before the earlier run: ${eventsAround(history, later, earlier.start - LEASE_LOOKBACK_MS, later.start)}`,
       });
     }
   }
   return out;
+}
+
+/** How far before a run's start a report looks for stalls of the process (its lease was taken before it started). */
+const LEASE_LOOKBACK_MS = 5000;
+
+/** The longest stall of the process that overlaps `span` (ms; 0 without one). */
+function longestStall(history: History, span: Span): number {
+  return Math.max(0, ...history.stalls.filter((stall) => overlaps(stall, span)).map((stall) => stall.end - stall.start));
+}
+
+/** The events of `of`'s key from `from` to `to`, as a report lists them (times relative to `to`; the last 20). */
+function eventsAround(history: History, of: { stage: string; key: string }, from: number, to: number): string {
+  const events = history.events.filter((e) => e.stage === of.stage && e.key === of.key && e.at >= from && e.at <= to + 50).slice(-20);
+  return events.map((e) => `[${(e.at - to).toFixed(1)} ms ${e.node} ${e.name} ${e.detail}]`).join(' ') || 'none';
+}
+
+/** A run as a report names it: its id, node, epoch and the step (with its options) whose supplier ran it. */
+function describeRun(history: History, run: RunRecord): string {
+  const [kind, index] = run.step.split(' ');
+  const call = kind === 'call' ? history.calls[Number(index)] : undefined;
+  const answer = call?.outcome ? (call.outcome.ok ? `, answered ${call.outcome.role}` : `, failed: ${call.outcome.error}`) : '';
+  const options = call ? ` ${JSON.stringify(call.options)} started ${(call.start - run.start).toFixed(1)} ms before${answer}` : '';
+  return `run ${run.id} on ${run.node} (epoch ${run.epoch ?? 'none'}, ${run.step}${options})`;
 }
 
 function everyCallSettled(history: History): Violation[] {

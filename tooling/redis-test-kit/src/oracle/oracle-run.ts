@@ -18,6 +18,7 @@ import {
   type History,
   type NodeMode,
   type RunRecord,
+  type Span,
   type StreamRecord,
   type Violation,
   type Windows,
@@ -39,6 +40,8 @@ export interface OracleReport {
   outages: number;
   roles: Record<string, number>;
   heapGrowthMb: number;
+  /** The longest time the process could not run a timer (ms): see `watchStalls`. */
+  longestStallMs: number;
 }
 
 const ORACLE_POLICY: StagePolicyInput = {
@@ -68,9 +71,15 @@ const WINDOWS: Record<string, Windows> = Object.fromEntries(
 /**
  * How long after a forget resolved another node may still act on what it held (its notice takes about a
  * millisecond on an idle machine; the allowance is for a busy one), until the owner's next heartbeat for a
- * caller joining the forgotten run; and the slack between a run's end and what is measured of its copies.
+ * caller joining the forgotten run; the slack between a run's end and what is measured of its copies; and
+ * how long the process must stand still before a running owner may lose its lease (the takeover time).
  */
-const ALLOW = { noticeMs: 500, heartbeatMs: 2 * ORACLE_POLICY.heartbeatIntervalMs! + 250, slackMs: 250 };
+const ALLOW = {
+  noticeMs: 500,
+  heartbeatMs: 2 * ORACLE_POLICY.heartbeatIntervalMs! + 250,
+  slackMs: 250,
+  stallMs: ORACLE_POLICY.takeoverAfterMs!,
+};
 /** Hot keys meet every feature at once; cold ones are read once here and there (no node listens on them). */
 const HOT_KEYS = ['k0', 'k1'];
 const COLD_KEYS = Array.from({ length: 12 }, (_, i) => `c${i}`);
@@ -84,7 +93,7 @@ export interface OracleNode {
 }
 
 /** What a run's record takes of its supplier's context. */
-type RunContext = { role: 'owner' | 'local'; takeover: boolean };
+type RunContext = { role: 'owner' | 'local'; takeover: boolean; epoch: number | undefined };
 
 /** A call's supplier: how long it works, whether it fails; `started` is told when it runs. */
 export interface Work {
@@ -93,11 +102,34 @@ export interface Work {
   started?: () => void;
 }
 
+/** The events a report of a broken rule lists. */
+const REPORTED_EVENTS = ['owner', 'follower', 'fenced', 'lease-lost', 'fallback', 'coordination-error', 'forgotten', 'replay'] as const;
+
+/** How often the stall watch's timer is due, and how late it may run before the time counts as a stall (ms). */
+const STALL_WATCH = { everyMs: 20, lateMs: 200 };
+
+/**
+ * Records each span in which this process ran no timer for `STALL_WATCH.lateMs` past its due time (a busy
+ * machine left it no CPU, or a long garbage collection): every node of the run lives in this process, so no
+ * node could renew a lease meanwhile. Returns the function that stops the watch.
+ */
+function watchStalls(stalls: Span[]): () => void {
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    if (now - last > STALL_WATCH.everyMs + STALL_WATCH.lateMs) stalls.push({ start: last, end: now });
+    last = now;
+  }, STALL_WATCH.everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 /** The nodes of a run, and every step taken on them, recorded. */
 export class OracleRecorder {
   readonly history: History;
   private readonly pending: Promise<unknown>[] = [];
   private runIds = 0;
+  private readonly stopStallWatch: () => void;
 
   constructor(readonly nodes: OracleNode[]) {
     this.history = {
@@ -107,7 +139,21 @@ export class OracleRecorder {
       streams: [],
       forgets: [],
       outages: {},
+      stalls: [],
+      events: [],
     };
+    this.stopStallWatch = watchStalls(this.history.stalls);
+    for (const node of nodes) if (node.mode !== 'local') this.recordEvents(node);
+  }
+
+  /** Keeps the lifecycle events of `node` that say who ran what (for reports of a broken rule). */
+  private recordEvents(node: OracleNode): void {
+    for (const name of REPORTED_EVENTS) {
+      node.flight.on(name, (payload) => {
+        const { stage, key, ...rest } = payload as { stage: string; key: string };
+        this.history.events.push({ node: node.name, at: performance.now(), name, stage, key, detail: JSON.stringify(rest) });
+      });
+    }
   }
 
   node(name: string): OracleNode {
@@ -115,7 +161,7 @@ export class OracleRecorder {
   }
 
   /** Records a run a supplier of `node` starts; the caller sets its `end`. */
-  private runStarted(node: OracleNode, stage: string, key: string, context: RunContext, failed: boolean): RunRecord {
+  private runStarted(node: OracleNode, stage: string, key: string, context: RunContext, failed: boolean, step: string): RunRecord {
     const run = {
       id: ++this.runIds,
       node: node.name,
@@ -123,6 +169,8 @@ export class OracleRecorder {
       key,
       role: context.role,
       takeover: context.takeover,
+      epoch: context.epoch,
+      step,
       failed,
       start: performance.now(),
       end: Infinity,
@@ -134,9 +182,9 @@ export class OracleRecorder {
   /** A call of `stage`/`key` on `node`; resolves once it settled (never rejects). */
   call(node: OracleNode, stage: string, key: string, options: CallRecord['options'], work: Work): Promise<CallRecord> {
     const record: CallRecord = { node: node.name, stage, key, options, start: performance.now(), end: 0 };
-    this.history.calls.push(record);
+    const step = `call ${this.history.calls.push(record) - 1}`;
     const supplier = async (context: RunContext) => {
-      const run = this.runStarted(node, stage, key, context, work.fails === true);
+      const run = this.runStarted(node, stage, key, context, work.fails === true, step);
       work.started?.();
       await sleep(work.ms);
       run.end = performance.now();
@@ -182,9 +230,9 @@ export class OracleRecorder {
       start: performance.now(),
       end: 0,
     };
-    this.history.streams.push(record);
+    const step = `stream ${this.history.streams.push(record) - 1}`;
     const supplier = async function* (this: OracleRecorder, context: RunContext) {
-      const run = this.runStarted(node, stage, key, context, false);
+      const run = this.runStarted(node, stage, key, context, false, step);
       try {
         for (let i = 0; i < shape.chunks; i++) {
           await sleep(shape.gapMs);
@@ -275,6 +323,11 @@ export class OracleRecorder {
     await Promise.race([Promise.allSettled(this.pending), sleep(limitMs)]);
   }
 
+  /** Stops recording stalls (the run is over). */
+  stop(): void {
+    this.stopStallWatch();
+  }
+
   report(heapBefore: number): OracleReport {
     const { history } = this;
     for (const run of history.runs.values()) if (run.end === Infinity) run.end = performance.now();
@@ -291,6 +344,7 @@ export class OracleRecorder {
       outages: Object.values(history.outages).flat().length,
       roles,
       heapGrowthMb: (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20,
+      longestStallMs: Math.round(Math.max(0, ...history.stalls.map((stall) => stall.end - stall.start))),
     };
   }
 }
@@ -337,6 +391,7 @@ export async function runOracle(
     await schedule(recorder);
     await recorder.settle();
   } finally {
+    recorder.stop();
     for (const node of nodes) if (node.proxy) node.proxy.mode = 'pass';
     await Promise.all(nodes.map((node) => node.close()));
   }
