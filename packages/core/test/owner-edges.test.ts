@@ -117,7 +117,8 @@ describe('owner edges', () => {
     const stalled = new Proxy(memory, {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver);
-        if (prop === 'markRunning') acted();
+        if (prop === 'markRunning')
+          return (...args: Parameters<FlightCoordinator['markRunning']>) => (acted(), target.markRunning(...args));
         if (prop !== 'acquire') return typeof value === 'function' ? value.bind(target) : value;
         return async (input: AcquireInput) => {
           const reply = await target.acquire(input);
@@ -155,5 +156,29 @@ describe('owner edges', () => {
     expect(await second).toMatchObject({ value: 'from b', role: 'owner' });
     expect(await first).toMatchObject({ value: 'from b', role: 'follower' });
     expect(runs).toEqual(['b']);
+  });
+
+  it('an owner whose coordinator renewed the lease while the acquire took long (leaseSentAgoMs) runs at once, without another renewal', async () => {
+    let slowFor = 0;
+    const clock = { ...systemClock, now: () => Date.now() + slowFor };
+    const memory = createMemoryCoordinator({ clock });
+    const renewals: string[] = [];
+    // The acquire takes 5 s (replicas acknowledging it, say); the coordinator renewed the lease just before answering.
+    const slow = new Proxy(memory, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop === 'markRunning') {
+          return (...args: Parameters<FlightCoordinator['markRunning']>) => (renewals.push('markRunning'), target.markRunning(...args));
+        }
+        if (prop !== 'acquire') return typeof value === 'function' ? value.bind(target) : value;
+        return async (input: AcquireInput) => {
+          slowFor += 5000;
+          return { ...(await target.acquire(input)), leaseSentAgoMs: 0 };
+        };
+      },
+    }) as FlightCoordinator;
+    const sf = make({ coordinator: slow, nodeId: 'a', clock });
+    expect(await sf.execute('eval', randomUUID(), async () => 'ran')).toMatchObject({ value: 'ran', role: 'owner' });
+    expect(renewals).toEqual([]);
   });
 });

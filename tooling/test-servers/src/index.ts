@@ -6,6 +6,8 @@ export {
   startRedisServer,
   startRedisCluster,
   freePort,
+  onFreePorts,
+  PortTakenError,
   sleep,
   type RedisServer,
   type RedisCluster,

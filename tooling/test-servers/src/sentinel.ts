@@ -4,13 +4,13 @@
  * test can fail the primary over gracefully (`SENTINEL FAILOVER`) or by SIGKILL, and cut the replica off.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { rawCommand } from './resp';
 import { infoField, replicaInSync, until } from './replication';
-import { daemonize, freePort, kill, waitForPing } from './servers';
+import { daemonize, kill, onFreePorts, startedServer } from './servers';
 
 const run = promisify(execFile);
 
@@ -49,6 +49,33 @@ export interface StartSentinelOptions {
   downAfterMs?: number;
 }
 
+/** Starts a daemonized Sentinel on `port` monitoring `name` at `primary`; resolves its pid once it answers. */
+async function startSentinel(dir: string, port: number, name: string, primary: number, downAfterMs: number): Promise<number> {
+  const conf = join(dir, `sentinel-${port}.conf`);
+  const pidfile = join(dir, `sentinel-${port}.pid`);
+  const logfile = join(dir, `sentinel-${port}.log`);
+  rmSync(pidfile, { force: true });
+  rmSync(logfile, { force: true });
+  writeFileSync(
+    conf,
+    [
+      `port ${port}`,
+      'bind 127.0.0.1',
+      'daemonize yes',
+      `pidfile ${pidfile}`,
+      `logfile ${logfile}`,
+      `dir ${dir}`,
+      `sentinel monitor ${name} 127.0.0.1 ${primary} 2`,
+      `sentinel down-after-milliseconds ${name} ${downAfterMs}`,
+      `sentinel failover-timeout ${name} 10000`,
+      `sentinel parallel-syncs ${name} 1`,
+      '',
+    ].join('\n'),
+  );
+  await run('redis-server', [conf, '--sentinel']);
+  return await startedServer(port, 'redis-sentinel', pidfile, logfile);
+}
+
 /** Starts the topology and waits until every Sentinel knows the replica and the other Sentinels. */
 export async function startSentinelTopology(options: StartSentinelOptions = {}): Promise<SentinelTopology> {
   const name = 'flight';
@@ -60,35 +87,22 @@ export async function startSentinelTopology(options: StartSentinelOptions = {}):
     await Promise.all([...pids.values(), ...sentinelPids].map((pid) => kill(pid)));
   };
   try {
-    const [primary, replica] = [await freePort(), await freePort()];
-    pids.set(primary, await daemonize(dir, primary, 'redis-server', sync));
-    pids.set(replica, await daemonize(dir, replica, 'redis-server', [...sync, '--replicaof', '127.0.0.1', String(primary)]));
+    /** A data node on a free port; `replicaOf`: its primary's port. */
+    const dataNode = (replicaOf?: number) =>
+      onFreePorts(1, async ([port]) => {
+        const args = replicaOf === undefined ? sync : [...sync, '--replicaof', '127.0.0.1', String(replicaOf)];
+        pids.set(port!, await daemonize(dir, port!, 'redis-server', args));
+        return port!;
+      });
+    const primary = await dataNode();
+    const replica = await dataNode(primary);
     await replicaInSync(replica);
     const sentinels: { host: string; port: number }[] = [];
     for (let i = 0; i < 3; i++) {
-      const port = await freePort();
-      const conf = join(dir, `sentinel-${port}.conf`);
-      const pidfile = join(dir, `sentinel-${port}.pid`);
-      writeFileSync(
-        conf,
-        [
-          `port ${port}`,
-          'bind 127.0.0.1',
-          'daemonize yes',
-          `pidfile ${pidfile}`,
-          `logfile ${join(dir, `sentinel-${port}.log`)}`,
-          `dir ${dir}`,
-          `sentinel monitor ${name} 127.0.0.1 ${primary} 2`,
-          `sentinel down-after-milliseconds ${name} ${options.downAfterMs ?? 1000}`,
-          `sentinel failover-timeout ${name} 10000`,
-          `sentinel parallel-syncs ${name} 1`,
-          '',
-        ].join('\n'),
-      );
-      await run('redis-server', [conf, '--sentinel']);
-      await waitForPing(port, 'redis-sentinel');
-      await until('the sentinel pidfile', async () => (existsSync(pidfile) ? true : undefined));
-      sentinelPids.push(Number(readFileSync(pidfile, 'utf8').trim()));
+      const port = await onFreePorts(1, async ([port]) => {
+        sentinelPids.push(await startSentinel(dir, port!, name, primary, options.downAfterMs ?? 1000));
+        return port!;
+      });
       sentinels.push({ host: '127.0.0.1', port });
     }
     for (const { port } of sentinels) {

@@ -40,10 +40,64 @@ function isFree(port: number): Promise<boolean> {
   });
 }
 
-/** Resolves once the server on `port` answers PING; the bound only catches one that never will (a loaded machine starts them slowly). */
-export async function waitForPing(port: number, binary: string, timeoutMs = 30_000): Promise<void> {
+/** A server could not bind its port (or its cluster bus port): another process took it after it was picked. */
+export class PortTakenError extends Error {
+  readonly code = 'E_TEST_PORT_TAKEN';
+  constructor(
+    readonly port: number,
+    /** The server's own account of it (its log line). */
+    readonly detail: string,
+  ) {
+    super(`port ${port} was taken before the server could bind it: ${detail}`);
+    this.name = 'PortTakenError';
+  }
+}
+
+/** What a Redis or Valkey server logs when it cannot bind a port. */
+const BIND_FAILED = /Address already in use|Could not create server TCP listening socket|Failed listening on port/;
+
+/** Throws `PortTakenError` when the server logging to `logfile` could not bind `port`. */
+function checkBound(port: number, logfile: string | undefined): void {
+  if (!logfile || !existsSync(logfile)) return;
+  const line = readFileSync(logfile, 'utf8')
+    .split('\n')
+    .find((entry) => BIND_FAILED.test(entry));
+  if (line) throw new PortTakenError(port, line.trim());
+}
+
+/** Attempts of `onFreePorts` before a taken port is the caller's error. */
+const PORT_ATTEMPTS = 5;
+
+/**
+ * Runs `start` on `count` distinct free ports (each with its cluster bus port free too, when `plusBus`) and,
+ * when it fails with `PortTakenError`, again on fresh ones (up to 5 attempts): a picked port is free only
+ * when it is picked, and any process may take it before the server binds it (an outbound connection's
+ * local port is enough). `start` must leave nothing running when it fails.
+ */
+export async function onFreePorts<T>(count: number, start: (ports: number[]) => Promise<T>, plusBus = false): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const ports: number[] = [];
+    while (ports.length < count) {
+      const port = await freePort(plusBus);
+      if (!ports.includes(port)) ports.push(port);
+    }
+    try {
+      return await start(ports);
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || attempt === PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/**
+ * Resolves once the server on `port` answers PING; the bound only catches one that never will (a loaded
+ * machine starts them slowly). With the server's `logfile`, a server that could not bind its port fails at
+ * once with `PortTakenError`.
+ */
+export async function waitForPing(port: number, binary: string, timeoutMs = 30_000, logfile?: string): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
+    checkBound(port, logfile);
     try {
       const reply = await rawCommand(port, ['PING'], '127.0.0.1', 500);
       // A server started with --requirepass answers NOAUTH: it is up.
@@ -84,9 +138,15 @@ export interface StartRedisServerOptions {
 
 const BASE_ARGS = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'local'];
 
+/**
+ * Starts a daemonized server on `port` and resolves its pid once it answers PING; `PortTakenError` when it
+ * could not bind the port (it exited; another process answering there is not taken for it).
+ */
 export async function daemonize(dir: string, port: number, binary: string, args: string[]): Promise<number> {
   const pidfile = join(dir, `redis-${port}.pid`);
+  const logfile = join(dir, `redis-${port}.log`);
   rmSync(pidfile, { force: true });
+  rmSync(logfile, { force: true });
   await run(binary, [
     '--port',
     String(port),
@@ -95,14 +155,22 @@ export async function daemonize(dir: string, port: number, binary: string, args:
     '--pidfile',
     pidfile,
     '--logfile',
-    join(dir, `redis-${port}.log`),
+    logfile,
     '--dir',
     dir,
     ...BASE_ARGS,
     ...args,
   ]);
-  await waitForPing(port, binary);
-  for (let i = 0; i < 100 && !existsSync(pidfile); i++) await sleep(10);
+  return await startedServer(port, binary, pidfile, logfile);
+}
+
+/** The pid of the server started on `port` with `pidfile` and `logfile`, once it answers PING (see `daemonize`). */
+export async function startedServer(port: number, binary: string, pidfile: string, logfile: string): Promise<number> {
+  await waitForPing(port, binary, undefined, logfile);
+  // The server writes its pidfile as it starts; on a loaded machine that may come a little after it answers.
+  for (let i = 0; i < 500 && !existsSync(pidfile); i++) await sleep(10);
+  checkBound(port, logfile);
+  if (!existsSync(pidfile)) throw new Error(`${basename(binary)} on ${port} answers but wrote no pidfile (${pidfile})`);
   return Number(readFileSync(pidfile, 'utf8').trim());
 }
 
@@ -126,10 +194,12 @@ export async function kill(pid: number): Promise<void> {
 /** Starts a standalone `redis-server` (or `options.binary`) of the test's own on a free port. */
 export async function startRedisServer(options: StartRedisServerOptions = {}): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'flight-redis-'));
-  const port = options.port ?? (await freePort());
   const args = options.args ?? [];
   const binary = options.binary ?? 'redis-server';
-  let pid = await daemonize(dir, port, binary, args);
+  const start = async (port: number) => ({ port, pid: await daemonize(dir, port, binary, args) });
+  const started = options.port === undefined ? await onFreePorts(1, ([port]) => start(port!)) : await start(options.port);
+  const { port } = started;
+  let { pid } = started;
   return {
     host: '127.0.0.1',
     port,
@@ -175,31 +245,26 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
   const binary = options.binary ?? 'redis-server';
   const count = masters * (1 + replicas);
   const dir = mkdtempSync(join(tmpdir(), 'flight-cluster-'));
-  const ports: number[] = [];
-  while (ports.length < count) {
-    const port = await freePort(true);
-    if (!ports.includes(port)) ports.push(port);
-  }
   const nodes: { host: string; port: number; pid: number }[] = [];
   const stop = async () => {
     await Promise.all(nodes.map((node) => kill(node.pid)));
   };
+  const clusterArgs = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000'];
   try {
-    for (const port of ports) {
-      const nodeDir = join(dir, String(port));
-      await run('mkdir', ['-p', nodeDir]);
-      const pid = await daemonize(nodeDir, port, binary, [
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        'nodes.conf',
-        '--cluster-node-timeout',
-        '1000',
-        '--repl-diskless-sync-delay',
-        '0',
-      ]);
-      nodes.push({ host: '127.0.0.1', port, pid });
+    while (nodes.length < count) {
+      const node = await onFreePorts(
+        1,
+        async ([port]) => {
+          const nodeDir = join(dir, String(port));
+          await run('mkdir', ['-p', nodeDir]);
+          const pid = await daemonize(nodeDir, port!, binary, [...clusterArgs, '--repl-diskless-sync-delay', '0']);
+          return { host: '127.0.0.1', port: port!, pid };
+        },
+        true,
+      );
+      nodes.push(node);
     }
+    const ports = nodes.map((node) => node.port);
     await run('redis-cli', [
       '--cluster',
       'create',

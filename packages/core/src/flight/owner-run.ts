@@ -11,7 +11,7 @@ import { toExecutionError } from '../failure/classify.js';
 import { flightId } from '../keys/key-builder.js';
 import { leaseTerms, type StagePolicy } from '../policy/stage-policy.js';
 import { RunScope } from '../run/run-scope.js';
-import type { AcquireReply, FailureRecord, Fence, StoredResult } from '../state/types.js';
+import type { AcquireReply, FailureRecord, Fence, LeaseTerms, StoredResult } from '../state/types.js';
 import { noteWork, type FlightCall, type Outcome } from './flight-call.js';
 import { failureRecord, type FlightRuntime } from './flight-runtime.js';
 
@@ -87,9 +87,8 @@ function leaseInDoubt(runtime: FlightRuntime, call: FlightCall, sentAt: number |
  * itself in doubt and is sent again, up to `LEASE_CONFIRMATIONS` times. False when the lease is another
  * run's by now: the supplier must not run (another owner may be running it already).
  */
-async function confirmLease(runtime: FlightRuntime, call: FlightCall, fence: Fence): Promise<boolean> {
+async function confirmLease(runtime: FlightRuntime, call: FlightCall, fence: Fence, lease: LeaseTerms): Promise<boolean> {
   const ref = { stage: fence.stage, key: fence.key };
-  const lease = leaseTerms(call.policy);
   const { coordinator, clock } = runtime.options;
   for (let confirmation = 1; ; confirmation++) {
     const sentAt = clock.now();
@@ -120,8 +119,10 @@ async function ownerRun(runtime: FlightRuntime, call: FlightCall, reply: Acquire
   const fence = fenceOf(reply);
   const lease = leaseTerms(policy);
   if (events.wants('owner')) events.emit('owner', { ...ref, epoch: meta.epoch, takeover });
-  if (meta.status !== 'RUNNING' || leaseInDoubt(runtime, call, call.acquireSentAt)) {
-    if (!(await confirmLease(runtime, call, fence))) return fencedResult(runtime, ref, meta.epoch, 'markRunning');
+  // When the lease was last given or renewed: the coordinator says so, or it dates from the acquire core sent.
+  const leaseSentAt = reply.leaseSentAgoMs === undefined ? call.acquireSentAt : clock.now() - reply.leaseSentAgoMs;
+  if (meta.status !== 'RUNNING' || leaseInDoubt(runtime, call, leaseSentAt)) {
+    if (!(await confirmLease(runtime, call, fence, lease))) return fencedResult(runtime, ref, meta.epoch, 'markRunning');
   }
 
   const id = flightId(ref);

@@ -225,6 +225,14 @@ export interface AcquireReply {
    * copy may still be served in one of its windows (see `StaleCopy`). Core decides what to do with it.
    */
   stale?: StaleOffer | undefined;
+  /**
+   * For OWNER_NEW and OWNER_TAKEOVER: how long before this reply was read (ms) the coordinator sent the
+   * request that last gave or renewed the lease — the acquire itself, or a renewal of its own (an acquire
+   * retried until replicas acknowledged it, or confirmed after its reply came back late). Optional: without
+   * it core counts from when it asked. Core renews a lease older than a heartbeat interval before the
+   * supplier runs (it may have lapsed while this process stood still).
+   */
+  leaseSentAgoMs?: number | undefined;
 }
 
 /** Input of `complete`. */

@@ -51,6 +51,12 @@ export interface AcquireDeps {
   closed(): boolean;
 }
 
+/** `reply`, saying how long ago the request that gave its lease was sent (`AcquireReply.leaseSentAgoMs`). */
+function leaseSent(reply: AcquireReply, sentAt: number, clocks: ServerClocks): AcquireReply {
+  if (reply.outcome === 'OWNER_NEW' || reply.outcome === 'OWNER_TAKEOVER') reply.leaseSentAgoMs = clocks.mark() - sentAt;
+  return reply;
+}
+
 export class AcquirePath {
   constructor(private readonly deps: AcquireDeps) {}
 
@@ -65,7 +71,7 @@ export class AcquirePath {
       if (decided && decided.outcome === 'OWNER_NEW' && !opts.clock && serverClocks.mark() - sentAt > lateAfterMs(input)) {
         return this.confirmLateOwner(input, keys, decided, attempt);
       }
-      if (decided) return this.finishedReply(input, keys, decided, attempt);
+      if (decided) return this.finishedReply(input, keys, leaseSent(decided, sentAt, serverClocks), attempt);
     }
     return this.scriptAcquire(input, keys, attempt);
   }
@@ -136,8 +142,12 @@ export class AcquirePath {
       epoch: decided.meta.epoch,
     };
     const args = [...this.deps.calls.fenceArgs(fence, keys), ms('leaseTtlMs', input.leaseTtlMs), '1'];
+    const sentAt = this.deps.serverClocks.mark();
     const confirmed = await this.deps.ownerWrite('markRunning', fence, args, false, keys);
-    if (confirmed.ok) return this.finishedReply(input, keys, { outcome: 'OWNER_NEW', meta: confirmed.meta }, attempt);
+    if (confirmed.ok) {
+      const reply = leaseSent({ outcome: 'OWNER_NEW', meta: confirmed.meta }, sentAt, this.deps.serverClocks);
+      return this.finishedReply(input, keys, reply, attempt);
+    }
     return this.scriptAcquire(input, keys, attempt);
   }
 
@@ -164,7 +174,7 @@ export class AcquirePath {
     if (ticket) notifications.endAcquire(ticket, reply.code === 'FOLLOWER_WAIT' && !this.deps.closed() ? reply.meta : null);
     if (reply.code === 'FOLLOWER_WAIT' && reply.meta) followedRuns.joined(keys.meta, { epoch: reply.meta.epoch, nonce: reply.meta.nonce });
     if (reply.serverNow) this.deps.serverClock(keys.meta)?.sample(reply.serverNow, sentAt);
-    const out = acquireReply(reply, input);
+    const out = leaseSent(acquireReply(reply, input), sentAt, serverClocks);
     predictor.learn(input.stage, out.outcome);
     return this.finishedReply(input, keys, out, attempt);
   }

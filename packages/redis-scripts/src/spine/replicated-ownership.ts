@@ -54,6 +54,7 @@ export async function confirmReplicatedOwnership(
   let last: FlightReplicationError = unacked;
   while (clock.now() < until) {
     let renewed: WriteReply;
+    const sentAt = clock.now();
     try {
       renewed = await deps.ownerWrites.markRunning(fence, input);
     } catch (error) {
@@ -62,7 +63,8 @@ export async function confirmReplicatedOwnership(
       await sleep(clock, RETRY_PAUSE_MS);
       continue;
     }
-    if (renewed.ok) return { ...taken, meta: renewed.meta, handle: keys };
+    // The lease dates from this renewal, not from the acquire the caller sent.
+    if (renewed.ok) return { ...taken, meta: renewed.meta, handle: keys, leaseSentAgoMs: clock.now() - sentAt };
     // Not this caller's any more: lost in a failover, or taken over after its lease. Asked again; a
     // coordinator that does not answer yet (the promoted primary not reached) is asked again in the loop.
     try {

@@ -186,7 +186,8 @@ function valuesOfTheirOwnKey(history: History): Violation[] {
  * No call that starts after a forget resolved gets a value from a run that started before the forget did.
  * A forget on a `local` node concerns that node only; another node may act on what it held for
  * `noticeMs` after the forget resolved (the notice is on its way), and a caller of the owner node may join
- * the forgotten run until the owner's next heartbeat (`heartbeatMs`, documented); a hybrid node cut off from Redis while
+ * the forgotten run until the owner's next heartbeat (`heartbeatMs`, documented), each counted without the time
+ * the process stood still (it heard nothing meanwhile); a hybrid node cut off from Redis while
  * the forget was made and told could not hear it (documented) — a later outage excuses nothing.
  */
 function nothingFromBeforeAForget(history: History, allow: Allowances): Violation[] {
@@ -200,7 +201,9 @@ function nothingFromBeforeAForget(history: History, allow: Allowances): Violatio
       const elsewhere = forget.node !== call.node;
       if (elsewhere && (history.nodes[forget.node] === 'local' || history.nodes[call.node] === 'local')) continue;
       const joinedHere = call.outcome.role === 'follower' && run.node === call.node;
-      if (elsewhere && call.start - forget.end < (joinedHere ? allow.heartbeatMs : allow.noticeMs)) continue;
+      // The notice, or the heartbeat, waits out any time the process stood still meanwhile.
+      const stalled = elsewhere ? stalledWithin(history, { start: forget.end, end: call.start }) : 0;
+      if (elsewhere && call.start - forget.end - stalled < (joinedHere ? allow.heartbeatMs : allow.noticeMs)) continue;
       // A node cut off from Redis while the forget was made and told could not hear it.
       const hearing = { start: forget.start, end: Math.min(call.start, forget.end + allow.noticeMs) };
       const cutOff = (history.outages[call.node] ?? []).some((outage) => overlaps(outage, hearing));
@@ -216,7 +219,8 @@ function nothingFromBeforeAForget(history: History, allow: Allowances): Violatio
 
 /**
  * A stale value's age is its run's age (from completion) and within the stage's windows; other copies live
- * no longer than `resultTtlMs` from their run's completion.
+ * no longer than `resultTtlMs` from their run's completion. Both are counted from the completion less the
+ * time the process stood still after it (the result is stored when the owner's write runs).
  */
 function agesWithinWindows(history: History, windows: Record<string, Windows>, allow: Allowances): Violation[] {
   const out: Violation[] = [];
@@ -229,20 +233,23 @@ function agesWithinWindows(history: History, windows: Record<string, Windows>, a
     // Exempt (stated): a run that ended while its node was cut off from Redis may have its result stored
     // when the connection returns (a command queued by the client), and the stored copy lives from then.
     if ((history.outages[run.node] ?? []).some((outage) => overlaps(outage, { start: run.start, end: call.start }))) continue;
+    // The result is stored, and its times counted, from when the owner's write ran: a stall of the process
+    // after the run ended delays that write, and the copy lives that much longer from the run's end.
+    const stalled = stalledWithin(history, { start: run.end, end: call.start });
     if (outcome.role === 'stale') {
       const age = outcome.ageMs ?? -1;
-      const lowest = call.start - run.end - allow.slackMs;
+      const lowest = call.start - run.end - allow.slackMs - stalled;
       const highest = call.end - run.end + allow.slackMs;
       if (age < lowest || age > highest || age > stage.resultTtlMs + stage.staleMs + allow.slackMs)
         out.push({
           rule: 'a stale age is its run’s and within the windows',
-          detail: `${ref(call)} on ${call.node}: ageMs ${age}, run ${run.id} of ${run.node} (${run.role}) ended ${(call.start - run.end).toFixed(0)}–${(call.end - run.end).toFixed(0)} ms before`,
+          detail: `${ref(call)} on ${call.node}: ageMs ${age}, run ${run.id} of ${run.node} (${run.role}) ended ${(call.start - run.end).toFixed(0)}–${(call.end - run.end).toFixed(0)} ms before (the process stood still ${stalled.toFixed(0)} ms in between)`,
         });
     } else if (outcome.role !== 'owner' && outcome.role !== 'local' && outcome.role !== 'follower') {
-      if (call.start - run.end > stage.resultTtlMs + allow.slackMs)
+      if (call.start - run.end - stalled > stage.resultTtlMs + allow.slackMs)
         out.push({
           rule: 'a copy is never older than its result’s time',
-          detail: `${ref(call)} on ${call.node} (${outcome.role}) got run ${run.id} of ${run.node} (${run.role}), ended ${(call.start - run.end).toFixed(0)} ms before it started`,
+          detail: `${ref(call)} on ${call.node} (${outcome.role}) got run ${run.id} of ${run.node} (${run.role}), ended ${(call.start - run.end).toFixed(0)} ms before it started (the process stood still ${stalled.toFixed(0)} ms in between)`,
         });
     }
   }
@@ -292,6 +299,13 @@ function oneRunAtATime(history: History, allow: Allowances): Violation[] {
 
 /** How far before a run's start a report looks for stalls of the process (its lease was taken before it started). */
 const LEASE_LOOKBACK_MS = 5000;
+
+/** How long the process stood still within `span` (ms): the stalls' overlaps with it, summed. */
+function stalledWithin(history: History, span: Span): number {
+  let total = 0;
+  for (const stall of history.stalls) total += Math.max(0, Math.min(stall.end, span.end) - Math.max(stall.start, span.start));
+  return total;
+}
 
 /** The longest stall of the process that overlaps `span` (ms; 0 without one). */
 function longestStall(history: History, span: Span): number {
