@@ -742,7 +742,9 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           // A's estimate of the server clock is warm, so its next new flight is a plain SET NX GET.
           await a.acquire(input('warm', 'node-a'));
           await server.command('CLIENT', 'PAUSE', 1700, 'WRITE');
-          const first = a.acquire(input('k', 'node-a'));
+          const setSentAt = performance.now();
+          let firstReadAt = 0;
+          const first = a.acquire(input('k', 'node-a')).then((reply) => ((firstReadAt = performance.now()), reply));
           // The pause is over: A's SET ran 1.7 s after it was sent, stamped with the time it was sent.
           await sleep(1850);
           const second = await b.acquire(input('k', 'node-b'));
@@ -753,6 +755,9 @@ export function registerRedisAdapterSuite(adapter: RedisAdapterUnderTest): void 
           // Confirmed by the server clock: its lease is fresh, its epoch above the warm flight's.
           expect((await serverTimeMs(server.port)) - replies[0]!.meta.heartbeatAt).toBeLessThan(1000);
           expect(second.meta.epoch).toBe(replies[0]!.meta.epoch);
+          // Its lease dates from the confirmation, sent once the SET's reply came back (after the pause), and
+          // the reply says so: core does not renew it once more.
+          expect(replies[0]!.leaseSentAgoMs).toBeLessThanOrEqual(firstReadAt - setSentAt - 1500);
         } finally {
           await a.close();
           await b.close();
