@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { freePort, HEADLESS_CHROMIUM_ARGS, systemChromium } from '@flight/test-servers';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { gate, startNode, type TestNode } from './nodes.js';
+import { gate, startPeers, type TestNode } from './nodes.js';
 
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 let browser: Browser | undefined;
@@ -27,29 +27,30 @@ afterAll(async () => {
 beforeAll(async () => {
   const executablePath = systemChromium();
   const prefix = `dash-ui-${randomUUID().slice(0, 8)}`;
-  const [expressPort, fastifyPort, deadPort] = [await freePort(), await freePort(), await freePort()];
-  unreachable = `http://127.0.0.1:${deadPort}/flight`;
+  unreachable = `http://127.0.0.1:${await freePort()}/flight`;
   const common = {
     redisUrl: process.env.REDIS_URL!,
     prefix,
     dashboard: { refreshMs: 200, peerTimeoutMs: 5000, bucketMs: 2000, buckets: 30 },
   };
-  express = await startNode({
-    ...common,
-    nodeId: 'api-1',
-    framework: 'express',
-    mount: '/flight',
-    port: expressPort,
-    dashboard: { ...common.dashboard, title: 'flight · api', peers: [`http://127.0.0.1:${fastifyPort}/ops/flight`, unreachable] },
-  });
-  fastify = await startNode({
-    ...common,
-    nodeId: 'api-2',
-    framework: 'fastify',
-    mount: '/ops/flight',
-    port: fastifyPort,
-    dashboard: { ...common.dashboard, peers: [`http://127.0.0.1:${expressPort}/flight`], readOnly: false },
-  });
+  [express, fastify] = (await startPeers(2, ([expressPort, fastifyPort]) => [
+    {
+      ...common,
+      nodeId: 'api-1',
+      framework: 'express',
+      mount: '/flight',
+      port: expressPort,
+      dashboard: { ...common.dashboard, title: 'flight · api', peers: [`http://127.0.0.1:${fastifyPort}/ops/flight`, unreachable] },
+    },
+    {
+      ...common,
+      nodeId: 'api-2',
+      framework: 'fastify',
+      mount: '/ops/flight',
+      port: fastifyPort,
+      dashboard: { ...common.dashboard, peers: [`http://127.0.0.1:${expressPort}/flight`], readOnly: false },
+    },
+  ])) as [TestNode, TestNode];
   browser = await chromium.launch({ executablePath, args: HEADLESS_CHROMIUM_ARGS });
 }, 60_000);
 

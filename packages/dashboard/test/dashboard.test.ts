@@ -9,7 +9,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import createExpress from 'express';
 import { FlightConfigurationError, createSingleFlight } from '@flight/core';
-import { freePort, startRedisServer, type RedisServer } from '@flight/test-servers';
+import { freePort, PortTakenError, startRedisServer, type RedisServer } from '@flight/test-servers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createFlightDashboard,
@@ -18,7 +18,7 @@ import {
   type DashboardState,
   type NodeSummary,
 } from '../src/index.js';
-import { gate, startNode, until, type TestNode } from './nodes.js';
+import { gate, startNode, startPeers, until, type TestNode } from './nodes.js';
 
 const redisUrl = process.env.REDIS_URL!;
 const prefix = `dash-${randomUUID().slice(0, 8)}`;
@@ -32,29 +32,28 @@ const getJson = async <T>(url: string, init?: RequestInit): Promise<{ status: nu
 };
 
 beforeAll(async () => {
-  const [expressPort, fastifyPort] = [await freePort(), await freePort()];
   deadPort = await freePort();
-  const expressUrl = `http://127.0.0.1:${expressPort}/flight`;
-  const fastifyUrl = `http://127.0.0.1:${fastifyPort}/ops/flight`;
   const unreachable = `http://127.0.0.1:${deadPort}/flight`;
-  express = await startNode({
-    nodeId: 'node-express',
-    redisUrl,
-    prefix,
-    framework: 'express',
-    mount: '/flight',
-    port: expressPort,
-    dashboard: { peers: [fastifyUrl, unreachable], peerTimeoutMs: 300 },
-  });
-  fastify = await startNode({
-    nodeId: 'node-fastify',
-    redisUrl,
-    prefix,
-    framework: 'fastify',
-    mount: '/ops/flight',
-    port: fastifyPort,
-    dashboard: { peers: [expressUrl], readOnly: false },
-  });
+  [express, fastify] = (await startPeers(2, ([expressPort, fastifyPort]) => [
+    {
+      nodeId: 'node-express',
+      redisUrl,
+      prefix,
+      framework: 'express',
+      mount: '/flight',
+      port: expressPort,
+      dashboard: { peers: [`http://127.0.0.1:${fastifyPort}/ops/flight`, unreachable], peerTimeoutMs: 300 },
+    },
+    {
+      nodeId: 'node-fastify',
+      redisUrl,
+      prefix,
+      framework: 'fastify',
+      mount: '/ops/flight',
+      port: fastifyPort,
+      dashboard: { peers: [`http://127.0.0.1:${expressPort}/flight`], readOnly: false },
+    },
+  ])) as [TestNode, TestNode];
 });
 
 afterAll(async () => {
@@ -349,5 +348,23 @@ describe('options', () => {
     dashboard.close();
     await singleFlight.execute('s', 'k2', async () => 1);
     expect((await dashboard.state()).cluster.requests).toBe(1);
+  });
+});
+
+describe('test nodes on ports another process may take', () => {
+  it('a node whose port was taken fails with PortTakenError and leaves nothing open; startPeers then starts on fresh ports', async () => {
+    const taken = Number(new URL(express.dashboardUrl).port);
+    const started = startNode({ nodeId: 'late', redisUrl, prefix, framework: 'fastify', mount: '/flight', port: taken });
+    await expect(started).rejects.toBeInstanceOf(PortTakenError);
+    let asked = 0;
+    const [node] = await startPeers(1, ([port]) => [
+      { nodeId: 'again', redisUrl, prefix, framework: 'express', mount: '/flight', port: asked++ === 0 ? taken : port },
+    ]);
+    try {
+      expect(asked).toBe(2);
+      expect((await getJson<DashboardState>(`${node!.dashboardUrl}/state`)).body.node.nodeId).toBe('again');
+    } finally {
+      await node!.close();
+    }
   });
 });

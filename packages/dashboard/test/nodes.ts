@@ -12,6 +12,7 @@ import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 import { createFlightDashboard, type FlightDashboard, type FlightDashboardOptions } from '../src/index.js';
 import { fastifyFlightDashboard } from '../src/fastify.js';
+import { onFreePorts, PortTakenError } from '@flight/test-servers';
 
 export interface TestNode {
   nodeId: string;
@@ -48,6 +49,51 @@ export async function startNode(options: NodeOptions): Promise<TestNode> {
     stages: { answers: { resultTtlMs: 60_000 } },
   });
   const dashboardOptions = { singleFlight: flight, inspector: coordinator, stages: ['answers'], ...options.dashboard };
+  let served: Omit<TestNode, 'nodeId' | 'flight' | 'close'> & { stop: () => Promise<void> };
+  try {
+    served = await serve(options, dashboardOptions);
+  } catch (error) {
+    await flight.close();
+    await coordinator.close();
+    redis.disconnect();
+    // Another process took the port after it was picked (see startPeers).
+    throw (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? new PortTakenError(options.port ?? 0, String(error)) : error;
+  }
+  const { stop, ...dashboard } = served;
+  return {
+    nodeId: options.nodeId,
+    flight,
+    ...dashboard,
+    async close() {
+      await stop();
+      await coordinator.close();
+      redis.disconnect();
+    },
+  };
+}
+
+/**
+ * Starts nodes whose dashboards name one another as peers: `options` gets `count` free ports to build them
+ * with, and is asked again with fresh ones when a port was taken before its node could listen on it.
+ */
+export function startPeers(count: number, options: (ports: number[]) => NodeOptions[]): Promise<TestNode[]> {
+  return onFreePorts(count, async (ports) => {
+    const started: TestNode[] = [];
+    try {
+      for (const node of options(ports)) started.push(await startNode(node));
+      return started;
+    } catch (error) {
+      await Promise.all(started.map((node) => node.close()));
+      throw error;
+    }
+  });
+}
+
+/** Mounts the dashboard on the node's framework and listens. */
+async function serve(
+  options: NodeOptions,
+  dashboardOptions: FlightDashboardOptions,
+): Promise<{ dashboardUrl: string; dashboard?: FlightDashboard; stop: () => Promise<void> }> {
   let dashboard: FlightDashboard | undefined;
   let url: string;
   let stop: () => Promise<void>;
@@ -56,7 +102,12 @@ export async function startNode(options: NodeOptions): Promise<TestNode> {
     const app = express();
     app.use(options.mount, dashboard.handler);
     const server: Server = createServer(app).listen(options.port ?? 0, '127.0.0.1');
-    await once(server, 'listening');
+    try {
+      await once(server, 'listening');
+    } catch (error) {
+      dashboard.close();
+      throw error;
+    }
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${options.mount}`;
     stop = async () => {
       dashboard!.close();
@@ -66,24 +117,20 @@ export async function startNode(options: NodeOptions): Promise<TestNode> {
   } else {
     const app = Fastify();
     await app.register(fastifyFlightDashboard, { prefix: options.mount, ...dashboardOptions });
-    const address = await app.listen({ port: options.port ?? 0, host: '127.0.0.1' });
+    let address: string;
+    try {
+      address = await app.listen({ port: options.port ?? 0, host: '127.0.0.1' });
+    } catch (error) {
+      await app.close();
+      throw error;
+    }
     url = `${address}${options.mount}`;
     stop = async () => {
       app.server.closeAllConnections();
       await app.close();
     };
   }
-  return {
-    nodeId: options.nodeId,
-    flight,
-    dashboardUrl: url,
-    dashboard,
-    async close() {
-      await stop();
-      await coordinator.close();
-      redis.disconnect();
-    },
-  };
+  return { dashboardUrl: url, ...(dashboard ? { dashboard } : {}), stop };
 }
 
 /** Waits until `check` returns a truthy value (polling), or fails with `what`. */
