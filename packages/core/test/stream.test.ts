@@ -233,16 +233,21 @@ describe('executeStream', () => {
     const coordinator = createMemoryCoordinator();
     const appends: number[] = [];
     const append = coordinator.appendStream.bind(coordinator);
+    let appended!: () => void;
+    const firstAppend = new Promise<void>((resolve) => (appended = resolve));
     coordinator.appendStream = (fence, input) => {
       appends.push(input.chunks.length);
-      return append(fence, input);
+      const reply = append(fence, input);
+      // Once the owner has taken the reply (a macrotask later), the supplier goes on.
+      void reply.then(() => setImmediate(appended));
+      return reply;
     };
     const [a, b] = [node(coordinator), node(coordinator)];
     const key = randomUUID();
-    // 30 chunks at once, a pause, then 20 more at once.
+    // 30 chunks at once, then 20 more at once after the first append was answered.
     const supplier = async function* () {
       for (let i = 0; i < 50; i++) {
-        if (i === 30) await sleep(50);
+        if (i === 30) await firstAppend;
         yield `t${i}`;
       }
     };
