@@ -104,6 +104,8 @@ export interface Allowances {
    * renewed nothing meanwhile (at-least-once under owner loss, documented).
    */
   stallMs: number;
+  /** How long after an outage ended its node's client may take to connect again and send what it queued. */
+  reconnectMs: number;
 }
 
 export interface Violation {
@@ -264,7 +266,8 @@ function freshIsNeverStale(history: History): Violation[] {
 
 /**
  * While Redis is healthy, two leased runs of one key never overlap — unless a forget of the key came between
- * them (the forgotten run goes on) or the later one took the earlier over. Outages of hybrid nodes are exempt,
+ * them (the forgotten run goes on; a forget that failed while cut off may land later: `landsBy`) or the later
+ * one took the earlier over. Outages of hybrid nodes are exempt,
  * and so is a stall of the process past `allow.stallMs` while the earlier run went on (its lease could lapse).
  */
 function oneRunAtATime(history: History, allow: Allowances): Violation[] {
@@ -283,7 +286,8 @@ function oneRunAtATime(history: History, allow: Allowances): Violation[] {
       const [earlier, later] = [runs[i - 1]!, runs[i]!];
       if (!overlaps(earlier, later) || later.takeover) continue;
       const between = { start: earlier.start, end: later.start };
-      if (history.forgets.some((f) => ref(f) === ref(later) && f.start <= later.start && f.end >= earlier.start)) continue;
+      if (history.forgets.some((f) => ref(f) === ref(later) && f.start <= later.start && landsBy(history, f, allow) >= earlier.start))
+        continue;
       if (outages.some((outage) => overlaps(outage, { start: earlier.start, end: later.end }))) continue;
       if (longestStall(history, between) >= allow.stallMs) continue;
       const sinceOutage = Math.min(...outages.filter((o) => o.end <= earlier.start).map((o) => earlier.start - o.end));
@@ -295,6 +299,17 @@ function oneRunAtATime(history: History, allow: Allowances): Violation[] {
     }
   }
   return out;
+}
+
+/**
+ * Until when a forget may take effect: when it resolved; or, for one that failed while its node was cut off
+ * from Redis, until `allow.reconnectMs` after that outage ended (the client queued its command and sends it
+ * once the connection is back, where it forgets whatever run is current then).
+ */
+function landsBy(history: History, forget: ForgetRecord, allow: Allowances): number {
+  if (forget.ok) return forget.end;
+  const cutOff = (history.outages[forget.node] ?? []).filter((outage) => overlaps(outage, forget));
+  return Math.max(forget.end, ...cutOff.map((outage) => outage.end + allow.reconnectMs));
 }
 
 /** How far before a run's start a report looks for stalls of the process (its lease was taken before it started). */

@@ -72,13 +72,16 @@ const WINDOWS: Record<string, Windows> = Object.fromEntries(
  * How long after a forget resolved another node may still act on what it held (its notice takes about a
  * millisecond on an idle machine; the allowance is for a busy one), until the owner's next heartbeat for a
  * caller joining the forgotten run; the slack between a run's end and what is measured of its copies; and
- * how long the process must stand still before a running owner may lose its lease (the takeover time).
+ * how long the process must stand still before a running owner may lose its lease (the takeover time); and
+ * how long a client takes to send what it queued once an outage is over.
  */
 const ALLOW = {
   noticeMs: 500,
   heartbeatMs: 2 * ORACLE_POLICY.heartbeatIntervalMs! + 250,
   slackMs: 250,
   stallMs: ORACLE_POLICY.takeoverAfterMs!,
+  // ioredis waits up to 2 s between attempts to connect again.
+  reconnectMs: 2000,
 };
 /** Hot keys meet every feature at once; cold ones are read once here and there (no node listens on them). */
 const HOT_KEYS = ['k0', 'k1'];
