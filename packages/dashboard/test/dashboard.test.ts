@@ -42,7 +42,8 @@ beforeAll(async () => {
       framework: 'express',
       mount: '/flight',
       port: expressPort,
-      dashboard: { peers: [`http://127.0.0.1:${fastifyPort}/ops/flight`, unreachable], peerTimeoutMs: 300 },
+      // The dead peer refuses at once; the live one may answer late on a busy machine and is still live.
+      dashboard: { peers: [`http://127.0.0.1:${fastifyPort}/ops/flight`, unreachable], peerTimeoutMs: 10_000 },
     },
     {
       nodeId: 'node-fastify',
