@@ -51,9 +51,9 @@ export interface AcquireDeps {
   closed(): boolean;
 }
 
-/** `reply`, saying how long ago the request that gave its lease was sent (`AcquireReply.leaseSentAgoMs`). */
-function leaseSent(reply: AcquireReply, sentAt: number, clocks: ServerClocks): AcquireReply {
-  if (reply.outcome === 'OWNER_NEW' || reply.outcome === 'OWNER_TAKEOVER') reply.leaseSentAgoMs = clocks.mark() - sentAt;
+/** `reply`, saying that the request that gave its lease was sent `agoMs` before it was read (`AcquireReply.leaseSentAgoMs`). */
+function leaseSent(reply: AcquireReply, agoMs: number): AcquireReply {
+  if (reply.outcome === 'OWNER_NEW' || reply.outcome === 'OWNER_TAKEOVER') reply.leaseSentAgoMs = agoMs;
   return reply;
 }
 
@@ -68,10 +68,12 @@ export class AcquirePath {
       const sentAt = serverClocks.mark();
       const quick = fast.attempt(input, keys);
       const decided = quick && (await calls.sent('acquire', input, quick));
-      if (decided && decided.outcome === 'OWNER_NEW' && !opts.clock && serverClocks.mark() - sentAt > lateAfterMs(input)) {
-        return this.confirmLateOwner(input, keys, decided, attempt);
+      if (decided) {
+        const agoMs = serverClocks.mark() - sentAt;
+        if (decided.outcome === 'OWNER_NEW' && !opts.clock && agoMs > lateAfterMs(input))
+          return this.confirmLateOwner(input, keys, decided, attempt);
+        return this.finishedReply(input, keys, leaseSent(decided, agoMs), attempt);
       }
-      if (decided) return this.finishedReply(input, keys, leaseSent(decided, sentAt, serverClocks), attempt);
     }
     return this.scriptAcquire(input, keys, attempt);
   }
@@ -145,7 +147,7 @@ export class AcquirePath {
     const sentAt = this.deps.serverClocks.mark();
     const confirmed = await this.deps.ownerWrite('markRunning', fence, args, false, keys);
     if (confirmed.ok) {
-      const reply = leaseSent({ outcome: 'OWNER_NEW', meta: confirmed.meta }, sentAt, this.deps.serverClocks);
+      const reply = leaseSent({ outcome: 'OWNER_NEW', meta: confirmed.meta }, this.deps.serverClocks.mark() - sentAt);
       return this.finishedReply(input, keys, reply, attempt);
     }
     return this.scriptAcquire(input, keys, attempt);
@@ -174,7 +176,7 @@ export class AcquirePath {
     if (ticket) notifications.endAcquire(ticket, reply.code === 'FOLLOWER_WAIT' && !this.deps.closed() ? reply.meta : null);
     if (reply.code === 'FOLLOWER_WAIT' && reply.meta) followedRuns.joined(keys.meta, { epoch: reply.meta.epoch, nonce: reply.meta.nonce });
     if (reply.serverNow) this.deps.serverClock(keys.meta)?.sample(reply.serverNow, sentAt);
-    const out = leaseSent(acquireReply(reply, input), sentAt, serverClocks);
+    const out = leaseSent(acquireReply(reply, input), serverClocks.mark() - sentAt);
     predictor.learn(input.stage, out.outcome);
     return this.finishedReply(input, keys, out, attempt);
   }
